@@ -1,0 +1,3 @@
+module github.com/flurryid/flurry
+
+go 1.26

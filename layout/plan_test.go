@@ -1,0 +1,61 @@
+package layout
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPlanSeed002(t *testing.T) {
+	// Seed 002 section 5: 10 years, 100k IDs/s per machine, 4 datacenters x 100
+	// machines x 10 business lines: 39 + 2 + 7 + 4 + 7 = 59 bits by hand.
+	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
+	p, err := plan(Requirements{Years: 10, Rate: 100000, Nodes: []NodeNeed{{"datacenter", 4}, {"machine", 100}, {"line", 10}}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "time:43:1ms:2026-11-22T00:00:00Z,datacenter:2,machine:7,line:4,seq:7"
+	if got := p.Layout.String(); got != want || p.Spare != 4 {
+		t.Errorf("plan = %s (spare %d), want %s (spare 4)", got, p.Spare, want)
+	}
+	if len(p.Reasoning) != 6 || !strings.Contains(p.Reasoning[0], "time: 39 bits") {
+		t.Errorf("reasoning %q", p.Reasoning)
+	}
+	f := p.Layout.Facts(now)
+	if f.RatePerNode < 100000 || f.Nodes < 4*100*10 || f.YearsLeft < 10 {
+		t.Errorf("plan does not meet its requirements: %+v", f)
+	}
+}
+
+func TestPlanDoesNotFit(t *testing.T) {
+	// Seed 003's wish, 93 years, 2^20 servers, 65536 IDs per ms, needs 78 bits.
+	_, err := plan(Requirements{Years: 93, Rate: 65536000, Nodes: []NodeNeed{{"server", 1 << 20}}}, time.Now())
+	if !errors.Is(err, ErrDoesNotFit) {
+		t.Fatalf("err = %v, want ErrDoesNotFit", err)
+	}
+	for _, want := range []string{"78 bits needed (time 42 + server 20 + seq 16) but 63 fit, 15 too many", "at most 32 nodes in all", "a peak of at most 2000 IDs/s per node", "a life of at most"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestPlanJSSafeAndDefaults(t *testing.T) {
+	p, err := Plan(Requirements{Years: 30, Rate: 1000, Unit: 100 * time.Millisecond, Nodes: []NodeNeed{{"worker", 64}}, JSSafe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Layout.Bits() != 53 || !p.Layout.Facts(time.Now()).JSSafe {
+		t.Errorf("JS-safe plan %s has %d bits", p.Layout, p.Layout.Bits())
+	}
+	p, err = Plan(Requirements{Years: 1, Rate: 1})
+	if err != nil || p.Layout.NodeFields()[0].Name != "node" || p.Layout.NodeBits() != 10 {
+		t.Errorf("default nodes: %v, %v", p, err)
+	}
+	for _, r := range []Requirements{{Years: 0, Rate: 1}, {Years: 1, Rate: 0}, {Years: 1, Rate: 1, Unit: time.Microsecond}, {Years: 1, Rate: 1, Nodes: []NodeNeed{{"x", 0}}}} {
+		if _, err := Plan(r); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Plan(%+v) = %v, want ErrInvalid", r, err)
+		}
+	}
+}
