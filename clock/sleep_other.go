@@ -1,0 +1,7 @@
+//go:build !linux
+
+package clock
+
+import "time"
+
+func preciseSleep(d time.Duration) { time.Sleep(d) }
