@@ -91,3 +91,33 @@ func TestFake(t *testing.T) {
 		t.Errorf("cancelled SleepUntil = %v, moved to %v", err, f.Time())
 	}
 }
+
+func TestCoarse(t *testing.T) {
+	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := NewCoarse(f, time.Millisecond)
+	start := c.Now()
+	f.Add(time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Now() != f.Now() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if c.Now() != start+int64(time.Second) {
+		t.Fatalf("coarse clock did not follow its parent: %d vs %d", c.Now(), f.Now())
+	}
+	f.Add(-time.Hour) // the cache never goes back
+	time.Sleep(5 * time.Millisecond)
+	if c.Now() != start+int64(time.Second) {
+		t.Errorf("coarse clock went back with its parent")
+	}
+	f.Add(time.Hour)
+	target := f.Now() + int64(time.Minute)
+	if err := c.SleepUntil(context.Background(), target); err != nil || c.Now() < target {
+		t.Errorf("SleepUntil: %v, now %d < %d", err, c.Now(), target)
+	}
+	c.Close()
+	c.Close()
+	f.Add(time.Hour)
+	if c.Now() != f.Now() {
+		t.Errorf("closed coarse clock does not read its parent")
+	}
+}

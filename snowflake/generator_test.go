@@ -1,0 +1,534 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/layout"
+)
+
+var bg = context.Background()
+
+func lay(t testing.TB, s string) *layout.Layout {
+	t.Helper()
+	l, err := layout.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func newGen(t testing.TB, o Options) *Generator {
+	t.Helper()
+	if o.Namespace == "" {
+		o.Namespace = t.Name()
+	}
+	g, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func next(t testing.TB, g *Generator) flurry.ID {
+	t.Helper()
+	id, err := g.Next(bg)
+	if err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+	return id
+}
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func TestZeroOptions(t *testing.T) {
+	g := newGen(t, Options{})
+	a, b := next(t, g), next(t, g)
+	if b <= a {
+		t.Fatalf("%d then %d", a, b)
+	}
+	if g.Layout().Name() != "twitter" {
+		t.Errorf("default layout %s", g.Layout().Name())
+	}
+	if d := time.Since(g.Layout().TimeOf(b)); d < 0 || d > time.Second {
+		t.Errorf("ID time %v away from now", d)
+	}
+}
+
+func TestNodeValuesInID(t *testing.T) {
+	l := lay(t, "gameserver")
+	g := newGen(t, Options{Layout: l, Node: layout.NodeValues{5, 2000, 31}})
+	p, err := l.Decompose(next(t, g))
+	if err != nil || p.Nodes != (layout.NodeValues{5, 2000, 31}) {
+		t.Fatalf("decomposed %+v, %v", p, err)
+	}
+	if _, err := New(Options{Layout: l, Node: layout.NodeValues{8}}); !errors.Is(err, layout.ErrInvalid) || !strings.Contains(err.Error(), "platform 8 does not fit in 3 bits (0..7)") {
+		t.Errorf("out-of-range node: %v", err)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	l := lay(t, "twitter")
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Lanes: 3}, "power of two"},
+		{Options{Lanes: 8192}, "power of two"},
+		{Options{Overflow: Borrow, MaxDrift: 100 * time.Microsecond}, "shorter than one"},
+		{Options{MaxDrift: -1}, "negative"},
+		{Options{Behind: SwitchNode}, "at least one Standby"},
+		{Options{Standby: []layout.NodeValues{{1}}}, "only used by the SwitchNode"},
+		{Options{Behind: SwitchNode, Standby: []layout.NodeValues{{0, 0}}}, "listed twice"},
+		{Options{Behind: SwitchNode, Standby: []layout.NodeValues{{99}}}, "standby node value 1"},
+		{Options{Start: StartRandom, RandomBelow: -1}, "negative"},
+		{Options{Overflow: 9}, "unknown overflow"},
+	} {
+		tc.o.Layout = l
+		g, err := New(tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v) = %v, want %q", tc.o, err, tc.want)
+		}
+		if g != nil {
+			g.Close()
+		}
+	}
+}
+
+// Seed 004: two instances of one node in one process issued the same IDs.
+func TestInProcessGuard(t *testing.T) {
+	tw, leaf := lay(t, "twitter"), lay(t, "leaf")
+	g1, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 3}}); !errors.Is(err, ErrInUse) {
+		t.Errorf("second generator for one node: %v", err)
+	}
+	// Leaf's worker 3 is Twitter's datacenter 0 worker 3: the same bits.
+	if _, err := New(Options{Layout: leaf, Node: layout.NodeValues{3}}); !errors.Is(err, ErrInUse) {
+		t.Errorf("same bits under another layout name: %v", err)
+	}
+	other, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 3}, Namespace: "mail"})
+	if err != nil {
+		t.Errorf("another namespace refused: %v", err)
+	} else {
+		other.Close()
+	}
+	// A standby value is guarded like a primary one, and a failed New frees what it took.
+	if _, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 4}, Behind: SwitchNode, Standby: []layout.NodeValues{{0, 3}}}); !errors.Is(err, ErrInUse) {
+		t.Errorf("standby clash: %v", err)
+	}
+	g4, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 4}})
+	if err != nil {
+		t.Errorf("failed New left node 4 taken: %v", err)
+	} else {
+		g4.Close()
+	}
+	g1.Close()
+	g1.Close()
+	if _, err := g1.Next(bg); !errors.Is(err, ErrClosed) {
+		t.Errorf("Next after Close: %v", err)
+	}
+	g2, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 3}})
+	if err != nil {
+		t.Fatalf("node not released by Close: %v", err)
+	}
+	g2.Close()
+}
+
+func TestOverflowWait(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f})
+	ids := make([]flurry.ID, 3*4096+10)
+	for i := range ids {
+		ids[i] = next(t, g)
+	}
+	start := l.TickAt(t0.UnixNano())
+	for i, id := range ids {
+		p, _ := l.Decompose(id)
+		if wantTick := start + int64(i/4096); p.Tick != wantTick || p.Sequence != int64(i%4096) {
+			t.Fatalf("ID %d: tick %d seq %d, want tick %d seq %d", i, p.Tick, p.Sequence, wantTick, i%4096)
+		}
+	}
+	slept, n := f.Slept()
+	if n != 3 || slept != 3*time.Millisecond {
+		t.Errorf("slept %v in %d sleeps, want 3ms in 3", slept, n)
+	}
+	if s := g.Stats(); s.OverflowWaits != 3 || s.Borrowed != 0 {
+		t.Errorf("stats %+v", s)
+	}
+	// Wait never issues ahead of the clock.
+	if last := l.TimeOf(ids[len(ids)-1]); last.After(f.Time()) {
+		t.Errorf("ID at %v is ahead of the clock at %v", last, f.Time())
+	}
+}
+
+func TestBorrowBoundedByMaxDrift(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Overflow: Borrow, MaxDrift: 5 * time.Millisecond})
+	var last flurry.ID
+	for i := 0; i < 20*4096; i++ {
+		id := next(t, g)
+		if id <= last {
+			t.Fatalf("not increasing")
+		}
+		last = id
+		if ahead := l.TimeOf(id).Sub(f.Time()); ahead > 5*time.Millisecond {
+			t.Fatalf("ID %d is %v ahead of the clock, more than MaxDrift", i, ahead)
+		}
+	}
+	s := g.Stats()
+	if s.Borrowed == 0 || s.MaxDriftSeen != 5*time.Millisecond {
+		t.Errorf("stats %+v: want borrowing up to 5ms", s)
+	}
+	// The clock stood still: 6 ticks (now + 5 borrowed) per 1 ms slept.
+	if slept, _ := f.Slept(); slept != time.Duration(20-6)*time.Millisecond {
+		t.Errorf("slept %v, want 14ms", slept)
+	}
+}
+
+func TestClockBehindWaitsForShortGaps(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, WaitThreshold: 10 * time.Millisecond})
+	a := next(t, g)
+	f.Add(-8 * time.Millisecond)
+	b := next(t, g)
+	if b <= a {
+		t.Fatalf("%d then %d after a short step back", a, b)
+	}
+	if slept, _ := f.Slept(); slept < 8*time.Millisecond || slept > 9*time.Millisecond {
+		t.Errorf("slept %v, want about the 8ms gap", slept)
+	}
+}
+
+func TestClockBehindFails(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f})
+	a := next(t, g)
+	f.Add(-time.Second)
+	_, err := g.Next(bg)
+	var cb *ClockBehindError
+	if !errors.Is(err, ErrClockBehind) || !errors.As(err, &cb) || cb.Gap < time.Second-time.Millisecond || cb.Gap > time.Second {
+		t.Fatalf("err = %v (%+v), want ClockBehindError with a 1s gap", err, cb)
+	}
+	if !strings.Contains(err.Error(), "refusing to issue until it catches up") {
+		t.Errorf("message does not say what happens: %v", err)
+	}
+	f.Add(time.Second + time.Millisecond)
+	if b := next(t, g); b <= a {
+		t.Errorf("after recovery %d <= %d", b, a)
+	}
+	if s := g.Stats(); s.BehindErrors != 1 || s.MaxBehind < 990*time.Millisecond {
+		t.Errorf("stats %+v", s)
+	}
+	// A negative threshold fails even a 1 ms step at once.
+	f2 := clock.NewFake(t0)
+	g2 := newGen(t, Options{Layout: l, Clock: f2, WaitThreshold: -1, Namespace: "neg"})
+	next(t, g2)
+	f2.Add(-2 * time.Millisecond)
+	if _, err := g2.Next(bg); !errors.Is(err, ErrClockBehind) {
+		t.Errorf("negative threshold: %v", err)
+	}
+}
+
+func TestClockBehindLogical(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Behind: Logical, MaxDrift: time.Second})
+	last := next(t, g)
+	f.Add(-500 * time.Millisecond)
+	for i := 0; i < 3*4096; i++ { // spans ticks: the logical clock advances by waiting
+		id := next(t, g)
+		if id <= last {
+			t.Fatalf("logical clock issued %d after %d", id, last)
+		}
+		last = id
+	}
+	// Three ticks used up, each taking the next tick without waiting: 503 ms ahead.
+	if ahead := l.TimeOf(last).Sub(f.Time()); ahead != 503*time.Millisecond {
+		t.Errorf("logical IDs %v ahead, want 503ms", ahead)
+	}
+	if slept, _ := f.Slept(); slept != 0 {
+		t.Errorf("logical clock slept %v", slept)
+	}
+	f.Add(-2 * time.Second) // beyond MaxDrift
+	if _, err := g.Next(bg); !errors.Is(err, ErrClockBehind) {
+		t.Errorf("gap beyond MaxDrift: %v", err)
+	}
+}
+
+func TestClockBehindSwitchNode(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "gameserver")
+	primary, standby := layout.NodeValues{1, 100, 1}, layout.NodeValues{1, 100, 2}
+	g := newGen(t, Options{Layout: l, Clock: f, Node: primary, Behind: SwitchNode, Standby: []layout.NodeValues{standby}})
+	seen := map[flurry.ID]bool{}
+	for i := 0; i < 100; i++ {
+		seen[next(t, g)] = true
+	}
+	f.Add(-time.Second)
+	for i := 0; i < 100; i++ {
+		id := next(t, g)
+		if seen[id] {
+			t.Fatalf("duplicate %d after the switch", id)
+		}
+		seen[id] = true
+		if p, _ := l.Decompose(id); p.Nodes != standby {
+			t.Fatalf("ID after the switch has node %v, want the standby %v", p.Nodes, standby)
+		}
+	}
+	if g.Node() != standby || g.Stats().Switches != 1 {
+		t.Errorf("node %v, stats %+v", g.Node(), g.Stats())
+	}
+	// A second step back: the primary's last tick is ahead of the clock too, so no
+	// standby is usable and the generator refuses.
+	f.Add(-time.Second)
+	if _, err := g.Next(bg); !errors.Is(err, ErrClockBehind) {
+		t.Errorf("no usable standby: %v", err)
+	}
+}
+
+func TestSequenceStartRandom(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Start: StartRandom, RandomBelow: 10})
+	counts := make([]int, 10)
+	for i := 0; i < 2000; i++ {
+		f.Add(time.Millisecond)
+		p, _ := l.Decompose(next(t, g))
+		if p.Sequence >= 10 {
+			t.Fatalf("start %d not below 10", p.Sequence)
+		}
+		counts[p.Sequence]++
+	}
+	for v, c := range counts {
+		if c < 120 || c > 280 { // expected 200 each; 5 sigma is about 67
+			t.Errorf("start %d drawn %d times of 2000: not even", v, c)
+		}
+	}
+}
+
+func TestSequenceStartContinue(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "gameserver") // 6-bit sequence
+	g := newGen(t, Options{Layout: l, Clock: f, Start: StartContinue})
+	var seqs []int64
+	for i := 0; i < 70; i++ {
+		f.Add(time.Millisecond)
+		p, _ := l.Decompose(next(t, g))
+		seqs = append(seqs, p.Sequence)
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != (seqs[i-1]+1)%64 {
+			t.Fatalf("sequence %v does not continue across ticks", seqs)
+		}
+	}
+	// Inside one tick it never wraps: from sequence s it issues 64-s IDs, then moves on.
+	tickBefore, _ := l.Decompose(next(t, g))
+	var last flurry.ID
+	for i := 0; i < 200; i++ {
+		id := next(t, g)
+		if id <= last {
+			t.Fatalf("wrapped inside a tick: %d after %d", id, last)
+		}
+		last = id
+	}
+	if p, _ := l.Decompose(last); p.Tick <= tickBefore.Tick {
+		t.Errorf("did not move to later ticks")
+	}
+}
+
+func TestExhaustedAndWarning(t *testing.T) {
+	epoch := time.Now().Add(-time.Minute).Truncate(time.Second)
+	l := lay(t, "time:7:1s:"+epoch.UTC().Format(time.RFC3339)+",seq:4") // 128 s of life
+	f := clock.NewFake(epoch.Add(100 * time.Second))
+	var calls int
+	var left time.Duration
+	g := newGen(t, Options{Layout: l, Clock: f, WarnBefore: 20 * time.Second, OnLifeLow: func(d time.Duration, end time.Time) {
+		calls++
+		left = d
+		if !end.Equal(epoch.Add(128 * time.Second)) {
+			t.Errorf("end %v", end)
+		}
+	}})
+	if calls != 0 {
+		t.Fatalf("warned %d times before the window", calls)
+	}
+	next(t, g)
+	f.Set(epoch.Add(110 * time.Second))
+	next(t, g)
+	next(t, g)
+	if calls != 1 || left != 18*time.Second {
+		t.Errorf("warning called %d times with %v left; want once with 18s", calls, left)
+	}
+	f.Set(epoch.Add(127 * time.Second))
+	var last flurry.ID
+	var err error
+	for i := 0; i < 100 && err == nil; i++ { // 16 per tick, then the next tick is past the end
+		var id flurry.ID
+		id, err = g.Next(bg)
+		if err == nil {
+			if id < 0 || id <= last {
+				t.Fatalf("bad ID %d near exhaustion", id)
+			}
+			last = id
+		}
+	}
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("err = %v, want ErrExhausted", err)
+	}
+	if p, _ := l.Decompose(last); p.Tick != 127 || p.Sequence != 15 {
+		t.Errorf("last ID %+v, want tick 127 seq 15", p)
+	}
+	// The baidu preset ran out in 2024: New refuses it on the real clock.
+	if _, err := New(Options{Layout: lay(t, "baidu")}); !errors.Is(err, ErrExhausted) {
+		t.Errorf("baidu: %v", err)
+	}
+	// A warning inside the window at New is given at once.
+	calls = 0
+	f.Set(epoch.Add(110 * time.Second))
+	g2 := newGen(t, Options{Layout: l, Clock: f, Namespace: "w2", OnLifeLow: func(time.Duration, time.Time) { calls++ }})
+	_ = g2
+	if calls != 1 {
+		t.Errorf("New inside the default window warned %d times", calls)
+	}
+}
+
+func TestBeforeEpoch(t *testing.T) {
+	f := clock.NewFake(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
+	if _, err := New(Options{Clock: f}); !errors.Is(err, ErrBeforeEpoch) {
+		t.Errorf("clock before epoch: %v", err)
+	}
+}
+
+func TestNextN(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f})
+	first := next(t, g)
+	dst := make([]flurry.ID, 10000)
+	n, err := g.NextN(bg, dst)
+	if err != nil || n != len(dst) {
+		t.Fatalf("NextN = %d, %v", n, err)
+	}
+	prev := first
+	for i, id := range dst {
+		if id <= prev {
+			t.Fatalf("dst[%d] = %d after %d", i, id, prev)
+		}
+		prev = id
+		if _, err := l.Decompose(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 1 + 10000 IDs at 4096 per tick span three ticks.
+	if p, _ := l.Decompose(dst[len(dst)-1]); p.Tick != l.TickAt(t0.UnixNano())+2 || p.Sequence != 10000-2*4096 {
+		t.Errorf("last of batch %+v", p)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	g2 := newGen(t, Options{Layout: l, Clock: f, Namespace: "cancel"})
+	n, err = g2.NextN(ctx, make([]flurry.ID, 5000))
+	if !errors.Is(err, context.Canceled) || n != 4096 {
+		t.Errorf("cancelled batch: %d, %v; want the tick's 4096 then Canceled", n, err)
+	}
+}
+
+func TestLanes(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Lanes: 4})
+	var mu sync.Mutex
+	seen := map[flurry.ID]bool{}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		lane := g.Lane()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last flurry.ID
+			local := make([]flurry.ID, 0, 5000)
+			for i := 0; i < 5000; i++ {
+				id, err := lane.Next(bg)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if id <= last {
+					t.Errorf("lane %d: %d after %d", lane.idx, id, last)
+					return
+				}
+				last = id
+				local = append(local, id)
+				if i%1000 == 0 {
+					f.Add(time.Millisecond)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range local {
+				if seen[id] {
+					t.Errorf("duplicate %d", id)
+				}
+				seen[id] = true
+				if p, _ := l.Decompose(id); p.Sequence>>10 != int64(lane.idx) {
+					t.Errorf("lane %d issued sequence %d outside its quarter", lane.idx, p.Sequence)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 20000 {
+		t.Errorf("%d distinct IDs, want 20000", len(seen))
+	}
+}
+
+func TestCoarseClockGenerator(t *testing.T) {
+	c := clock.NewCoarse(clock.NewSystem(), time.Millisecond)
+	defer c.Close()
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: c})
+	var last flurry.ID
+	for i := 0; i < 50000; i++ {
+		id := next(t, g)
+		if id <= last {
+			t.Fatal("not increasing")
+		}
+		last = id
+	}
+	if d := time.Since(l.TimeOf(last)); d < -time.Millisecond || d > time.Second {
+		t.Errorf("coarse-clock ID is %v behind now", d)
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	g := newGen(t, Options{Clock: clock.NewFake(t0), Overflow: Borrow, MaxDrift: time.Hour})
+	dst := make([]flurry.ID, 64)
+	var sink flurry.ID
+	if n := testing.AllocsPerRun(10000, func() { sink, _ = g.Next(bg) }); n != 0 {
+		t.Errorf("Next allocates %v per call", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { g.NextN(bg, dst) }); n != 0 {
+		t.Errorf("NextN allocates %v per call", n)
+	}
+	lane := g.Lane()
+	if n := testing.AllocsPerRun(10000, func() { sink, _ = lane.Next(bg) }); n != 0 {
+		t.Errorf("Lane.Next allocates %v per call", n)
+	}
+	_ = sink
+}
