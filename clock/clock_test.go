@@ -85,6 +85,13 @@ func TestFake(t *testing.T) {
 	if d, n := f.Slept(); d != 5*time.Second || n != 1 || !f.Time().Equal(start) {
 		t.Errorf("Slept = %v, %d at %v", d, n, f.Time())
 	}
+	f.LimitSleep(time.Millisecond)
+	_ = f.SleepUntil(context.Background(), start.Add(time.Hour).UnixNano())
+	if !f.Time().Equal(start.Add(time.Millisecond)) {
+		t.Errorf("limited sleep moved the clock to %v", f.Time())
+	}
+	f.LimitSleep(0)
+	f.Set(start)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := f.SleepUntil(ctx, start.Add(time.Hour).UnixNano()); !errors.Is(err, context.Canceled) || !f.Time().Equal(start) {

@@ -12,6 +12,7 @@ import (
 // the simulated sleep. The zero Fake stands at the Unix epoch.
 type Fake struct {
 	now    atomic.Int64
+	limit  atomic.Int64
 	slept  atomic.Int64
 	sleeps atomic.Int64
 }
@@ -35,8 +36,16 @@ func (f *Fake) Set(t time.Time) { f.now.Store(t.UnixNano()) }
 // Add moves the clock by d; a negative d is a step backwards.
 func (f *Fake) Add(d time.Duration) { f.now.Add(int64(d)) }
 
-// SleepUntil moves the clock forward to t if it stands before t, then returns. It
-// returns ctx.Err() without moving the clock when ctx is done.
+// LimitSleep makes each later SleepUntil move the clock forward by at most d and
+// then return, even if the clock has not reached the instant asked for: an early
+// wake-up, as a sleeper sees when the clock steps back while it sleeps. Callers of a
+// Clock must check the time after sleeping; this tests that they do. Zero or less
+// removes the limit.
+func (f *Fake) LimitSleep(d time.Duration) { f.limit.Store(int64(d)) }
+
+// SleepUntil moves the clock forward to t if it stands before t (or by the limit set
+// with LimitSleep), then returns. It returns ctx.Err() without moving the clock when
+// ctx is done.
 func (f *Fake) SleepUntil(ctx context.Context, t int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -46,8 +55,12 @@ func (f *Fake) SleepUntil(ctx context.Context, t int64) error {
 		if now >= t {
 			return nil
 		}
-		if f.now.CompareAndSwap(now, t) {
-			f.slept.Add(t - now)
+		to := t
+		if lim := f.limit.Load(); lim > 0 && t-now > lim {
+			to = now + lim
+		}
+		if f.now.CompareAndSwap(now, to) {
+			f.slept.Add(to - now)
 			f.sleeps.Add(1)
 			return nil
 		}
