@@ -415,8 +415,8 @@ retry:
 		}
 		n := min(want, g.laneMask-seq+1)
 		if ln.state.CompareAndSwap(old, uint64(tick)<<g.laneBits|uint64(seq+n-1)) {
-			if tick > now {
-				g.noteDrift(tick, now, nowNs)
+			if tick > now && (tick != oldTick || reread) {
+				g.noteDrift(tick, tick != oldTick, nowNs)
 			}
 			if tick >= g.warnTick && !g.warned.Load() {
 				g.warn(tick)
@@ -427,15 +427,16 @@ retry:
 	}
 }
 
-// noteDrift records how far ahead of the clock an ID was issued. Only reached when
-// issuing ahead, so the fast path pays nothing.
-func (g *Generator) noteDrift(tick, now, nowNs int64) {
+// noteDrift records how far ahead of the clock an ID was issued, and counts a tick
+// taken ahead of the clock by Borrow. It is reached only when a tick is taken ahead
+// or the clock was seen behind, so the fast path pays nothing.
+func (g *Generator) noteDrift(tick int64, newTick bool, nowNs int64) {
+	if newTick && g.overflow == Borrow {
+		g.stats.borrowed.Add(1)
+	}
 	d := g.epochNs + tick*g.unitNs - nowNs
 	if d <= 0 {
 		return
-	}
-	if tick > now && g.overflow == Borrow {
-		g.stats.borrowed.Add(1)
 	}
 	for {
 		m := g.stats.maxDrift.Load()
