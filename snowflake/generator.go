@@ -155,6 +155,9 @@ func New(opts Options) (*Generator, error) {
 	if drift < 0 {
 		return nil, fmt.Errorf("snowflake: MaxDrift %v is negative", drift)
 	}
+	if drift > 0 && opts.Overflow != Borrow && opts.Behind != Logical {
+		return nil, fmt.Errorf("snowflake: MaxDrift %v is set but only the Borrow and Logical policies use it; choose one or leave MaxDrift zero", drift)
+	}
 	if drift == 0 && (opts.Overflow == Borrow || opts.Behind == Logical) {
 		drift = time.Second
 	}
@@ -171,6 +174,9 @@ func New(opts Options) (*Generator, error) {
 		g.waitNs = int64(10 * time.Millisecond)
 	default:
 		g.waitNs = int64(opts.WaitThreshold)
+	}
+	if opts.RandomBelow != 0 && opts.Start != StartRandom {
+		return nil, fmt.Errorf("snowflake: RandomBelow %d is set but only StartRandom uses it; set Start: snowflake.StartRandom or leave RandomBelow zero", opts.RandomBelow)
 	}
 	if opts.Start == StartRandom {
 		g.randBelow = int64(opts.RandomBelow)
@@ -307,6 +313,9 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 func (g *Generator) nextN(ctx context.Context, laneIdx int, dst []flurry.ID) (int, error) {
 	filled := 0
 	for filled < len(dst) {
+		if err := ctx.Err(); err != nil {
+			return filled, err
+		}
 		first, n, err := g.reserve(ctx, laneIdx, int64(len(dst)-filled))
 		if err != nil {
 			return filled, err

@@ -113,8 +113,8 @@ type Options struct {
 	// WaitThreshold. Zero is Fail.
 	Behind BehindPolicy
 	// MaxDrift is how far ahead of the clock the Borrow and Logical policies may issue
-	// IDs. Zero means one second when either policy is chosen; it is not used otherwise.
-	// It is rounded down to whole ticks.
+	// IDs. Zero means one second when either policy is chosen; setting it without
+	// either is an error. It is rounded down to whole ticks.
 	MaxDrift time.Duration
 	// WaitThreshold is the largest clock step backwards that Next absorbs by sleeping
 	// until the clock catches up (seed 000: "when the rollback is under XX ms, wait").
@@ -124,7 +124,8 @@ type Options struct {
 	// Start is where each tick's sequence starts. Zero is StartZero.
 	Start SequenceStart
 	// RandomBelow bounds the random start of StartRandom. Zero means 100, as in Leaf.
-	// It is capped at half a lane's sequence values.
+	// It is capped at half a lane's sequence values. Setting it with another Start is
+	// an error.
 	RandomBelow int
 
 	// Lanes splits each tick's sequence values into this many independent lanes (a

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/layout"
+	"github.com/spf13/cobra"
+)
+
+func newDecodeCmd() *cobra.Command {
+	var layoutText string
+	cmd := &cobra.Command{
+		Use:   "decode [ID...]",
+		Short: "Take IDs apart: time, node fields and sequence, as JSON",
+		Long: `decode prints one JSON object per ID, one per line, in the order given:
+  {"id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","worker":1,"process":0,"seq":7}
+The time is the start of the tick the ID was issued in; the node fields follow in
+layout order. The ID is a string, since JavaScript numbers lose digits above 2^53.
+
+With no ID arguments, decode reads IDs from standard input, one per line; blank lines
+and spaces around an ID are skipped.
+
+An ID that is not a decimal number, is negative, or does not belong to the layout
+(bits set above its width) is reported on standard error as one line naming it;
+decode goes on with the next ID and exits with status 1 at the end.`,
+		Example: `  flurry decode --layout discord 175928847299117063
+  flurry gen -n 3 --node worker=5 | flurry decode
+  flurry decode --layout time:41:1ms:2020-01-01T00:00:00Z,worker:10,seq:12 < ids.txt`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := layout.Parse(layoutText)
+			if err != nil {
+				return err
+			}
+			d := &decoder{l: l, out: bufio.NewWriterSize(cmd.OutOrStdout(), 32<<10), errw: cmd.ErrOrStderr()}
+			err = d.run(args, cmd.InOrStdin())
+			if ee, ok := errors.AsType[*exitError](err); (err == nil || ok && ee.code == 0) && d.bad > 0 {
+				return &exitError{code: 1} // each bad ID was reported on its own line
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
+	// pflag reads "-5" as a flag. Say what is wrong with it as an ID instead.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		if arg, ok := negativeArg(err); ok {
+			return fmt.Errorf("decode %q: %w: IDs are never negative (put arguments that start with - after --)", arg, flurry.ErrInvalidID)
+		}
+		return &usageError{err: err}
+	})
+	return cmd
+}
+
+// negativeArg recognises pflag's error for an argument such as -5 and returns it.
+func negativeArg(err error) (string, bool) {
+	msg := err.Error()
+	i := strings.LastIndex(msg, " in -")
+	if !strings.HasPrefix(msg, "unknown shorthand flag: ") || i < 0 {
+		return "", false
+	}
+	arg := msg[i+len(" in "):]
+	return arg, len(arg) > 1 && strings.Trim(arg[1:], "0123456789") == ""
+}
+
+type decoder struct {
+	l    *layout.Layout
+	out  *bufio.Writer
+	errw io.Writer
+	bad  int
+}
+
+// run decodes args, or the lines of stdin when there are none, and flushes.
+func (d *decoder) run(args []string, stdin io.Reader) error {
+	if len(args) == 0 {
+		if err := d.decodeLines(stdin); err != nil {
+			return err
+		}
+	}
+	for _, a := range args {
+		if err := d.decode(a); err != nil {
+			return err
+		}
+	}
+	return quietPipe(d.out.Flush())
+}
+
+// decode prints one ID's JSON, or reports why it is not an ID of the layout. It
+// returns an error only when the output cannot be written.
+func (d *decoder) decode(s string) error {
+	dec, err := decodeID(d.l, strings.TrimSpace(s))
+	if err != nil {
+		d.bad++
+		// Flush first so that the report lands after the good IDs before it.
+		if ferr := d.out.Flush(); ferr != nil {
+			return quietPipe(ferr)
+		}
+		fmt.Fprintf(d.errw, "flurry: %s\n", oneLine(err))
+		return nil
+	}
+	b, _ := dec.MarshalJSON()
+	d.out.Write(b)
+	if err := d.out.WriteByte('\n'); err != nil {
+		return quietPipe(err)
+	}
+	return nil
+}
+
+// decodeLines decodes one ID per line of r, skipping blank lines. Output is flushed
+// whenever no more input is buffered, so that IDs typed by hand are answered at once.
+func (d *decoder) decodeLines(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, rerr := br.ReadString('\n')
+		if s := strings.TrimSpace(line); s != "" {
+			if err := d.decode(s); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("decode: reading standard input: %w", rerr)
+		}
+		if br.Buffered() == 0 {
+			if err := d.out.Flush(); err != nil {
+				return quietPipe(err)
+			}
+		}
+	}
+}
+
+// decodeID parses s as a decimal ID and takes it apart with l. Errors name s.
+func decodeID(l *layout.Layout, s string) (layout.Decoded, error) {
+	if strings.HasPrefix(s, "-") && len(s) > 1 && strings.Trim(s[1:], "0123456789") == "" {
+		return layout.Decoded{}, fmt.Errorf("decode %q: %w: IDs are never negative", clip(s), flurry.ErrInvalidID)
+	}
+	id, err := flurry.ParseID(s)
+	if err != nil {
+		return layout.Decoded{}, fmt.Errorf("decode %q: %w", clip(s), err)
+	}
+	dec, err := l.Decode(id)
+	if err != nil {
+		return layout.Decoded{}, fmt.Errorf("decode %q: %w", clip(s), err)
+	}
+	return dec, nil
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return s
+}

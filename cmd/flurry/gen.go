@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/snowflake"
+	"github.com/spf13/cobra"
+)
+
+const (
+	genBatch         = 4096     // IDs asked of the generator at a time
+	genBufSize       = 64 << 10 // output buffer
+	genProgressAbove = 10_000_000
+)
+
+func newGenCmd() *cobra.Command {
+	var (
+		n           uint64 = 1
+		layoutText  string
+		nodeText    string
+		overflow    string
+		start       string
+		maxDrift    time.Duration
+		randomBelow int
+	)
+	cmd := &cobra.Command{
+		Use:   "gen",
+		Short: "Print new IDs, one per line",
+		Long: `gen issues N new IDs and prints them in decimal, one per line, as fast as the
+reader takes them. IDs of one run strictly increase.
+
+Each process that issues IDs at the same time in one namespace needs its own node
+value (--node); two processes with the same layout and node value print the same IDs.
+
+A write to a closed pipe ends gen quietly with status 0 (flurry gen -n 1e9 | head).
+Ctrl-C stops it after flushing the IDs issued so far, with status 130. On a terminal,
+runs of 10,000,000 IDs or more report progress on standard error once a second.`,
+		Example: `  flurry gen
+  flurry gen -n 1e6 --layout twitter --node datacenter=1,worker=3 > ids.txt
+  flurry gen -n 10 --layout sonyflake --node machine=42 --start random
+  flurry gen -n 1000000 --overflow borrow --max-drift 50ms --node worker=7`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := layout.Parse(layoutText)
+			if err != nil {
+				return err
+			}
+			opts := snowflake.Options{Layout: l, MaxDrift: maxDrift, RandomBelow: randomBelow}
+			if overflow == "borrow" {
+				opts.Overflow = snowflake.Borrow
+			} else if cmd.Flags().Changed("max-drift") {
+				return usageErr("--max-drift applies only with --overflow borrow")
+			}
+			switch start {
+			case "random":
+				opts.Start = snowflake.StartRandom
+			case "continue":
+				opts.Start = snowflake.StartContinue
+			}
+			if cmd.Flags().Changed("random-below") && opts.Start != snowflake.StartRandom {
+				return usageErr("--random-below applies only with --start random")
+			}
+			if maxDrift < 0 || randomBelow < 0 {
+				return usageErr("--max-drift and --random-below must not be negative")
+			}
+			if cmd.Flags().Changed("node") {
+				if opts.Node, err = l.ParseNodeValues(nodeText); err != nil {
+					return fmt.Errorf("--node: %w", err)
+				}
+			} else {
+				fmt.Fprintln(cmd.ErrOrStderr(), "flurry: warning: "+defaultNodeWarning(l))
+			}
+			g, err := snowflake.New(opts)
+			if err != nil {
+				return err
+			}
+			defer g.Close()
+			return generate(cmd.Context(), g, n, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.VarP(countValue{&n}, "count", "n", "how many IDs to print: 1000000, 1_000_000 or 1e6")
+	f.StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
+	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0)")
+	f.Var(newEnum(&overflow, "wait", "wait", "borrow"), "overflow", "when a tick's sequence is used up: wait for the next tick, or borrow future ticks")
+	f.DurationVar(&maxDrift, "max-drift", 0, "with --overflow borrow: how far ahead of the clock IDs may run (default 1s)")
+	f.Var(newEnum(&start, "zero", "zero", "random", "continue"), "start", "where each tick's sequence starts")
+	f.IntVar(&randomBelow, "random-below", 0, "with --start random: the start is below this (default 100)")
+	return cmd
+}
+
+// defaultNodeWarning explains what running without --node means for layout l.
+func defaultNodeWarning(l *layout.Layout) string {
+	nodes := l.NodeFields()
+	if len(nodes) == 0 {
+		return "this layout has no node field, so two processes issuing IDs at the same time print the same IDs; run only one"
+	}
+	example := make([]string, len(nodes))
+	for i, f := range nodes {
+		example[i] = f.Name + "=" + strconv.Itoa(i+1)
+	}
+	return fmt.Sprintf("no --node given, so node value 0 is used (%s); two processes with the same node value print duplicate IDs: give each its own, e.g. --node %s",
+		l.FormatNodeValues(layout.NodeValues{}), strings.Join(example, ","))
+}
+
+// generate writes n IDs from g to stdout, one per line. A closed pipe ends it
+// quietly; a cancelled ctx ends it with exit code 130 after flushing.
+func generate(ctx context.Context, g *snowflake.Generator, n uint64, stdout, stderr io.Writer) error {
+	w := bufio.NewWriterSize(stdout, genBufSize)
+	ids := make([]flurry.ID, min(n, genBatch))
+	buf := make([]byte, 0, genBufSize)
+	pr := newProgress(stderr, n, n >= genProgressAbove && isTerminal(stderr))
+	defer pr.finish()
+	var done uint64
+	for done < n {
+		k := min(n-done, uint64(len(ids)))
+		got, genErr := 0, ctx.Err() // the generator sees ctx only when it sleeps
+		if genErr == nil {
+			got, genErr = g.NextN(ctx, ids[:k])
+		}
+		buf = buf[:0]
+		for _, id := range ids[:got] {
+			buf = strconv.AppendInt(buf, int64(id), 10)
+			buf = append(buf, '\n')
+		}
+		if _, err := w.Write(buf); err != nil {
+			return quietPipe(fmt.Errorf("gen: write: %w", err))
+		}
+		done += uint64(got)
+		if genErr != nil {
+			if err := w.Flush(); err != nil {
+				return quietPipe(fmt.Errorf("gen: write: %w", err))
+			}
+			if ctx.Err() != nil {
+				pr.finish()
+				return &exitError{code: 130, err: fmt.Errorf("gen: interrupted after %d of %d IDs", done, n)}
+			}
+			return fmt.Errorf("gen: after %d of %d IDs: %w", done, n, genErr)
+		}
+		pr.update(done)
+	}
+	if err := w.Flush(); err != nil {
+		return quietPipe(fmt.Errorf("gen: write: %w", err))
+	}
+	return nil
+}
+
+// progress reports a count and rate on one terminal line about once a second.
+type progress struct {
+	w       io.Writer
+	total   uint64
+	on      bool
+	shown   bool
+	started time.Time
+	next    time.Time
+}
+
+func newProgress(w io.Writer, total uint64, on bool) *progress {
+	now := time.Now()
+	return &progress{w: w, total: total, on: on, started: now, next: now.Add(time.Second)}
+}
+
+func (p *progress) update(done uint64) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Before(p.next) {
+		return
+	}
+	p.next = now.Add(time.Second)
+	rate := float64(done) / now.Sub(p.started).Seconds()
+	fmt.Fprintf(p.w, "\rflurry: gen: %s of %s IDs (%.0f%%), %s IDs/s\x1b[K",
+		group(done), group(p.total), 100*float64(done)/float64(p.total), group(uint64(rate)))
+	p.shown = true
+}
+
+// finish ends the progress line so that the shell prompt starts on a new line.
+func (p *progress) finish() {
+	if p.shown {
+		fmt.Fprintln(p.w)
+		p.shown = false
+	}
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments, got %q", cmd.Name(), args[0])
+	}
+	return nil
+}

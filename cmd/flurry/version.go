@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of flurry and of Go it was built with",
+		Long: `version prints the module version of this binary ("(devel)" when built from a
+work tree rather than installed with go install ...@version), the VCS revision when
+known, the Go version and the platform.`,
+		Example: `  flurry version`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+			return err
+		},
+	}
+}
+
+// versionLine returns e.g. "flurry v0.3.0 go1.26.8 linux/amd64" or, from a work
+// tree, "flurry (devel) rev 1a2b3c4d5e6f+dirty go1.26.8 linux/amd64".
+func versionLine() string {
+	version, rev := "(devel)", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			version = v
+		}
+		var modified bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" && modified {
+			rev += "+dirty"
+		}
+	}
+	s := "flurry " + version
+	if rev != "" {
+		s += " rev " + rev
+	}
+	return fmt.Sprintf("%s %s %s/%s", s, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
