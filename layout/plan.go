@@ -116,7 +116,7 @@ func plan(req Requirements, now time.Time) (*Proposal, error) {
 		over := total - budget
 		var fixes []string
 		if timeBits-over >= 1 {
-			fixes = append(fixes, fmt.Sprintf("a life of at most %.3g years", math.Ldexp(1, timeBits-over)*unit.Seconds()/(365.25*86400)))
+			fixes = append(fixes, "a life of at most "+span(math.Ldexp(1, timeBits-over)*unit.Seconds()))
 		}
 		if seqBits-over >= 1 {
 			fixes = append(fixes, fmt.Sprintf("a peak of at most %.0f IDs/s per node", math.Ldexp(1, seqBits-over)*float64(time.Second)/float64(unit)))
@@ -147,4 +147,17 @@ func plan(req Requirements, now time.Time) (*Proposal, error) {
 		reasons[i] = strings.Replace(r, "%LIFE%", l.Lifetime().Format("2006-01-02"), 1)
 	}
 	return &Proposal{Layout: l, Spare: spare, Reasoning: reasons}, nil
+}
+
+// span writes a number of seconds in the largest unit that keeps it at least 1.
+func span(sec float64) string {
+	switch {
+	case sec >= 365.25*86400:
+		return fmt.Sprintf("%.3g years", sec/(365.25*86400))
+	case sec >= 86400:
+		return fmt.Sprintf("%.3g days", sec/86400)
+	case sec >= 3600:
+		return fmt.Sprintf("%.3g hours", sec/3600)
+	}
+	return fmt.Sprintf("%.3g seconds", sec)
 }

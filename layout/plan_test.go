@@ -34,7 +34,7 @@ func TestPlanDoesNotFit(t *testing.T) {
 	if !errors.Is(err, ErrDoesNotFit) {
 		t.Fatalf("err = %v, want ErrDoesNotFit", err)
 	}
-	for _, want := range []string{"78 bits needed (time 42 + server 20 + seq 16) but 63 fit, 15 too many", "at most 32 nodes in all", "a peak of at most 2000 IDs/s per node", "a life of at most"} {
+	for _, want := range []string{"78 bits needed (time 42 + server 20 + seq 16) but 63 fit, 15 too many", "at most 32 nodes in all", "a peak of at most 2000 IDs/s per node", "a life of at most 1.55 days"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
