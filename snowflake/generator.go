@@ -3,8 +3,10 @@ package snowflake
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,13 +39,18 @@ type Generator struct {
 	seed       uint64
 	warnTick   int64 // first tick inside the warning window; maxTick+1 when disabled
 	onLifeLow  func(time.Duration, time.Time)
-	keys       []string
+	lanesN     int
 
 	nodes  []*node
 	active atomic.Pointer[node]
-	closed atomic.Bool
-	warned atomic.Bool
-	lanes  atomic.Uint32 // lanes handed out by Lane
+
+	managed   bool
+	namespace string
+	grantMu   sync.Mutex // serialises Grant, Revoke and Close; never taken by Next
+	lost      atomic.Pointer[error]
+	closed    atomic.Bool
+	warned    atomic.Bool
+	lanes     atomic.Uint32 // lanes handed out by Lane
 
 	stats stats
 }
@@ -53,6 +60,11 @@ type node struct {
 	values layout.NodeValues
 	mask   int64
 	lanes  []lane
+	// until (clock ns) and through (tick) fence a managed generator: it issues
+	// nothing at or after until, and no tick after through. Unmanaged: no limit.
+	until   atomic.Int64
+	through atomic.Int64
+	key     string // in the in-process registry
 }
 
 // lane holds the position of the last ID issued from it: tick << laneBits | sequence.
@@ -197,8 +209,16 @@ func New(opts Options) (*Generator, error) {
 	if opts.Behind == SwitchNode && len(opts.Standby) == 0 {
 		return nil, fmt.Errorf("snowflake: the SwitchNode policy needs at least one Standby node value")
 	}
+	g.managed, g.namespace = opts.Managed, opts.Namespace
+	if g.managed && (opts.Node != layout.NodeValues{} || len(opts.Standby) > 0) {
+		return nil, fmt.Errorf("snowflake: a Managed generator takes its node value from Grant; leave Node and Standby zero")
+	}
+	g.lanesN = lanes
 
 	for i, nv := range append([]layout.NodeValues{opts.Node}, opts.Standby...) {
+		if g.managed {
+			break
+		}
 		mask, err := l.NodeMask(nv)
 		if err != nil {
 			if i > 0 {
@@ -211,9 +231,14 @@ func New(opts Options) (*Generator, error) {
 				return nil, fmt.Errorf("snowflake: node value %s is listed twice", l.FormatNodeValues(nv))
 			}
 		}
-		g.nodes = append(g.nodes, &node{values: nv, mask: mask, lanes: make([]lane, lanes)})
+		n := &node{values: nv, mask: mask, lanes: make([]lane, lanes), key: g.regKey(mask)}
+		n.until.Store(math.MaxInt64)
+		n.through.Store(g.maxTick)
+		g.nodes = append(g.nodes, n)
 	}
-	g.active.Store(g.nodes[0])
+	if !g.managed {
+		g.active.Store(g.nodes[0])
+	}
 
 	now := g.clk.Now()
 	tick, err := g.tickAt(now)
@@ -234,16 +259,14 @@ func New(opts Options) (*Generator, error) {
 
 	registry.Lock()
 	defer registry.Unlock()
-	for _, n := range g.nodes {
-		key := opts.Namespace + "\x00" + l.Shape() + "\x00" + fmt.Sprint(n.mask)
-		if registry.live[key] {
-			for _, k := range g.keys {
-				delete(registry.live, k)
+	for i, n := range g.nodes {
+		if registry.live[n.key] {
+			for _, taken := range g.nodes[:i] {
+				delete(registry.live, taken.key)
 			}
-			return nil, fmt.Errorf("%w: namespace %q, layout %s, node %s; share the first generator or Close it", ErrInUse, opts.Namespace, l, l.FormatNodeValues(n.values))
+			return nil, g.inUse(n.values)
 		}
-		registry.live[key] = true
-		g.keys = append(g.keys, key)
+		registry.live[n.key] = true
 	}
 	if tick >= g.warnTick {
 		g.warn(tick)
@@ -257,19 +280,35 @@ func (g *Generator) Close() error {
 	if g.closed.Swap(true) {
 		return nil
 	}
+	g.grantMu.Lock()
+	defer g.grantMu.Unlock()
 	registry.Lock()
-	for _, k := range g.keys {
-		delete(registry.live, k)
+	defer registry.Unlock()
+	for _, n := range g.nodes {
+		delete(registry.live, n.key)
 	}
-	registry.Unlock()
 	return nil
+}
+
+func (g *Generator) regKey(mask int64) string {
+	return g.namespace + "\x00" + g.l.Shape() + "\x00" + strconv.FormatInt(mask, 10)
+}
+
+func (g *Generator) inUse(nv layout.NodeValues) error {
+	return fmt.Errorf("%w: namespace %q, layout %s, node %s; share the first generator or Close it", ErrInUse, g.namespace, g.l, g.l.FormatNodeValues(nv))
 }
 
 // Layout returns the generator's layout.
 func (g *Generator) Layout() *layout.Layout { return g.l }
 
 // Node returns the node value in use: the primary, or a standby after a switch.
-func (g *Generator) Node() layout.NodeValues { return g.active.Load().values }
+// A Managed generator without a grant returns zero values.
+func (g *Generator) Node() layout.NodeValues {
+	if nd := g.active.Load(); nd != nil {
+		return nd.values
+	}
+	return layout.NodeValues{}
+}
 
 // Stats returns counters of the slow paths taken so far.
 func (g *Generator) Stats() Stats {
@@ -358,6 +397,9 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 	}
 retry:
 	nd := g.active.Load()
+	if nd == nil {
+		return 0, 0, g.lostErr(nil, 0)
+	}
 	ln := &nd.lanes[laneIdx]
 	nowNs := g.clk.Now()
 	now, err := g.tickAt(nowNs)
@@ -421,6 +463,9 @@ retry:
 				return 0, 0, fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
 			}
 			seq = g.startSeq(tick, oldSeq)
+		}
+		if nowNs >= nd.until.Load() || tick > nd.through.Load() {
+			return 0, 0, g.lostErr(nd, tick)
 		}
 		n := min(want, g.laneMask-seq+1)
 		if ln.state.CompareAndSwap(old, uint64(tick)<<g.laneBits|uint64(seq+n-1)) {

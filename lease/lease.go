@@ -1,0 +1,128 @@
+// Package lease gives a process exclusive use of a node value, with a high-water mark
+// that makes reusing the value safe.
+//
+// A [Store] keeps, per scope and node value, who holds the value until when, and the
+// value's high-water mark: the latest instant any holder reserved for issuing IDs. A
+// [Session] acquires a value from a Store, renews it in the background, writes a
+// reservation a window ahead before the generator may issue IDs in that window, and
+// feeds the generator grants (snowflake.Grant) that stop it before the lease could
+// have expired unrenewed. A process that takes over a value, after a crash, a
+// release or an expiry, on this machine or one with another clock, starts strictly
+// above the mark.
+//
+// Stores live in sub-packages, one per engine (etcd, Redis, SQL, a local file), and
+// are tested by the same conformance suite, package leasetest.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrNoFreeValue is returned by Store.Acquire when every value of the pool is held
+	// by a live lease. Wait and try again, or make the pool larger.
+	ErrNoFreeValue = errors.New("lease: every node value of the pool is held")
+	// ErrLost is returned by Store.Renew and Store.Release when the lease is no longer
+	// the caller's: it expired, or another owner took the value after it expired.
+	// Stop issuing with the value and acquire again.
+	ErrLost = errors.New("lease: lease lost")
+)
+
+// Lease is one holder's claim on one node value.
+type Lease struct {
+	// Scope names the pool, such as "flurry/orders/dc1": values of different scopes
+	// never collide, so give each datacenter or cluster its own scope (Leaf #187).
+	Scope string
+	// Value is the node value, in [0, size) of the pool.
+	Value int64
+	// Owner names the holder for people: host, process, start time.
+	Owner string
+	// Token is unique to this acquisition. Renew and Release succeed only with the
+	// token of the live lease, so a holder that lost its lease cannot touch the next
+	// holder's.
+	Token string
+	// Mark is the high-water mark, in Unix milliseconds: no holder of this value
+	// issued, or may still issue, an ID in a tick that starts after it. Acquire
+	// returns the mark left by earlier holders; a new holder issues only in ticks that
+	// start after it.
+	Mark int64
+	// Expires is when the store will consider the lease expired unless renewed, by
+	// the store's clock. For display: holders fence on their own clock.
+	Expires time.Time
+}
+
+// Record describes one node value of a pool, for listings.
+type Record struct {
+	Scope string
+	Value int64
+	// Owner and Token are empty when the value is free.
+	Owner string
+	Token string
+	// Held reports whether a live lease holds the value.
+	Held bool
+	// Expires is the live lease's expiry, by the store's clock; zero when free.
+	Expires time.Time
+	// Mark is the value's high-water mark in Unix milliseconds; 0 when never used.
+	Mark int64
+}
+
+// Store keeps node-value leases and their high-water marks. Implementations must be
+// safe for concurrent use, and each method must be atomic in the store: two callers,
+// in any processes on any machines, never both hold one value of one scope.
+//
+// Marks must survive expiry and release, and must never decrease.
+type Store interface {
+	// Acquire claims for owner a value in [0, size) of scope that no live lease holds,
+	// for ttl, by the store's clock. Among free values it prefers the one with the
+	// lowest mark (a never-used value has mark 0), then the lowest value, so a new
+	// holder rarely finds its clock behind the mark. It returns ErrNoFreeValue when
+	// every value is held.
+	Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (Lease, error)
+	// Renew extends a live lease to ttl from now, by the store's clock, and raises the
+	// value's mark to mark if that is higher. It returns the updated lease, or an error
+	// wrapping ErrLost when the lease expired or is not l's anymore; then nothing
+	// changes.
+	Renew(ctx context.Context, l Lease, ttl time.Duration, mark int64) (Lease, error)
+	// Release ends a live lease at once, raising the mark to mark if that is higher.
+	// It returns an error wrapping ErrLost when the lease is not l's anymore.
+	Release(ctx context.Context, l Lease, mark int64) error
+	// List returns the values of scope that have a record (held now, or held before
+	// and so with a mark), by value.
+	List(ctx context.Context, scope string) ([]Record, error)
+	// Close releases the store's connections. It does not release leases.
+	Close() error
+}
+
+// CheckScope reports whether a scope name is acceptable to every store: 1 to 200
+// characters from letters, digits and "_-./:=".
+func CheckScope(scope string) error {
+	if scope == "" || len(scope) > 200 {
+		return fmt.Errorf("lease: scope %q must have 1 to 200 characters", scope)
+	}
+	for _, c := range scope {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '=') {
+			return fmt.Errorf("lease: scope %q: use letters, digits and _-./:= only", scope)
+		}
+	}
+	return nil
+}
+
+// CheckAcquire validates Acquire's arguments the same way for every store.
+func CheckAcquire(scope string, size int64, owner string, ttl time.Duration) error {
+	if err := CheckScope(scope); err != nil {
+		return err
+	}
+	if size < 1 || size > 1<<22 {
+		return fmt.Errorf("lease: pool size %d must be from 1 to %d", size, 1<<22)
+	}
+	if owner == "" || len(owner) > 200 {
+		return fmt.Errorf("lease: owner must have 1 to 200 characters")
+	}
+	if ttl < time.Second || ttl%time.Millisecond != 0 {
+		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+// Package leasetest is the conformance suite for lease.Store implementations. Every
+// store package runs it against its real engine:
+//
+//	func TestConformance(t *testing.T) {
+//		leasetest.Run(t, func(t *testing.T) lease.Store { return openStore(t) })
+//	}
+//
+// newStore must return a new store, with its own connection, on the same backend each
+// time it is called, so that concurrent acquirers behave like separate processes. The
+// suite uses fresh scopes named after the test and a random suffix, so it can run
+// against a database that keeps data between runs.
+package leasetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/lease"
+)
+
+// Run runs every conformance test against stores made by newStore.
+func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	t.Run("AcquireFresh", func(t *testing.T) { testAcquireFresh(t, newStore) })
+	t.Run("RacingAcquirers", func(t *testing.T) { testRacing(t, newStore) })
+	t.Run("RenewRaisesMark", func(t *testing.T) { testRenew(t, newStore) })
+	t.Run("StaleToken", func(t *testing.T) { testStaleToken(t, newStore) })
+	t.Run("ReleaseFreesAtOnce", func(t *testing.T) { testRelease(t, newStore) })
+	t.Run("ExpiryHandsOver", func(t *testing.T) { testExpiry(t, newStore) })
+	t.Run("PrefersLowestMark", func(t *testing.T) { testPreference(t, newStore) })
+	t.Run("ScopesAreSeparate", func(t *testing.T) { testScopes(t, newStore) })
+	t.Run("BadArguments", func(t *testing.T) { testBadArgs(t, newStore) })
+}
+
+// Scope returns a fresh scope name for a test.
+func Scope(t testing.TB) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := t.Name()
+	if len(name) > 60 {
+		name = name[len(name)-60:]
+	}
+	out := []byte("leasetest/")
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' {
+			out = append(out, c)
+		} else {
+			out = append(out, '_')
+		}
+	}
+	return string(out) + "/" + hex.EncodeToString(b)
+}
+
+const ttl = 2 * time.Second
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func open(t *testing.T, newStore func(t *testing.T) lease.Store) lease.Store {
+	s := newStore(t)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func acquire(t *testing.T, s lease.Store, scope string, size int64, owner string) lease.Lease {
+	t.Helper()
+	l, err := s.Acquire(ctx(t), scope, size, owner, ttl)
+	if err != nil {
+		t.Fatalf("Acquire(%s, %d): %v", scope, size, err)
+	}
+	return l
+}
+
+func testAcquireFresh(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	scope := Scope(t)
+	before := time.Now()
+	l := acquire(t, s, scope, 4, "owner-a")
+	if l.Scope != scope || l.Value < 0 || l.Value >= 4 || l.Owner != "owner-a" || l.Token == "" || l.Mark != 0 {
+		t.Fatalf("fresh lease %+v", l)
+	}
+	if l.Value != 0 {
+		t.Errorf("fresh pool gave value %d; the lowest mark, then the lowest value, is 0", l.Value)
+	}
+	if l.Expires.Before(before.Add(ttl-time.Second)) || l.Expires.After(before.Add(ttl+5*time.Second)) {
+		t.Errorf("expiry %v not about %v after %v", l.Expires, ttl, before)
+	}
+	recs, err := s.List(ctx(t), scope)
+	if err != nil || len(recs) != 1 || recs[0].Value != l.Value || !recs[0].Held || recs[0].Owner != "owner-a" || recs[0].Token != l.Token {
+		t.Errorf("List = %+v, %v", recs, err)
+	}
+}
+
+func testRacing(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	scope := Scope(t)
+	const acquirers, size = 16, 8
+	stores := make([]lease.Store, acquirers)
+	for i := range stores {
+		stores[i] = open(t, newStore)
+	}
+	var (
+		mu     sync.Mutex
+		won    = map[int64]string{}
+		full   int
+		others []error
+		wg     sync.WaitGroup
+		start  = make(chan struct{})
+	)
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			owner := fmt.Sprintf("racer-%d", i)
+			l, err := s.Acquire(ctx(t), scope, size, owner, ttl)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, lease.ErrNoFreeValue):
+				full++
+			case err != nil:
+				others = append(others, err)
+			default:
+				if prev, dup := won[l.Value]; dup {
+					t.Errorf("value %d given to %s and %s", l.Value, prev, owner)
+				}
+				won[l.Value] = owner
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(others) > 0 {
+		t.Fatalf("unexpected errors: %v", others)
+	}
+	if len(won) != size || full != acquirers-size {
+		t.Fatalf("%d winners and %d ErrNoFreeValue; want %d and %d", len(won), full, size, acquirers-size)
+	}
+	recs, err := stores[0].List(ctx(t), scope)
+	if err != nil || len(recs) != size {
+		t.Fatalf("List: %d records, %v", len(recs), err)
+	}
+	for i, r := range recs {
+		if r.Value != int64(i) || !r.Held || r.Owner != won[r.Value] {
+			t.Errorf("record %+v; owner should be %s", r, won[r.Value])
+		}
+	}
+}
+
+func testRenew(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	scope := Scope(t)
+	l := acquire(t, s, scope, 1, "a")
+	mark := time.Now().UnixMilli() + 3000
+	l2, err := s.Renew(ctx(t), l, ttl, mark)
+	if err != nil || l2.Mark != mark || l2.Token != l.Token || l2.Value != l.Value || l2.Expires.Before(l.Expires) {
+		t.Fatalf("Renew = %+v, %v", l2, err)
+	}
+	l3, err := s.Renew(ctx(t), l2, ttl, mark-1000) // a lower mark never lowers it
+	if err != nil || l3.Mark != mark {
+		t.Fatalf("Renew with a lower mark = %+v, %v", l3, err)
+	}
+	recs, _ := s.List(ctx(t), scope)
+	if len(recs) != 1 || recs[0].Mark != mark {
+		t.Errorf("List after renew %+v", recs)
+	}
+}
+
+func testStaleToken(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	scope := Scope(t)
+	l := acquire(t, s, scope, 1, "a")
+	forged := l
+	forged.Token = "not-the-token"
+	if _, err := s.Renew(ctx(t), forged, ttl, 5); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Renew with a stale token: %v", err)
+	}
+	if err := s.Release(ctx(t), forged, 5); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Release with a stale token: %v", err)
+	}
+	if _, err := s.Renew(ctx(t), l, ttl, 1); err != nil {
+		t.Errorf("the real lease was disturbed: %v", err)
+	}
+	if _, err := s.Acquire(ctx(t), scope, 1, "b", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Errorf("a held value was given again: %v", err)
+	}
+}
+
+func testRelease(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s, s2 := open(t, newStore), open(t, newStore)
+	scope := Scope(t)
+	l := acquire(t, s, scope, 1, "a")
+	mark := time.Now().UnixMilli() + 2000
+	if err := s.Release(ctx(t), l, mark); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx(t), l, mark); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("second Release: %v", err)
+	}
+	next := acquire(t, s2, scope, 1, "b")
+	if next.Value != l.Value || next.Mark != mark || next.Token == l.Token {
+		t.Errorf("after release got %+v; want value %d with mark %d and a new token", next, l.Value, mark)
+	}
+	if _, err := s.Renew(ctx(t), l, ttl, mark); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("renew of a released lease: %v", err)
+	}
+}
+
+func testExpiry(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s, s2 := open(t, newStore), open(t, newStore)
+	scope := Scope(t)
+	l, err := s.Acquire(ctx(t), scope, 1, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := time.Now().UnixMilli() + 1500
+	if l, err = s.Renew(ctx(t), l, time.Second, mark); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Acquire(ctx(t), scope, 1, "b", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Fatalf("a live lease was taken: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var next lease.Lease
+	for {
+		next, err = s2.Acquire(ctx(t), scope, 1, "b", ttl)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, lease.ErrNoFreeValue) || time.Now().After(deadline) {
+			t.Fatalf("the expired lease was not handed over: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if next.Value != l.Value || next.Mark != mark || next.Owner != "b" {
+		t.Errorf("handed over %+v; want value %d with the old mark %d", next, l.Value, mark)
+	}
+	if _, err := s.Renew(ctx(t), l, ttl, mark+10); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("the old holder renewed after losing the value: %v", err)
+	}
+	if err := s.Release(ctx(t), l, mark+10); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("the old holder released the new holder's lease: %v", err)
+	}
+	recs, _ := s2.List(ctx(t), scope)
+	if len(recs) != 1 || recs[0].Owner != "b" || recs[0].Mark != mark {
+		t.Errorf("List %+v", recs)
+	}
+}
+
+func testPreference(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	scope := Scope(t)
+	marks := []int64{3000, 1000, 2000}
+	var ls []lease.Lease
+	for range marks {
+		ls = append(ls, acquire(t, s, scope, 3, "a"))
+	}
+	sort.Slice(ls, func(i, j int) bool { return ls[i].Value < ls[j].Value })
+	for i, l := range ls {
+		if l.Value != int64(i) {
+			t.Fatalf("values %+v; want 0, 1, 2 in turn", ls)
+		}
+		if err := s.Release(ctx(t), l, marks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []int64{1, 2, 0} {
+		if got := acquire(t, s, scope, 3, "b"); got.Value != want || got.Mark != marks[want] {
+			t.Errorf("got value %d mark %d; want value %d (mark %d), the lowest mark first", got.Value, got.Mark, want, marks[want])
+		}
+	}
+}
+
+func testScopes(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	a, b := Scope(t)+"/dc1", Scope(t)+"/dc2"
+	la, lb := acquire(t, s, a, 1, "x"), acquire(t, s, b, 1, "y")
+	if la.Value != 0 || lb.Value != 0 {
+		t.Errorf("values %d and %d; each scope has its own value 0", la.Value, lb.Value)
+	}
+	if _, err := s.Acquire(ctx(t), a, 1, "z", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Errorf("scope a: %v", err)
+	}
+}
+
+func testBadArgs(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	for _, tc := range []struct {
+		scope string
+		size  int64
+		owner string
+		ttl   time.Duration
+	}{
+		{"", 1, "a", ttl},
+		{"bad scope", 1, "a", ttl},
+		{Scope(t), 0, "a", ttl},
+		{Scope(t), 1, "", ttl},
+		{Scope(t), 1, "a", 10 * time.Millisecond},
+	} {
+		if _, err := s.Acquire(ctx(t), tc.scope, tc.size, tc.owner, tc.ttl); err == nil || errors.Is(err, lease.ErrNoFreeValue) {
+			t.Errorf("Acquire(%q, %d, %q, %v) = %v; want an argument error", tc.scope, tc.size, tc.owner, tc.ttl, err)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package snowflake
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/layout"
+)
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func TestManagedGrantFencing(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
+	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "no node value granted yet") {
+		t.Fatalf("before any grant: %v", err)
+	}
+	node := layout.NodeValues{1, 7}
+	grant := Grant{Node: node, Above: ms(t0.Add(5 * time.Second)), Through: ms(t0.Add(10 * time.Second)), Until: t0.Add(20 * time.Second).UnixNano()}
+	if err := g.Grant(grant); err != nil {
+		t.Fatal(err)
+	}
+	// The clock is 5 s behind the mark an earlier holder left: refuse, never reuse.
+	if _, err := g.Next(bg); !errors.Is(err, ErrClockBehind) {
+		t.Fatalf("clock behind the mark: %v", err)
+	}
+	// At the mark, the mark's own tick is still the earlier holder's: the generator
+	// waits for the next tick (the fake clock's sleep moves it) and issues there.
+	f.Set(t0.Add(5 * time.Second))
+	id := next(t, g)
+	p, _ := l.Decompose(id)
+	if p.Nodes != node || !l.TickTime(p.Tick).After(t0.Add(5*time.Second)) {
+		t.Fatalf("first ID %+v; want node %v above the mark", p, node)
+	}
+	f.Set(t0.Add(10 * time.Second)) // the last tick of the reservation starts at Through
+	next(t, g)
+	f.Add(time.Millisecond)
+	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "reserved window") {
+		t.Fatalf("past the reservation: %v", err)
+	}
+	grant.Through = ms(t0.Add(40 * time.Second))
+	if err := g.Grant(grant); err != nil {
+		t.Fatal(err)
+	}
+	next(t, g)
+	f.Set(t0.Add(20 * time.Second))
+	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "not renewed in time") {
+		t.Fatalf("past Until: %v", err)
+	}
+	grant.Until = t0.Add(30 * time.Second).UnixNano()
+	g.Grant(grant)
+	last := next(t, g)
+	g.Revoke(errors.New("store said the lease is gone"))
+	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "store said the lease is gone") {
+		t.Fatalf("after Revoke: %v", err)
+	}
+	g.Grant(grant)
+	if again := next(t, g); again <= last {
+		t.Errorf("after re-grant %d <= %d", again, last)
+	}
+}
+
+func TestManagedMovesToAnotherNode(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Managed: true, Namespace: "move"})
+	a, b := layout.NodeValues{0, 1}, layout.NodeValues{0, 2}
+	forever := Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
+	ga := forever
+	ga.Node = a
+	if err := g.Grant(ga); err != nil {
+		t.Fatal(err)
+	}
+	idA := next(t, g)
+	// Another generator in this process holds b: the move is refused, a stays.
+	other := newGen(t, Options{Layout: l, Clock: f, Node: b, Namespace: "move"})
+	gb := forever
+	gb.Node = b
+	if err := g.Grant(gb); !errors.Is(err, ErrInUse) {
+		t.Fatalf("move onto a value in use: %v", err)
+	}
+	if g.Node() != a {
+		t.Errorf("node %v after a refused move", g.Node())
+	}
+	other.Close()
+	if err := g.Grant(gb); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := l.Decompose(next(t, g)); p.Nodes != b {
+		t.Errorf("after the move the ID has node %v", p.Nodes)
+	}
+	// a is free in this process again.
+	ga2, err := New(Options{Layout: l, Clock: f, Node: a, Namespace: "move"})
+	if err != nil {
+		t.Fatalf("old node not released: %v", err)
+	}
+	ga2.Close()
+	// Moving back to a continues above what a issued before.
+	if err := g.Grant(ga); err != nil {
+		t.Fatal(err)
+	}
+	if back := next(t, g); back <= idA {
+		t.Errorf("back on node a: %d <= %d", back, idA)
+	}
+	if err := newGen(t, Options{Layout: l, Namespace: "plain"}).Grant(ga); err == nil {
+		t.Error("Grant on an unmanaged generator accepted")
+	}
+	if _, err := New(Options{Layout: l, Managed: true, Node: a}); err == nil {
+		t.Error("Managed with a Node accepted")
+	}
+}
+
+func TestManagedZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	f := clock.NewFake(t0)
+	g := newGen(t, Options{Clock: f, Managed: true, Overflow: Borrow, MaxDrift: time.Hour})
+	g.Grant(Grant{Node: layout.NodeValues{0, 1}, Through: ms(t0.Add(2 * time.Hour)), Until: t0.Add(2 * time.Hour).UnixNano()})
+	var sink flurry.ID
+	if n := testing.AllocsPerRun(10000, func() { sink, _ = g.Next(bg) }); n != 0 {
+		t.Errorf("managed Next allocates %v per call", n)
+	}
+	_ = sink
+}
