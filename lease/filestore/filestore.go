@@ -1,0 +1,288 @@
+// Package filestore keeps node-value leases in local files: the embedded default for
+// processes on one machine, needing no server.
+//
+// Each scope is one JSON file in a directory, guarded by an exclusive OS file lock
+// (flock) on a lock file beside it for the length of each operation. Every change is
+// written to a temporary file, fsync'd, renamed over the old one, and the directory is
+// fsync'd, so the high-water marks survive a crash or power loss. Lease expiry is
+// judged by the machine's wall clock, which every process on the machine shares.
+//
+// It works on Unix systems. Do not put the directory on a network file system: flock
+// there is not reliable.
+package filestore
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flurryid/flurry/lease"
+)
+
+// Store is a lease.Store in a directory of files.
+type Store struct {
+	dir string
+}
+
+// New returns a store in dir, creating the directory (mode 0700) if needed.
+func New(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("lease/filestore: no directory given")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("lease/filestore: %w", err)
+	}
+	if err := lockSupported(); err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Open parses a URL of the form file:///absolute/dir or file:relative/dir and
+// returns New(dir). Query parameters are refused.
+func Open(rawURL string) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "file" {
+		return nil, fmt.Errorf("lease/filestore: %q is not a file:///dir URL", rawURL)
+	}
+	if u.RawQuery != "" {
+		return nil, fmt.Errorf("lease/filestore: %q: the file store takes no options", rawURL)
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return nil, fmt.Errorf("lease/filestore: %q names host %q; use file:///absolute/dir", rawURL, u.Host)
+	}
+	dir := u.Path
+	if dir == "" {
+		dir = u.Opaque
+	}
+	return New(dir)
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+type record struct {
+	Owner     string `json:"owner,omitempty"`
+	Token     string `json:"token,omitempty"`
+	ExpiresMs int64  `json:"expires_ms,omitempty"`
+	Mark      int64  `json:"mark"`
+}
+
+type file struct {
+	Scope  string            `json:"scope"`
+	Values map[string]record `json:"values"`
+}
+
+func (s *Store) paths(scope string) (data, lock string) {
+	sum := sha256.Sum256([]byte(scope))
+	name := strings.NewReplacer("/", "_", ":", "_").Replace(scope)
+	if len(name) > 80 {
+		name = name[:80]
+	}
+	base := filepath.Join(s.dir, name+"-"+hex.EncodeToString(sum[:4]))
+	return base + ".json", base + ".lock"
+}
+
+// update runs fn on the scope's records under the file lock and writes them back
+// when fn reports a change.
+func (s *Store) update(ctx context.Context, scope string, fn func(f *file, nowMs int64) (changed bool, err error)) error {
+	data, lockPath := s.paths(scope)
+	unlock, err := lockFile(ctx, lockPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f := file{Scope: scope, Values: map[string]record{}}
+	b, err := os.ReadFile(data)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("lease/filestore: %w", err)
+	default:
+		if err := json.Unmarshal(b, &f); err != nil {
+			return fmt.Errorf("lease/filestore: %s is damaged (%v); it holds the high-water marks, so restore it rather than delete it", data, err)
+		}
+		if f.Values == nil {
+			f.Values = map[string]record{}
+		}
+	}
+	changed, err := fn(&f, time.Now().UnixMilli())
+	if err != nil || !changed {
+		return err
+	}
+	return writeFileSync(data, &f)
+}
+
+func writeFileSync(path string, f *file) error {
+	b, err := json.MarshalIndent(f, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		w.Close()
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	if err := w.Sync(); err != nil {
+		w.Close()
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("lease/filestore: fsync directory: %w", err)
+	}
+	return nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Acquire implements lease.Store.
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	var out lease.Lease
+	err := s.update(ctx, scope, func(f *file, now int64) (bool, error) {
+		best, bestMark := int64(-1), int64(0)
+		for v := int64(0); v < size; v++ {
+			r, ok := f.Values[strconv.FormatInt(v, 10)]
+			if ok && r.Token != "" && r.ExpiresMs > now {
+				continue // held
+			}
+			if best < 0 || r.Mark < bestMark {
+				best, bestMark = v, r.Mark
+			}
+			if bestMark == 0 && !ok {
+				break // a never-used value: nothing can beat it but a lower one, which came first
+			}
+		}
+		if best < 0 {
+			return false, fmt.Errorf("lease/filestore: scope %s, %d values: %w", scope, size, lease.ErrNoFreeValue)
+		}
+		key := strconv.FormatInt(best, 10)
+		r := f.Values[key]
+		r.Owner, r.Token, r.ExpiresMs = owner, newToken(), now+ttl.Milliseconds()
+		f.Values[key] = r
+		out = lease.Lease{Scope: scope, Value: best, Owner: owner, Token: r.Token, Mark: r.Mark, Expires: time.UnixMilli(r.ExpiresMs).UTC()}
+		return true, nil
+	})
+	return out, err
+}
+
+func (s *Store) live(f *file, l lease.Lease, now int64, op string) (string, record, error) {
+	key := strconv.FormatInt(l.Value, 10)
+	r, ok := f.Values[key]
+	if !ok || r.Token == "" || r.Token != l.Token || r.ExpiresMs <= now {
+		return key, r, fmt.Errorf("lease/filestore: %s %s/%d: %w", op, l.Scope, l.Value, lease.ErrLost)
+	}
+	return key, r, nil
+}
+
+// Renew implements lease.Store.
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return l, err
+	}
+	out := l
+	err := s.update(ctx, l.Scope, func(f *file, now int64) (bool, error) {
+		key, r, err := s.live(f, l, now, "renew")
+		if err != nil {
+			return false, err
+		}
+		r.ExpiresMs = now + ttl.Milliseconds()
+		r.Mark = max(r.Mark, mark)
+		f.Values[key] = r
+		out.Mark, out.Expires = r.Mark, time.UnixMilli(r.ExpiresMs).UTC()
+		return true, nil
+	})
+	return out, err
+}
+
+// Release implements lease.Store.
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return err
+	}
+	return s.update(ctx, l.Scope, func(f *file, now int64) (bool, error) {
+		key, r, err := s.live(f, l, now, "release")
+		if err != nil {
+			return false, err
+		}
+		f.Values[key] = record{Mark: max(r.Mark, mark)}
+		return true, nil
+	})
+}
+
+// List implements lease.Store.
+func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	var out []lease.Record
+	err := s.update(ctx, scope, func(f *file, now int64) (bool, error) {
+		for key, r := range f.Values {
+			v, _ := strconv.ParseInt(key, 10, 64)
+			rec := lease.Record{Scope: scope, Value: v, Mark: r.Mark}
+			if r.Token != "" && r.ExpiresMs > now {
+				rec.Owner, rec.Token, rec.Held, rec.Expires = r.Owner, r.Token, true, time.UnixMilli(r.ExpiresMs).UTC()
+			}
+			out = append(out, rec)
+		}
+		return false, nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
+	return out, err
+}
+
+// Scopes lists the scopes that have a file in the store's directory.
+func (s *Store) Scopes() ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(s.dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		var f file
+		if json.Unmarshal(b, &f) == nil && f.Scope != "" {
+			out = append(out, f.Scope)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Close implements lease.Store; the file store holds nothing open between calls.
+func (s *Store) Close() error { return nil }

@@ -1,0 +1,471 @@
+package lease
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/snowflake"
+)
+
+// Grantee is what a Session drives: a Managed *snowflake.Generator.
+type Grantee interface {
+	Grant(snowflake.Grant) error
+	Revoke(cause error)
+}
+
+// Options configures a Session. Store is required; the zero value of every other field
+// is a documented default.
+type Options struct {
+	// Store keeps the leases.
+	Store Store
+	// Scope names the pool, e.g. "orders". The values of node fields that are not
+	// leased (Node) are added to it, so datacenter 1 and datacenter 2 lease from
+	// separate pools. Empty means "default".
+	Scope string
+	// Layout is the generator's layout. Nil means the "twitter" preset.
+	Layout *layout.Layout
+	// Leased names the node fields the leased value fills, most significant first;
+	// the pool has 2^(their bits) values. Empty means every node field.
+	Leased []string
+	// Node gives the values of the node fields that are not leased.
+	Node layout.NodeValues
+	// Fixed, when set, leases exactly this value instead of any free one of the pool:
+	// for node values that come from configuration, a StatefulSet ordinal or an IP
+	// address. The lease still guards the value against a second holder and keeps its
+	// high-water mark.
+	Fixed *int64
+	// Owner names this holder in listings. Empty means host/pid/random.
+	Owner string
+	// TTL is the lease's time to live in the store. Zero means 10 s.
+	TTL time.Duration
+	// Window is how far ahead of the clock each renewal reserves ticks: the store
+	// sees one write per renewal, and a renewal happens every min(TTL/3, Window/2).
+	// Zero means 3 s.
+	Window time.Duration
+	// Clock must be the generator's clock. Nil means clock.NewSystem().
+	Clock clock.Clock
+	// Logger receives acquisitions, losses and store errors. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Status describes a session for people and dashboards.
+type Status struct {
+	Scope string            `json:"scope"`
+	Held  bool              `json:"held"`
+	Value int64             `json:"value"`
+	Node  layout.NodeValues `json:"-"`
+	// NodeText is Node written as name=value pairs.
+	NodeText string `json:"node"`
+	Owner    string `json:"owner"`
+	// Expires is the lease's expiry by the store's clock; Until is when the generator
+	// stops issuing without a renewal, by the local clock (earlier, by the margin).
+	Expires time.Time `json:"expires"`
+	Until   time.Time `json:"until"`
+	// Above is the mark earlier holders left; Mark is the reservation written now,
+	// through which the generator may issue; WindowLeft is Mark minus now.
+	Above      time.Time     `json:"above"`
+	Mark       time.Time     `json:"mark"`
+	WindowLeft time.Duration `json:"window_left"`
+	Renewals   int64         `json:"renewals"`
+	Failures   int64         `json:"failures"`
+	Losses     int64         `json:"losses"`
+	LastError  string        `json:"last_error,omitempty"`
+}
+
+// Session holds a lease for a generator: it acquires a value, reserves ticks a window
+// ahead in the store before the generator may issue in them, renews in the
+// background, and grants the generator the right to issue only while that is safe.
+// When the lease is lost it stops the generator and acquires again, possibly another
+// value; the generator resumes above that value's mark.
+type Session struct {
+	opts   Options
+	g      Grantee
+	scope  string
+	size   int64
+	leased []int // indexes of the leased node fields
+	bits   []uint
+	margin time.Duration
+	every  time.Duration
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	l      Lease
+	held   bool
+	above  int64
+	mark   int64
+	until  int64
+	status Status
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Start acquires a lease for g, waiting (and retrying) until it gets one or ctx ends,
+// grants g, and renews in the background until Close. g must be a Managed generator
+// on opts.Layout with opts.Clock.
+func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
+	s, err := newSession(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	go s.run()
+	return s, nil
+}
+
+func newSession(g Grantee, opts Options) (*Session, error) {
+	if opts.Store == nil {
+		return nil, errors.New("lease: Options.Store is required")
+	}
+	if opts.Layout == nil {
+		opts.Layout, _ = layout.Lookup("twitter")
+	}
+	if opts.Scope == "" {
+		opts.Scope = "default"
+	}
+	if opts.TTL == 0 {
+		opts.TTL = 10 * time.Second
+	}
+	if opts.Window == 0 {
+		opts.Window = 3 * time.Second
+	}
+	if opts.TTL < time.Second || opts.Window < 100*time.Millisecond {
+		return nil, fmt.Errorf("lease: TTL %v must be at least 1s and Window %v at least 100ms", opts.TTL, opts.Window)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.NewSystem()
+	}
+	if opts.Owner == "" {
+		opts.Owner = DefaultOwner()
+	}
+	s := &Session{opts: opts, g: g, log: opts.Logger, stop: make(chan struct{}), done: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	l := opts.Layout
+	fields := l.NodeFields()
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("lease: layout %s has no node field to lease", l)
+	}
+	names := opts.Leased
+	if len(names) == 0 {
+		for _, f := range fields {
+			names = append(names, f.Name)
+		}
+	}
+	var total uint
+	var fixedParts []string
+	for _, name := range names {
+		i := -1
+		for j, f := range fields {
+			if f.Name == name {
+				i = j
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("lease: layout %s has no node field %q to lease", l, name)
+		}
+		if opts.Node[i] != 0 {
+			return nil, fmt.Errorf("lease: node field %q is leased, so Node must leave it zero", name)
+		}
+		s.leased = append(s.leased, i)
+		s.bits = append(s.bits, uint(fields[i].Bits))
+		total += uint(fields[i].Bits)
+	}
+	if total > 22 {
+		return nil, fmt.Errorf("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
+	}
+	if _, err := l.NodeMask(opts.Node); err != nil {
+		return nil, fmt.Errorf("lease: %w", err)
+	}
+	for j, f := range fields {
+		if !containsInt(s.leased, j) {
+			fixedParts = append(fixedParts, fmt.Sprintf("%s=%d", f.Name, opts.Node[j]))
+		}
+	}
+	s.size = 1 << total
+	s.scope = opts.Scope
+	if len(fixedParts) > 0 {
+		s.scope += "/" + strings.Join(fixedParts, ",")
+	}
+	if opts.Fixed != nil {
+		if *opts.Fixed < 0 || *opts.Fixed >= s.size {
+			return nil, fmt.Errorf("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
+		}
+		s.scope += fmt.Sprintf("/fixed=%d", *opts.Fixed)
+	}
+	if err := CheckScope(s.scope); err != nil {
+		return nil, err
+	}
+	s.margin = opts.TTL/10 + 50*time.Millisecond
+	s.every = min(opts.TTL/3, opts.Window/2)
+	s.status.Scope = s.scope
+	s.status.Owner = opts.Owner
+	return s, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultOwner names this process: host, pid and a random suffix.
+func DefaultOwner() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	rand.Read(b)
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// nodeOf spreads a leased value over the leased fields, high bits first.
+func (s *Session) nodeOf(v int64) layout.NodeValues {
+	nv := s.opts.Node
+	shift := uint(0)
+	for k := len(s.leased) - 1; k >= 0; k-- {
+		nv[s.leased[k]] = v >> shift & (1<<s.bits[k] - 1)
+		shift += s.bits[k]
+	}
+	return nv
+}
+
+// acquire loops until a lease is held and granted, or ctx ends.
+func (s *Session) acquire(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := s.tryAcquire(ctx)
+		if err == nil {
+			return nil
+		}
+		s.note(err)
+		if errors.Is(err, snowflake.ErrInUse) || errors.Is(err, ErrBadConfig) {
+			return err
+		}
+		if errors.Is(err, ErrNoFreeValue) {
+			s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
+		} else {
+			s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("lease: no node value acquired in scope %s: %w (last error: %v)", s.scope, ctx.Err(), err)
+		case <-s.stop:
+			return ErrClosedSession
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, s.opts.TTL/2)
+	}
+}
+
+// ErrBadConfig wraps errors that retrying cannot cure.
+var ErrBadConfig = errors.New("lease: bad configuration")
+
+// ErrClosedSession is returned by a session that was closed.
+var ErrClosedSession = errors.New("lease: session closed")
+
+func (s *Session) tryAcquire(ctx context.Context) error {
+	size := s.size
+	if s.opts.Fixed != nil {
+		size = 1
+	}
+	l, err := s.opts.Store.Acquire(ctx, s.scope, size, s.opts.Owner, s.opts.TTL)
+	if err != nil {
+		return err
+	}
+	value := l.Value
+	if s.opts.Fixed != nil {
+		value = *s.opts.Fixed
+	}
+	// Reserve a window before the generator may issue in it: write first, then grant.
+	sent := s.opts.Clock.Now()
+	mark := max(l.Mark, sent/1e6) + s.opts.Window.Milliseconds()
+	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
+	if err != nil {
+		s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
+		return err
+	}
+	until := sent + int64(s.opts.TTL-s.margin)
+	node := s.nodeOf(value)
+	if err := s.g.Grant(snowflake.Grant{Node: node, Above: l.Mark, Through: mark, Until: until}); err != nil {
+		s.opts.Store.Release(context.WithoutCancel(ctx), l2, l.Mark)
+		return err
+	}
+	s.mu.Lock()
+	s.l, s.held, s.above, s.mark, s.until = l2, true, l.Mark, mark, until
+	s.status.Held, s.status.Value, s.status.Node = true, value, node
+	s.status.NodeText = s.opts.Layout.FormatNodeValues(node)
+	s.mu.Unlock()
+	s.log.Info("lease: acquired node value", "scope", s.scope, "value", value, "node", s.status.NodeText,
+		"above", time.UnixMilli(l.Mark).UTC(), "owner", s.opts.Owner)
+	return nil
+}
+
+func (s *Session) note(err error) {
+	s.mu.Lock()
+	s.status.Failures++
+	s.status.LastError = err.Error()
+	s.mu.Unlock()
+}
+
+func (s *Session) run() {
+	defer close(s.done)
+	t := time.NewTimer(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		next := s.every
+		if err := s.renew(); err != nil {
+			s.note(err)
+			if errors.Is(err, ErrLost) {
+				s.lose(err)
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() {
+					select {
+					case <-s.stop:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+				err := s.acquire(ctx)
+				cancel()
+				if err != nil {
+					return // closed
+				}
+			} else {
+				// The store did not answer: the generator goes on until its grant runs
+				// out; try again sooner.
+				s.log.Warn("lease: renewal failed; the generator stops at the grant's end unless a renewal succeeds first",
+					"scope", s.scope, "until", time.Unix(0, s.untilNs()).UTC(), "err", err)
+				next = max(s.every/4, 50*time.Millisecond)
+			}
+		}
+		t.Reset(next)
+	}
+}
+
+func (s *Session) untilNs() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.until
+}
+
+func (s *Session) renew() error {
+	s.mu.Lock()
+	l, mark := s.l, s.mark
+	s.mu.Unlock()
+	sent := s.opts.Clock.Now()
+	newMark := max(mark, sent/1e6+s.opts.Window.Milliseconds())
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.every, time.Second))
+	defer cancel()
+	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, newMark)
+	if err != nil {
+		return err
+	}
+	until := sent + int64(s.opts.TTL-s.margin)
+	s.mu.Lock()
+	node := s.status.Node
+	above := s.above
+	s.mu.Unlock()
+	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: newMark, Until: until}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.l, s.mark, s.until = l2, newMark, until
+	s.status.Renewals++
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) lose(err error) {
+	s.g.Revoke(err)
+	s.mu.Lock()
+	s.held = false
+	s.status.Held = false
+	s.status.Losses++
+	s.mu.Unlock()
+	s.log.Error("lease: lost the node value; the generator stopped and a new lease is being acquired", "scope", s.scope, "err", err)
+}
+
+// Status returns the session's state now.
+func (s *Session) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status
+	st.Expires = s.l.Expires
+	st.Until = time.Unix(0, s.until).UTC()
+	st.Above = time.UnixMilli(s.above).UTC()
+	st.Mark = time.UnixMilli(s.mark).UTC()
+	st.WindowLeft = time.Duration(s.mark*1e6 - s.opts.Clock.Now())
+	return st
+}
+
+// Close stops renewing, stops the generator (ErrLeaseLost) and releases the lease,
+// keeping its mark, so another process can take the value at once. The release is
+// bounded by the TTL: past it the lease has expired anyway.
+func (s *Session) Close() error {
+	select {
+	case <-s.stop:
+		return nil
+	default:
+	}
+	close(s.stop)
+	<-s.done
+	s.g.Revoke(ErrClosedSession)
+	s.mu.Lock()
+	l, held, mark := s.l, s.held, s.mark
+	s.held, s.status.Held = false, false
+	s.mu.Unlock()
+	if !held {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.TTL)
+	defer cancel()
+	if err := s.opts.Store.Release(ctx, l, mark); err != nil && !errors.Is(err, ErrLost) {
+		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, err)
+	}
+	return nil
+}
+
+// NewGenerator makes a Managed generator and starts a session that feeds it: the
+// usual way to issue IDs with a leased node value. gopts.Layout and gopts.Clock are
+// shared with the session (lopts.Layout and lopts.Clock are taken from them); Close
+// the session, then the generator.
+func NewGenerator(ctx context.Context, gopts snowflake.Options, lopts Options) (*snowflake.Generator, *Session, error) {
+	if gopts.Layout == nil {
+		gopts.Layout, _ = layout.Lookup("twitter")
+	}
+	if gopts.Clock == nil {
+		gopts.Clock = clock.NewSystem()
+	}
+	gopts.Managed = true
+	lopts.Layout, lopts.Clock = gopts.Layout, gopts.Clock
+	g, err := snowflake.New(gopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := Start(ctx, g, lopts)
+	if err != nil {
+		g.Close()
+		return nil, nil, err
+	}
+	return g, s, nil
+}

@@ -1,0 +1,316 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/filestore"
+	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/snowflake"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func store(t *testing.T, dir string) *filestore.Store {
+	t.Helper()
+	s, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// faulty wraps a real store and fails renewals on demand: an outage (a transport
+// error) or a loss (ErrLost, as when the lease expired and was taken).
+type faulty struct {
+	lease.Store
+	outage atomic.Bool
+	lose   atomic.Int32
+}
+
+var errDown = errors.New("store unreachable (injected)")
+
+func (f *faulty) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if f.outage.Load() {
+		return l, errDown
+	}
+	if f.lose.Load() > 0 {
+		f.lose.Add(-1)
+		return l, lease.ErrLost
+	}
+	return f.Store.Renew(ctx, l, ttl, mark)
+}
+
+func (f *faulty) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if f.outage.Load() {
+		return lease.Lease{}, errDown
+	}
+	return f.Store.Acquire(ctx, scope, size, owner, ttl)
+}
+
+func TestSessionLeasesDistinctValues(t *testing.T) {
+	dir := t.TempDir()
+	scope := leasetest.Scope(t)
+	l, _ := layout.Parse("twitter")
+	ctx := context.Background()
+	var gens []*snowflake.Generator
+	seen := map[layout.NodeValues]bool{}
+	for i := 0; i < 4; i++ {
+		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name() + string(rune('a'+i))},
+			lease.Options{Store: store(t, dir), Scope: scope, Node: layout.NodeValues{3}, Leased: []string{"worker"}, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		defer s.Close()
+		st := s.Status()
+		if !st.Held || st.Scope != scope+"/datacenter=3" || st.Node[0] != 3 || seen[st.Node] {
+			t.Fatalf("session %d status %+v", i, st)
+		}
+		seen[st.Node] = true
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := l.Decompose(id); p.Nodes != st.Node {
+			t.Errorf("ID node %v, lease node %v", p.Nodes, st.Node)
+		}
+		gens = append(gens, g)
+	}
+}
+
+// A pool of one value: the second session waits, and takes over the value the moment
+// the first closes, issuing strictly above everything the first could have issued.
+func TestSessionHandOverAboveMark(t *testing.T) {
+	dir := t.TempDir()
+	scope := leasetest.Scope(t)
+	l, _ := layout.Parse("time:41:1ms:2020-01-01T00:00:00Z,worker:1,seq:12")
+	ctx := context.Background()
+	fixed := int64(1)
+	opts := lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet, TTL: 2 * time.Second, Window: 500 * time.Millisecond}
+	g1, s1, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: "one"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g1.Close()
+	var last flurry.ID
+	for i := 0; i < 1000; i++ {
+		if last, err = g1.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark := s1.Status().Mark
+	waitCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	if _, _, err := lease.NewGenerator(waitCtx, snowflake.Options{Layout: l, Namespace: "two"}, opts); err == nil {
+		t.Fatal("a second holder got the fixed value while the first held it")
+	}
+	cancel()
+	type result struct {
+		g   *snowflake.Generator
+		s   *lease.Session
+		err error
+	}
+	got := make(chan result)
+	go func() {
+		o := opts
+		o.Store = store(t, dir)
+		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: "two", Behind: snowflake.Logical, MaxDrift: time.Second}, o)
+		got <- result{g, s, err}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g1.Next(ctx); !errors.Is(err, snowflake.ErrLeaseLost) {
+		t.Errorf("generator after its session closed: %v", err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.g.Close()
+	defer r.s.Close()
+	id, err := r.g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.TimeOf(id).After(mark) || id <= last {
+		t.Errorf("new holder's first ID %d at %v; the old holder reserved through %v and issued up to %d", id, l.TimeOf(id), mark, last)
+	}
+}
+
+func TestSessionOutageFencesThenRecovers(t *testing.T) {
+	st := &faulty{Store: store(t, t.TempDir())}
+	ctx := context.Background()
+	ttl := time.Second
+	g, s, err := lease.NewGenerator(ctx, snowflake.Options{Namespace: t.Name()},
+		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: ttl, Window: 400 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	defer s.Close()
+	time.Sleep(300 * time.Millisecond) // a few renewals
+	if s.Status().Renewals == 0 {
+		t.Fatal("no renewal in 300ms")
+	}
+	st.outage.Store(true)
+	outageStart := time.Now()
+	time.Sleep(20 * time.Millisecond) // let a renewal already in flight land
+	before := s.Status()              // the last successful renewal's expiry, by the store
+	var stoppedAt time.Time
+	for time.Since(outageStart) < 3*time.Second {
+		_, err := g.Next(ctx)
+		if errors.Is(err, snowflake.ErrLeaseLost) {
+			stoppedAt = time.Now()
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if stoppedAt.IsZero() {
+		t.Fatal("the generator kept issuing through a 3 s outage with a 1 s TTL")
+	}
+	// It must stop before the store could let the lease expire and hand the value over.
+	if !stoppedAt.Before(before.Expires) {
+		t.Errorf("stopped at %v, not before the lease's expiry in the store %v", stoppedAt, before.Expires)
+	}
+	stoppedAfter := stoppedAt.Sub(outageStart)
+	t.Logf("stopped %v into the outage (TTL %v); status %+v", stoppedAfter, ttl, s.Status())
+	st.outage.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := g.Next(ctx); err == nil {
+			break
+		} else if !errors.Is(err, snowflake.ErrLeaseLost) && !errors.Is(err, snowflake.ErrClockBehind) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after the store returned: %+v", s.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Status().Failures == 0 {
+		t.Error("failures not counted")
+	}
+}
+
+func TestSessionLossReacquires(t *testing.T) {
+	st := &faulty{Store: store(t, t.TempDir())}
+	ctx := context.Background()
+	l, _ := layout.Parse("twitter")
+	g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name()},
+		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: time.Second, Window: 300 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	defer s.Close()
+	var mu sync.Mutex
+	perNode := map[layout.NodeValues]flurry.ID{}
+	seen := map[flurry.ID]bool{}
+	st.lose.Store(1)
+	deadline := time.Now().Add(3 * time.Second)
+	lostSeen, after := false, 0
+	for time.Now().Before(deadline) && after < 500 {
+		id, err := g.Next(ctx)
+		if errors.Is(err, snowflake.ErrLeaseLost) {
+			lostSeen = true
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := l.Decompose(id)
+		mu.Lock()
+		if seen[id] || id <= perNode[p.Nodes] {
+			t.Fatalf("ID %d repeated or not increasing for node %v", id, p.Nodes)
+		}
+		seen[id], perNode[p.Nodes] = true, id
+		mu.Unlock()
+		if lostSeen {
+			after++
+		}
+		if len(seen)%100 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if s.Status().Losses != 1 || !s.Status().Held || after < 500 || len(perNode) != 2 {
+		t.Errorf("status after a loss %+v", s.Status())
+	}
+}
+
+func TestSessionOptionErrors(t *testing.T) {
+	st := store(t, t.TempDir())
+	l, _ := layout.Parse("twitter")
+	g, _ := snowflake.New(snowflake.Options{Layout: l, Managed: true, Namespace: t.Name()})
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	tooBig := int64(40)
+	for _, o := range []lease.Options{
+		{},
+		{Store: st, Leased: []string{"shard"}},
+		{Store: st, Leased: []string{"worker"}, Node: layout.NodeValues{0, 4}},
+		{Store: st, Leased: []string{"worker"}, Fixed: &tooBig},
+		{Store: st, Scope: "bad scope"},
+		{Store: st, TTL: time.Millisecond},
+		{Store: st, Layout: func() *layout.Layout { m, _ := layout.Parse("mastodon"); return m }()},
+	} {
+		o.Logger = quiet
+		if s, err := lease.Start(ctx, g, o); err == nil {
+			s.Close()
+			t.Errorf("Start(%+v) accepted", o)
+		}
+	}
+}
+
+func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
+	// Another machine whose clock is 5 s behind takes over a value: it refuses with
+	// ErrClockBehind (the Fail policy) rather than reissue, and issues once its clock
+	// passes the mark.
+	dir := t.TempDir()
+	scope := leasetest.Scope(t)
+	fixed := int64(0)
+	l, _ := layout.Parse("twitter")
+	ahead := clock.NewFake(time.Now())
+	g1, s1, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: ahead, Namespace: "a"},
+		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := g1.Next(context.Background())
+	s1.Close()
+	g1.Close()
+	behind := clock.NewFake(ahead.Time().Add(-5 * time.Second))
+	g2, s2, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: behind, Namespace: "b"},
+		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	defer s2.Close()
+	if _, err := g2.Next(context.Background()); !errors.Is(err, snowflake.ErrClockBehind) {
+		t.Fatalf("clock 5 s behind the mark: %v", err)
+	}
+	// Past the first holder's 3 s reservation, inside this holder's grant (its
+	// TTL less the margin, counted on its own clock from when it acquired).
+	behind.Set(ahead.Time().Add(3500 * time.Millisecond))
+	second, err := g2.Next(context.Background())
+	if err != nil || second <= first {
+		t.Fatalf("after catching up: %d, %v (first holder issued %d)", second, err, first)
+	}
+}
