@@ -18,7 +18,7 @@ import (
 // same name in another namespace writing to the same store).
 func Ordinal(hostname string) (int64, error) {
 	i := strings.LastIndexByte(hostname, '-')
-	if i < 0 || i == len(hostname)-1 {
+	if i <= 0 || i == len(hostname)-1 {
 		return 0, fmt.Errorf("lease: hostname %q does not end in -<ordinal> as a StatefulSet pod's does", hostname)
 	}
 	v, err := strconv.ParseInt(hostname[i+1:], 10, 64)

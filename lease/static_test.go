@@ -13,7 +13,7 @@ func TestOrdinal(t *testing.T) {
 		host string
 		want int64
 		ok   bool
-	}{{"orders-3", 3, true}, {"my-app-db-12", 12, true}, {"orders", 0, false}, {"orders-", 0, false}, {"orders-x", 0, false}, {"orders--1", 0, false}} {
+	}{{"orders-3", 3, true}, {"my-app-db-12", 12, true}, {"orders", 0, false}, {"orders-", 0, false}, {"orders-x", 0, false}, {"-3", 0, false}} {
 		got, err := Ordinal(tc.host)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("Ordinal(%q) = %d, %v", tc.host, got, err)
