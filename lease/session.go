@@ -48,9 +48,12 @@ type Options struct {
 	Owner string
 	// TTL is the lease's time to live in the store. Zero means 10 s.
 	TTL time.Duration
-	// Window is how far ahead of the clock each renewal reserves ticks: the store
-	// sees one write per renewal, and a renewal happens every min(TTL/3, Window/2).
-	// Zero means 3 s.
+	// Window is how much time one store write reserves. The session renews every
+	// Window (every TTL/3 if that is shorter) and each renewal reserves ticks through
+	// now + Window + that interval, so the store sees at most one write per Window per
+	// node, and a renewal is due while a whole interval of reservation is left. A
+	// process that takes the value over after a crash starts above the reservation,
+	// up to twice Window ahead of the crashed holder's clock. Zero means 2 s.
 	Window time.Duration
 	// Clock must be the generator's clock. Nil means clock.NewSystem().
 	Clock clock.Clock
@@ -139,7 +142,7 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 		opts.TTL = 10 * time.Second
 	}
 	if opts.Window == 0 {
-		opts.Window = 3 * time.Second
+		opts.Window = 2 * time.Second
 	}
 	if opts.TTL < time.Second || opts.Window < 100*time.Millisecond {
 		return nil, fmt.Errorf("lease: TTL %v must be at least 1s and Window %v at least 100ms", opts.TTL, opts.Window)
@@ -210,7 +213,7 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.margin = opts.TTL/10 + 50*time.Millisecond
-	s.every = min(opts.TTL/3, opts.Window/2)
+	s.every = min(opts.TTL/3, opts.Window)
 	s.status.Scope = s.scope
 	s.status.Owner = opts.Owner
 	return s, nil
@@ -293,7 +296,7 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	}
 	// Reserve a window before the generator may issue in it: write first, then grant.
 	sent := s.opts.Clock.Now()
-	mark := max(l.Mark, sent/1e6) + s.opts.Window.Milliseconds()
+	mark := max(l.Mark, sent/1e6) + s.reserve()
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
 	if err != nil {
 		s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
@@ -362,6 +365,9 @@ func (s *Session) run() {
 	}
 }
 
+// reserve is how far ahead of the clock a write reserves, in milliseconds.
+func (s *Session) reserve() int64 { return (s.opts.Window + s.every).Milliseconds() }
+
 func (s *Session) untilNs() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -373,7 +379,7 @@ func (s *Session) renew() error {
 	l, mark := s.l, s.mark
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
-	newMark := max(mark, sent/1e6+s.opts.Window.Milliseconds())
+	newMark := max(mark, sent/1e6+s.reserve())
 	ctx, cancel := context.WithTimeout(context.Background(), max(s.every, time.Second))
 	defer cancel()
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, newMark)

@@ -160,9 +160,9 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	}
 	defer g.Close()
 	defer s.Close()
-	time.Sleep(300 * time.Millisecond) // a few renewals
+	time.Sleep(700 * time.Millisecond) // renewals every 333 ms (TTL/3)
 	if s.Status().Renewals == 0 {
-		t.Fatal("no renewal in 300ms")
+		t.Fatal("no renewal in 700ms")
 	}
 	st.outage.Store(true)
 	outageStart := time.Now()
@@ -297,7 +297,7 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	g1.Close()
 	behind := clock.NewFake(ahead.Time().Add(-5 * time.Second))
 	g2, s2, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: behind, Namespace: "b"},
-		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet})
+		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet, TTL: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,11 +306,51 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	if _, err := g2.Next(context.Background()); !errors.Is(err, snowflake.ErrClockBehind) {
 		t.Fatalf("clock 5 s behind the mark: %v", err)
 	}
-	// Past the first holder's 3 s reservation, inside this holder's grant (its
-	// TTL less the margin, counted on its own clock from when it acquired).
-	behind.Set(ahead.Time().Add(3500 * time.Millisecond))
+	// Past the first holder's 4 s reservation (Window 2 s plus one 2 s interval),
+	// inside this holder's grant (TTL less the margin, counted on its own clock from
+	// when it acquired: 5 s behind + 17.95 s).
+	behind.Set(ahead.Time().Add(4500 * time.Millisecond))
 	second, err := g2.Next(context.Background())
 	if err != nil || second <= first {
 		t.Fatalf("after catching up: %d, %v (first holder issued %d)", second, err, first)
 	}
+}
+
+// counting counts the writes a store sees.
+type counting struct {
+	lease.Store
+	renews atomic.Int64
+}
+
+func (c *counting) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	c.renews.Add(1)
+	return c.Store.Renew(ctx, l, ttl, mark)
+}
+
+// The store sees one write per reservation window, however many IDs are issued.
+func TestSessionOneWritePerWindow(t *testing.T) {
+	st := &counting{Store: store(t, t.TempDir())}
+	window := 200 * time.Millisecond
+	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Namespace: t.Name()},
+		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: 3 * time.Second, Window: window, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	defer s.Close()
+	start := time.Now()
+	var n int
+	for time.Since(start) < 10*window {
+		if _, err := g.Next(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	elapsed := time.Since(start)
+	writes := st.renews.Load()
+	// One reservation at start, then one per window; never a write per ID.
+	if max := int64(elapsed/window) + 2; writes > max || writes < 5 {
+		t.Errorf("%d store writes in %v for %d IDs; want one per %v window (at most %d)", writes, elapsed, n, window, max)
+	}
+	t.Logf("%d IDs, %d store writes in %v", n, writes, elapsed)
 }
