@@ -53,12 +53,16 @@ func (c *System) Now() int64 {
 }
 
 // resync moves the clock forward when the wall clock is ahead of it; never back.
+// The wall and monotonic readings it compares come from one time.Now, so a delay
+// between reading the clock and resyncing (a preemption, a busy machine) is not
+// mistaken for the wall clock having jumped ahead.
 func (c *System) resync(el int64) {
 	c.nextCheck.Store(el + int64(resyncEvery))
-	wall := time.Now().UnixNano()
+	now := time.Now()
+	wall, mono := now.UnixNano(), int64(now.Sub(c.anchor))
 	for {
 		a := c.ahead.Load()
-		lag := wall - (c.base + el + a)
+		lag := wall - (c.base + mono + a)
 		if lag <= 0 || c.ahead.CompareAndSwap(a, a+lag) {
 			return
 		}

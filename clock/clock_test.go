@@ -152,3 +152,16 @@ func TestOffsetAndEnv(t *testing.T) {
 		t.Error("bad skew accepted")
 	}
 }
+
+// A delay between a reading and the resync it triggers must not move the clock
+// ahead of the wall clock (it did, by up to hundreds of milliseconds, when the
+// resync took its own wall reading).
+func TestSystemResyncIgnoresDelay(t *testing.T) {
+	c := NewSystem()
+	el := int64(time.Since(c.anchor))
+	time.Sleep(20 * time.Millisecond) // the caller was descheduled after reading
+	c.resync(el)
+	if a := c.ahead.Load(); a > int64(time.Millisecond) {
+		t.Errorf("resync after a 20ms delay moved the clock %v ahead", time.Duration(a))
+	}
+}

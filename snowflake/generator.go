@@ -406,9 +406,10 @@ retry:
 	if err != nil {
 		return 0, 0, err
 	}
-	reread := false
 	for {
 		old := ln.state.Load()
+		fresh := false // whether nowNs was read after old was loaded
+	decide:
 		oldTick := int64(old >> g.laneBits)
 		oldSeq := int64(old) & g.laneMask
 		var tick, seq int64
@@ -420,15 +421,17 @@ retry:
 			}
 		default:
 			behind := oldTick - now
-			if behind > 0 && !reread {
-				// Most likely another caller read the clock after us and issued in a
-				// newer tick; a fresh reading tells that from a clock that went back.
-				reread = true
+			if behind > g.aheadTicks && !fresh {
+				// The reading may be older than the state: another caller read the
+				// clock later and issued in a newer tick, or this caller was
+				// descheduled. Only a reading taken after loading the state can show
+				// a clock that really went back.
+				fresh = true
 				nowNs = g.clk.Now()
 				if now, err = g.tickAt(nowNs); err != nil {
 					return 0, 0, err
 				}
-				continue
+				goto decide
 			}
 			if behind > g.aheadTicks {
 				if err := g.clockBehind(ctx, nd, oldTick, nowNs); err != nil {
@@ -456,7 +459,6 @@ retry:
 				if now, err = g.tickAt(nowNs); err != nil {
 					return 0, 0, err
 				}
-				reread = false
 				continue
 			}
 			if tick > g.maxTick {
@@ -469,7 +471,7 @@ retry:
 		}
 		n := min(want, g.laneMask-seq+1)
 		if ln.state.CompareAndSwap(old, uint64(tick)<<g.laneBits|uint64(seq+n-1)) {
-			if tick > now && (tick != oldTick || reread) {
+			if tick > now {
 				g.noteDrift(tick, tick != oldTick, nowNs)
 			}
 			if tick >= g.warnTick && !g.warned.Load() {

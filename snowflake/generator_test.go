@@ -3,6 +3,7 @@ package snowflake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -533,4 +534,46 @@ func TestZeroAllocs(t *testing.T) {
 		t.Errorf("Lane.Next allocates %v per call", n)
 	}
 	_ = sink
+}
+
+// staleClock returns queued readings first, as a caller descheduled between reading
+// the clock and using the reading would see them, then the real (fake) time.
+type staleClock struct {
+	*clock.Fake
+	mu     sync.Mutex
+	queued []int64
+}
+
+func (c *staleClock) Now() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queued) > 0 {
+		v := c.queued[0]
+		c.queued = c.queued[1:]
+		return v
+	}
+	return c.Fake.Now()
+}
+
+// A reading older than the state is not a clock step back: the generator reads the
+// clock again before deciding, under every policy.
+func TestStaleReadingIsNotClockBehind(t *testing.T) {
+	for _, o := range []Options{{}, {Overflow: Borrow, MaxDrift: 5 * time.Millisecond}, {WaitThreshold: -1}} {
+		c := &staleClock{Fake: clock.NewFake(t0)}
+		o.Clock, o.Namespace = c, t.Name()+o.Overflow.String()+fmt.Sprint(o.WaitThreshold)
+		g := newGen(t, o)
+		a := next(t, g)
+		c.Add(time.Second)
+		b := next(t, g)
+		c.mu.Lock()
+		c.queued = []int64{t0.Add(-time.Second).UnixNano()} // read 2 s ago
+		c.mu.Unlock()
+		d, err := g.Next(bg)
+		if err != nil || d <= b || b <= a {
+			t.Errorf("%+v: stale reading gave %d, %v (after %d, %d)", o, d, err, a, b)
+		}
+		if s := g.Stats(); s.ClockBehind != 0 {
+			t.Errorf("%+v: a stale reading counted as the clock behind: %+v", o, s)
+		}
+	}
 }

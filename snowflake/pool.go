@@ -10,6 +10,9 @@ import (
 	"github.com/flurryid/flurry"
 )
 
+// topUpEvery is how often an idle pool's refiller tops it up to full.
+const topUpEvery = 100 * time.Millisecond
+
 // PoolOptions configures a Pool. The zero PoolOptions is valid.
 type PoolOptions struct {
 	// Size is how many IDs the pool holds when full: a power of two. Zero means 8192,
@@ -25,8 +28,9 @@ type PoolOptions struct {
 
 // Pool hands out IDs made ahead of time by a generator, as seed 000's UUID pool and
 // uid-generator's CachedUidGenerator do: a ring buffer that a background goroutine
-// refills whenever it falls below LowWater. It absorbs bursts above the layout's
-// per-tick cap with IDs made earlier, while the load was lower.
+// refills whenever it falls below LowWater, and tops up to full every 100 ms. It
+// absorbs bursts above the layout's per-tick cap with IDs made earlier, while the
+// load was lower.
 //
 // Next takes from the ring with one compare-and-swap and never waits on a lock. When
 // the ring is empty it does not fail (uid-generator's "Rejected take buffer", its
@@ -157,11 +161,19 @@ func (p *Pool) signal() {
 func (p *Pool) refill(ctx context.Context) {
 	defer p.wg.Done()
 	buf := make([]flurry.ID, p.batch)
+	// Besides the wake-ups from takers below LowWater, top up every topUpEvery, so a
+	// pool left between LowWater and full after a burst fills up again while idle.
+	tick := time.NewTicker(topUpEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-p.wake:
+		case <-tick.C:
+			if p.Level() == len(p.ring) {
+				continue
+			}
 		}
 		p.wanted.Store(false)
 		for {
@@ -179,7 +191,8 @@ func (p *Pool) refill(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				p.lastErr.Store(&err)
+				stored := err // a copy, so err does not escape on every batch
+				p.lastErr.Store(&stored)
 				// The generator refuses for now (clock behind, exhausted): takers get
 				// the error from it directly; try again a little later.
 				select {

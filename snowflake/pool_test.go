@@ -137,3 +137,20 @@ func TestPoolZeroAllocs(t *testing.T) {
 		t.Errorf("Pool.Next allocates %v per call", n)
 	}
 }
+
+// After a burst that leaves the pool between LowWater and full, it fills up again.
+func TestPoolTopsUpAfterBurst(t *testing.T) {
+	g := newGen(t, Options{})
+	p, err := NewPool(g, PoolOptions{Size: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	waitLevel(t, p, 8192)
+	for i := 0; i < 4000; i++ { // stays above LowWater (4096): no wake-up
+		if _, err := p.Next(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLevel(t, p, 8192)
+}
