@@ -73,7 +73,8 @@ type Record struct {
 // safe for concurrent use, and each method must be atomic in the store: two callers,
 // in any processes on any machines, never both hold one value of one scope.
 //
-// Marks must survive expiry and release, and must never decrease.
+// Marks must survive expiry and release, and must never decrease, except by the
+// Release of the live lease.
 type Store interface {
 	// Acquire claims for owner a value in [0, size) of scope that no live lease holds,
 	// for ttl, by the store's clock. Among free values it prefers the one with the
@@ -86,8 +87,11 @@ type Store interface {
 	// wrapping ErrLost when the lease expired or is not l's anymore; then nothing
 	// changes.
 	Renew(ctx context.Context, l Lease, ttl time.Duration, mark int64) (Lease, error)
-	// Release ends a live lease at once, raising the mark to mark if that is higher.
-	// It returns an error wrapping ErrLost when the lease is not l's anymore.
+	// Release ends a live lease at once and sets the value's mark to mark, even when
+	// that is below the reservation the holder wrote with Renew: only the holder knows
+	// how far it really issued, and releasing with that lets the next holder start at
+	// once instead of waiting for the reservation to pass. It returns an error
+	// wrapping ErrLost when the lease is not l's anymore; then nothing changes.
 	Release(ctx context.Context, l Lease, mark int64) error
 	// List returns the values of scope that have a record (held now, or held before
 	// and so with a mark), by value.

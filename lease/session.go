@@ -201,7 +201,7 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 	s.size = 1 << total
 	s.scope = opts.Scope
 	if len(fixedParts) > 0 {
-		s.scope += "/" + strings.Join(fixedParts, ",")
+		s.scope += "/" + strings.Join(fixedParts, "/")
 	}
 	if opts.Fixed != nil {
 		if *opts.Fixed < 0 || *opts.Fixed >= s.size {
@@ -250,6 +250,7 @@ func (s *Session) nodeOf(v int64) layout.NodeValues {
 // acquire loops until a lease is held and granted, or ctx ends.
 func (s *Session) acquire(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
+	var lastMsg string
 	for {
 		err := s.tryAcquire(ctx)
 		if err == nil {
@@ -259,10 +260,14 @@ func (s *Session) acquire(ctx context.Context) error {
 		if errors.Is(err, snowflake.ErrInUse) || errors.Is(err, ErrBadConfig) {
 			return err
 		}
-		if errors.Is(err, ErrNoFreeValue) {
-			s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
-		} else {
-			s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+		// Log once per kind of failure, not on every retry.
+		if msg := err.Error(); msg != lastMsg {
+			lastMsg = msg
+			if errors.Is(err, ErrNoFreeValue) {
+				s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
+			} else {
+				s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -438,6 +443,11 @@ func (s *Session) Close() error {
 	s.g.Revoke(ErrClosedSession)
 	s.mu.Lock()
 	l, held, mark := s.l, s.held, s.mark
+	// Release with what the generator really issued, not the whole reservation, so
+	// the next holder of the value need not wait for the reservation to pass.
+	if it, ok := s.g.(interface{ IssuedThrough() int64 }); ok && held {
+		mark = min(mark, max(it.IssuedThrough(), s.above))
+	}
 	s.held, s.status.Held = false, false
 	s.mu.Unlock()
 	if !held {

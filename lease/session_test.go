@@ -354,3 +354,44 @@ func TestSessionOneWritePerWindow(t *testing.T) {
 	}
 	t.Logf("%d IDs, %d store writes in %v", n, writes, elapsed)
 }
+
+// A clean close releases the value with the mark of what was issued, not the whole
+// reservation, so the next holder starts at once.
+func TestSessionCloseReleasesRealMark(t *testing.T) {
+	dir := t.TempDir()
+	scope := leasetest.Scope(t)
+	fixed := int64(2)
+	opts := lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet}
+	l, _ := layout.Parse("twitter")
+	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Namespace: "first"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _ := g.Next(context.Background())
+	reserved := s.Status().Mark
+	s.Close()
+	g.Close()
+	recs, _ := store(t, dir).List(context.Background(), s.Status().Scope)
+	if len(recs) != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+	mark := time.UnixMilli(recs[0].Mark)
+	if mark.Before(l.TimeOf(last)) || !mark.Before(reserved) || mark.Sub(l.TimeOf(last)) > time.Second {
+		t.Errorf("released mark %v; last ID at %v, reservation to %v", mark, l.TimeOf(last), reserved)
+	}
+}
+
+// Node fields given in Node name the pool, each as a path segment.
+func TestSessionScopeWithSeveralFixedFields(t *testing.T) {
+	l, _ := layout.Parse("gameserver")
+	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Namespace: t.Name()},
+		lease.Options{Store: store(t, t.TempDir()), Node: layout.NodeValues{1, 2}, Leased: []string{"app"}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	defer s.Close()
+	if got := s.Status().Scope; got != "default/platform=1/area=2" {
+		t.Errorf("scope %q", got)
+	}
+}

@@ -39,7 +39,7 @@ type ClockBehindError struct {
 }
 
 func (e *ClockBehindError) Error() string {
-	return fmt.Sprintf("snowflake: clock moved backwards: it is %v behind the last issued ID; refusing to issue until it catches up (or configure Standby node values or the Logical policy)", e.Gap)
+	return fmt.Sprintf("snowflake: clock moved backwards: it is %v behind the last issued ID or the node value's high-water mark; refusing to issue until it catches up (the Logical policy issues ahead of the clock within MaxDrift instead)", e.Gap)
 }
 
 // Is reports whether target is ErrClockBehind.

@@ -53,6 +53,7 @@ func (g *Generator) Grant(gr Grant) error {
 		return ErrClosed
 	}
 	floor := max(g.l.TickAt(gr.Above*int64(time.Millisecond)), 0)
+	prev := g.active.Load()
 	through := min(g.l.TickAt(gr.Through*int64(time.Millisecond)), g.maxTick)
 	cur := g.active.Load()
 	if cur == nil || cur.mask != mask {
@@ -78,6 +79,11 @@ func (g *Generator) Grant(gr Grant) error {
 		}
 		registry.Unlock()
 		cur = next
+		// IDs on the new value must still be larger than every ID returned before:
+		// start after the last tick the old value issued in.
+		if prev != nil {
+			floor = max(floor, prev.lastTick(g))
+		}
 	}
 	// Mark the floor tick used up in every lane, so the next ID is in a later tick.
 	floorState := uint64(floor)<<g.laneBits | uint64(g.laneMask)
@@ -91,6 +97,35 @@ func (g *Generator) Grant(gr Grant) error {
 	g.lost.Store(nil)
 	g.active.Store(cur)
 	return nil
+}
+
+// lastTick returns the latest tick any lane of n issued in.
+func (n *node) lastTick(g *Generator) int64 {
+	var t int64
+	for i := range n.lanes {
+		t = max(t, int64(n.lanes[i].state.Load()>>g.laneBits))
+	}
+	return t
+}
+
+// IssuedThrough returns, in Unix milliseconds, the start of the latest tick in which
+// the generator may have issued an ID for its current node value, counting calls
+// that were already past the fence when it was revoked. Call it after Revoke: a lease
+// session releases the value with this mark, which is usually far below the end of
+// its reservation, so the next holder need not wait for the reservation to pass.
+func (g *Generator) IssuedThrough() int64 {
+	cur := g.active.Load()
+	if cur == nil {
+		return 0
+	}
+	now, err := g.tickAt(g.clk.Now())
+	if err != nil {
+		now = 0
+	}
+	// A call past the fence issues at most one tick after the state, or at its own
+	// reading of the clock (no later than now) plus what it may borrow.
+	t := min(max(cur.lastTick(g)+1, now+g.aheadTicks), g.maxTick)
+	return g.l.TickTime(t).UnixMilli()
 }
 
 // Revoke stops a Managed generator at once: Next returns ErrLeaseLost, with cause in
@@ -119,6 +154,9 @@ func (g *Generator) lostErr(nd *node, tick int64) error {
 		return fmt.Errorf("%w: node %s: the reserved window ends at %s and the store has not confirmed a new one%s",
 			ErrLeaseLost, g.l.FormatNodeValues(nd.values), g.l.TickTime(nd.through.Load()+1).Format(time.RFC3339Nano), cause)
 	}
-	return fmt.Errorf("%w: node %s: the lease was not renewed in time, so another process may hold the value; issuing resumes when it is renewed%s",
-		ErrLeaseLost, g.l.FormatNodeValues(nd.values), cause)
+	if cause != "" {
+		return fmt.Errorf("%w: node %s: the lease was lost%s; issuing resumes when a lease is held again", ErrLeaseLost, g.l.FormatNodeValues(nd.values), cause)
+	}
+	return fmt.Errorf("%w: node %s: the lease was not renewed in time, so another process may hold the value; issuing resumes when it is renewed",
+		ErrLeaseLost, g.l.FormatNodeValues(nd.values))
 }

@@ -128,3 +128,37 @@ func TestManagedZeroAllocs(t *testing.T) {
 	}
 	_ = sink
 }
+
+// Moving to another node value inside one tick must not return a smaller ID: the
+// new value starts after the last tick the old one issued in.
+func TestManagedMoveKeepsOrder(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
+	far := Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
+	a, b := far, far
+	a.Node, b.Node = layout.NodeValues{0, 5}, layout.NodeValues{0, 1}
+	g.Grant(a)
+	first := next(t, g)
+	g.Grant(b) // same tick, smaller node value
+	if second := next(t, g); second <= first {
+		t.Errorf("after moving to a smaller node value in the same tick: %d <= %d", second, first)
+	}
+}
+
+func TestIssuedThrough(t *testing.T) {
+	f := clock.NewFake(t0)
+	l := lay(t, "twitter")
+	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
+	if g.IssuedThrough() != 0 {
+		t.Error("IssuedThrough before any grant")
+	}
+	g.Grant(Grant{Node: layout.NodeValues{0, 5}, Through: ms(t0.Add(4 * time.Second)), Until: t0.Add(time.Hour).UnixNano()})
+	id := next(t, g)
+	g.Revoke(nil)
+	got := g.IssuedThrough()
+	// The last tick issued, plus the one tick a call past the fence could still take.
+	if want := ms(l.TimeOf(id)) + 1; got != want {
+		t.Errorf("IssuedThrough = %d, want %d (the reservation went to %d)", got, want, ms(t0.Add(4*time.Second)))
+	}
+}

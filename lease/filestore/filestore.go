@@ -237,7 +237,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 		if err != nil {
 			return false, err
 		}
-		f.Values[key] = record{Mark: max(r.Mark, mark)}
+		f.Values[key] = record{Mark: mark}
 		return true, nil
 	})
 }

@@ -200,6 +200,11 @@ func testRelease(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	s, s2 := open(t, newStore), open(t, newStore)
 	scope := Scope(t)
 	l := acquire(t, s, scope, 1, "a")
+	reserved := time.Now().UnixMilli() + 4000
+	if _, err := s.Renew(ctx(t), l, ttl, reserved); err != nil {
+		t.Fatal(err)
+	}
+	// The holder issued less than it reserved: its release sets the lower mark.
 	mark := time.Now().UnixMilli() + 2000
 	if err := s.Release(ctx(t), l, mark); err != nil {
 		t.Fatal(err)
