@@ -144,8 +144,9 @@ func TestSessionHandOverAboveMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.TimeOf(id).After(mark) || id <= last {
-		t.Errorf("new holder's first ID %d at %v; the old holder reserved through %v and issued up to %d", id, l.TimeOf(id), mark, last)
+	// The old holder released with the mark of what it issued, below its reservation.
+	if id <= last || !l.TimeOf(id).After(l.TimeOf(last)) || !l.TimeOf(id).Before(mark) {
+		t.Errorf("new holder's first ID %d at %v; the old holder issued up to %d at %v and had reserved through %v", id, l.TimeOf(id), last, l.TimeOf(last), mark)
 	}
 }
 
@@ -306,10 +307,9 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	if _, err := g2.Next(context.Background()); !errors.Is(err, snowflake.ErrClockBehind) {
 		t.Fatalf("clock 5 s behind the mark: %v", err)
 	}
-	// Past the first holder's 4 s reservation (Window 2 s plus one 2 s interval),
-	// inside this holder's grant (TTL less the margin, counted on its own clock from
-	// when it acquired: 5 s behind + 17.95 s).
-	behind.Set(ahead.Time().Add(4500 * time.Millisecond))
+	// Past the mark the first holder released with (its last tick plus one), inside
+	// this holder's own reservation.
+	behind.Set(ahead.Time().Add(time.Second))
 	second, err := g2.Next(context.Background())
 	if err != nil || second <= first {
 		t.Fatalf("after catching up: %d, %v (first holder issued %d)", second, err, first)

@@ -233,7 +233,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 		return err
 	}
 	return s.update(ctx, l.Scope, func(f *file, now int64) (bool, error) {
-		key, r, err := s.live(f, l, now, "release")
+		key, _, err := s.live(f, l, now, "release")
 		if err != nil {
 			return false, err
 		}

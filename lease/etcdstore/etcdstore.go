@@ -1,0 +1,594 @@
+package etcdstore
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/flurryid/flurry/lease"
+)
+
+// DefaultPrefix starts every key when Options.Prefix is empty.
+const DefaultPrefix = "flurry/lease"
+
+const (
+	maxValue = 1 << 22 // package lease's largest pool
+	pageSize = 1000    // keys per range request
+	// candidates is how many values Acquire tries from one read before reading
+	// again; rounds bounds the reads.
+	candidates = 8
+	rounds     = 16
+)
+
+// Options configures a Store. The zero Options is valid.
+type Options struct {
+	// Prefix starts every key: Prefix/scope/held/value. Empty means DefaultPrefix.
+	// A trailing slash is dropped.
+	Prefix string
+	// DialTimeout bounds Open's first connection, along with Open's context. Zero
+	// means 5s. New ignores it.
+	DialTimeout time.Duration
+}
+
+// Store is a lease.Store in etcd. It is safe for concurrent use.
+type Store struct {
+	cli    *clientv3.Client
+	owned  bool // Close closes cli
+	prefix string
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New returns a store using cli, which stays the caller's: Close does not close it.
+func New(cli *clientv3.Client, opts Options) *Store {
+	p := strings.TrimRight(opts.Prefix, "/")
+	if p == "" {
+		p = DefaultPrefix
+	}
+	return &Store{cli: cli, prefix: p}
+}
+
+// Open connects to the etcd cluster a URL names, checks that it answers, and
+// returns a store that closes the connection on Close:
+//
+//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s]
+//
+// The endpoints are spoken to over plain HTTP/2 (no TLS). The path, without its
+// first slash, is the key prefix and wins over opts.Prefix (etcd://h:2379//abs
+// gives the prefix "/abs"); dial_timeout wins over opts.DialTimeout. Other query
+// keys are refused. Errors never show the password.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	cfg, opts, err := parseURL(rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < cfg.DialTimeout {
+		cfg.DialTimeout = max(time.Until(d), time.Millisecond)
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lease/etcdstore: %s: %w", redact(rawURL), err)
+	}
+	s := New(cli, opts)
+	s.owned = true
+	if _, err := cli.Get(ctx, s.prefix+"/"); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("lease/etcdstore: %s: %w", redact(rawURL), err)
+	}
+	return s, nil
+}
+
+func parseURL(rawURL string, opts Options) (clientv3.Config, Options, error) {
+	var cfg clientv3.Config
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL, password included
+		}
+		return cfg, opts, fmt.Errorf("lease/etcdstore: not an etcd:// URL: %v", err)
+	}
+	if u.Scheme != "etcd" {
+		return cfg, opts, fmt.Errorf("lease/etcdstore: %s: the scheme must be etcd", u.Redacted())
+	}
+	if u.Opaque != "" || u.Host == "" {
+		return cfg, opts, fmt.Errorf("lease/etcdstore: %s: name the endpoints: etcd://host:port[,host:port]", u.Redacted())
+	}
+	for _, h := range strings.Split(u.Host, ",") {
+		host, port, err := net.SplitHostPort(h)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return cfg, opts, fmt.Errorf("lease/etcdstore: %s: endpoint %q must be host:port", u.Redacted(), h)
+		}
+		cfg.Endpoints = append(cfg.Endpoints, "http://"+h)
+	}
+	if u.User != nil {
+		cfg.Username = u.User.Username()
+		cfg.Password, _ = u.User.Password()
+	}
+	if p := strings.TrimPrefix(u.Path, "/"); strings.TrimRight(p, "/") != "" {
+		opts.Prefix = p
+	}
+	q := u.Query()
+	if q.Has("dial_timeout") {
+		d, err := time.ParseDuration(q.Get("dial_timeout"))
+		if err != nil || d <= 0 {
+			return cfg, opts, fmt.Errorf("lease/etcdstore: %s: dial_timeout must be a duration such as 5s", u.Redacted())
+		}
+		opts.DialTimeout = d
+		q.Del("dial_timeout")
+	}
+	if len(q) > 0 {
+		var ks []string
+		for k := range q {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return cfg, opts, fmt.Errorf("lease/etcdstore: %s: unknown option %s; the only one is dial_timeout", u.Redacted(), strings.Join(ks, ", "))
+	}
+	if opts.DialTimeout < 0 {
+		return cfg, opts, fmt.Errorf("lease/etcdstore: DialTimeout %v is negative", opts.DialTimeout)
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = 5 * time.Second
+	}
+	cfg.DialTimeout = opts.DialTimeout
+	cfg.Logger = zap.NewNop() // errors are returned, not logged
+	return cfg, opts, nil
+}
+
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Close closes the client Open made; it does nothing for a store made by New. It
+// does not release leases.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.cli.Close()
+	}
+	return nil
+}
+
+func (s *Store) heldPrefix(scope string) string { return s.prefix + "/" + scope + "/held/" }
+func (s *Store) markPrefix(scope string) string { return s.prefix + "/" + scope + "/mark/" }
+
+func (s *Store) keys(scope string, v int64) (held, mark string) {
+	n := strconv.FormatInt(v, 10)
+	return s.heldPrefix(scope) + n, s.markPrefix(scope) + n
+}
+
+// holder is the value of a held key.
+type holder struct {
+	Owner string `json:"owner"`
+	Token string `json:"token"`
+}
+
+func newToken(id clientv3.LeaseID) string { return strconv.FormatInt(int64(id), 16) + "-" + rand.Text() }
+
+// leaseID reads the etcd lease ID from a token.
+func leaseID(token string) (clientv3.LeaseID, bool) {
+	h, r, ok := strings.Cut(token, "-")
+	if !ok || r == "" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(h, 16, 64)
+	return clientv3.LeaseID(id), err == nil && id > 0
+}
+
+// parseValue reads a node value from the rest of a key after its prefix; keys of
+// nested scopes ("a/b" below "a") do not parse.
+func parseValue(rest string) (int64, bool) {
+	if rest == "" || len(rest) > 7 || rest[0] == '0' && rest != "0" {
+		return 0, false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	v, _ := strconv.ParseInt(rest, 10, 64)
+	return v, v < maxValue
+}
+
+func seconds(ttl time.Duration) int64 { return int64((ttl + time.Second - 1) / time.Second) }
+
+func checkTTL(ttl time.Duration) error {
+	if ttl < time.Second || ttl%time.Millisecond != 0 {
+		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+	}
+	return nil
+}
+
+// rangeAll reads every key under prefix at revision rev (0: now), in pages, and
+// returns them with the revision read.
+func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64) ([]*mvccpb.KeyValue, int64, error) {
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	key := prefix
+	var out []*mvccpb.KeyValue
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(pageSize)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		r, err := s.cli.Get(ctx, key, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		if rev == 0 {
+			rev = r.Header.Revision
+		}
+		out = append(out, r.Kvs...)
+		if !r.More || len(r.Kvs) == 0 {
+			return out, rev, nil
+		}
+		key = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+	}
+}
+
+type markKV struct {
+	mark, rev int64 // rev is the mark key's ModRevision
+}
+
+// scan reads a scope's held and mark keys at one revision.
+func (s *Store) scan(ctx context.Context, scope string) (held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, err error) {
+	hp, mp := s.heldPrefix(scope), s.markPrefix(scope)
+	hkvs, rev, err := s.rangeAll(ctx, hp, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	mkvs, _, err := s.rangeAll(ctx, mp, rev)
+	if err != nil {
+		return nil, nil, err
+	}
+	held = make(map[int64]*mvccpb.KeyValue, len(hkvs))
+	for _, kv := range hkvs {
+		if v, ok := parseValue(string(kv.Key[len(hp):])); ok {
+			held[v] = kv
+		}
+	}
+	marks = make(map[int64]markKV, len(mkvs))
+	for _, kv := range mkvs {
+		v, ok := parseValue(string(kv.Key[len(mp):]))
+		if !ok {
+			continue
+		}
+		m, err := strconv.ParseInt(string(kv.Value), 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("mark key %s holds %q, not a number; it was not written by this package", kv.Key, kv.Value)
+		}
+		marks[v] = markKV{m, kv.ModRevision}
+	}
+	return held, marks, nil
+}
+
+type candidate struct {
+	value int64
+	markKV
+}
+
+// pick returns up to n free values of [0, size), lowest mark first, then lowest
+// value. A value without a mark key has mark 0.
+func pick(size int64, held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, n int) []candidate {
+	var used []candidate
+	for v, m := range marks {
+		if _, h := held[v]; v < size && !h {
+			used = append(used, candidate{v, m})
+		}
+	}
+	slices.SortFunc(used, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.mark, b.mark), cmp.Compare(a.value, b.value))
+	})
+	var fresh []candidate
+	for v := int64(0); v < size && len(fresh) < n; v++ {
+		_, h := held[v]
+		if _, m := marks[v]; !h && !m {
+			fresh = append(fresh, candidate{value: v})
+		}
+	}
+	out := make([]candidate, 0, n)
+	for len(out) < n && (len(used) > 0 || len(fresh) > 0) {
+		if len(fresh) == 0 || len(used) > 0 && (used[0].mark < 0 || used[0].mark == 0 && used[0].value < fresh[0].value) {
+			out, used = append(out, used[0]), used[1:]
+		} else {
+			out, fresh = append(out, fresh[0]), fresh[1:]
+		}
+	}
+	return out
+}
+
+// revoke ends an etcd lease, best effort: if it fails the lease expires anyway.
+func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	s.cli.Revoke(ctx, id)
+}
+
+// Acquire claims the free value of [0, size) with the lowest mark, then the lowest
+// value, under a new etcd lease; see lease.Store.
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	fail := func(err error) (lease.Lease, error) {
+		return lease.Lease{}, fmt.Errorf("lease/etcdstore: acquire %s: %w", scope, err)
+	}
+	start := time.Now()
+	g, err := s.cli.Grant(ctx, seconds(ttl))
+	if err != nil {
+		return fail(fmt.Errorf("granting an etcd lease: %w", err))
+	}
+	claimed := false
+	defer func() {
+		if !claimed {
+			s.revoke(ctx, g.ID)
+		}
+	}()
+	token := newToken(g.ID)
+	hv, err := json.Marshal(holder{owner, token})
+	if err != nil {
+		return fail(err)
+	}
+	for round := range rounds {
+		held, marks, err := s.scan(ctx, scope)
+		if err != nil {
+			return fail(err)
+		}
+		cands := pick(size, held, marks, candidates)
+		if len(cands) == 0 {
+			return fail(lease.ErrNoFreeValue)
+		}
+		for _, c := range cands {
+			hk, mk := s.keys(scope, c.value)
+			ops := []clientv3.Op{clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID))}
+			if c.rev == 0 {
+				ops = append(ops, clientv3.OpPut(mk, "0"))
+			}
+			r, err := s.cli.Txn(ctx).If(
+				clientv3.Compare(clientv3.CreateRevision(hk), "=", 0),
+				clientv3.Compare(clientv3.ModRevision(mk), "=", c.rev),
+			).Then(ops...).Commit()
+			if err != nil {
+				return fail(err) // the deferred revoke deletes the key if the Txn did commit
+			}
+			if r.Succeeded {
+				claimed = true
+				return lease.Lease{Scope: scope, Value: c.value, Owner: owner, Token: token, Mark: c.mark,
+					Expires: start.Add(time.Duration(g.TTL) * time.Second)}, nil
+			}
+		}
+		// Others took every candidate: read again after a short random pause.
+		select {
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case <-time.After(time.Duration(mrand.Int64N(int64(5*time.Millisecond) << min(round, 5)))):
+		}
+	}
+	return fail(fmt.Errorf("gave up after %d reads: other acquirers kept taking the free values first", rounds))
+}
+
+// state reads a value's held and mark keys from a Txn's responses.
+func state(rs []*etcdserverpb.ResponseOp) (h *holder, heldRev int64, mk markKV, err error) {
+	if len(rs) != 2 {
+		return nil, 0, mk, fmt.Errorf("unexpected etcd response")
+	}
+	if kvs := rs[0].GetResponseRange().GetKvs(); len(kvs) == 1 {
+		h = new(holder)
+		if err := json.Unmarshal(kvs[0].Value, h); err != nil {
+			return nil, 0, mk, fmt.Errorf("held key %s holds %q: %v", kvs[0].Key, kvs[0].Value, err)
+		}
+		heldRev = kvs[0].ModRevision
+	}
+	if kvs := rs[1].GetResponseRange().GetKvs(); len(kvs) == 1 {
+		m, err := strconv.ParseInt(string(kvs[0].Value), 10, 64)
+		if err != nil {
+			return nil, 0, mk, fmt.Errorf("mark key %s holds %q, not a number", kvs[0].Key, kvs[0].Value)
+		}
+		mk = markKV{m, kvs[0].ModRevision}
+	}
+	return h, heldRev, mk, nil
+}
+
+// current reads a value's held and mark keys; h is nil when the value is not held.
+func (s *Store) current(ctx context.Context, hk, mk string) (h *holder, heldRev int64, m markKV, err error) {
+	r, err := s.cli.Txn(ctx).Then(clientv3.OpGet(hk), clientv3.OpGet(mk)).Commit()
+	if err != nil {
+		return nil, 0, m, err
+	}
+	return state(r.Responses)
+}
+
+func checkLease(l lease.Lease) (clientv3.LeaseID, error) {
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return 0, err
+	}
+	if l.Value < 0 || l.Value >= maxValue {
+		return 0, fmt.Errorf("lease: node value %d out of range", l.Value)
+	}
+	id, _ := leaseID(l.Token)
+	return id, nil
+}
+
+// update commits ops on a value when its held key is still at heldRev and its
+// mark key at m.rev, raising the mark to mark on the way; when only the mark moved
+// it tries again. It returns the mark, or ErrLost when the held key changed.
+func (s *Store) update(ctx context.Context, hk, mk string, heldRev int64, m markKV, mark int64, ops ...clientv3.Op) (int64, error) {
+	for range rounds {
+		newMark := max(m.mark, mark)
+		all := ops
+		if newMark > m.mark || m.rev == 0 {
+			all = append(slices.Clip(ops), clientv3.OpPut(mk, strconv.FormatInt(newMark, 10)))
+		}
+		r, err := s.cli.Txn(ctx).If(
+			clientv3.Compare(clientv3.ModRevision(hk), "=", heldRev),
+			clientv3.Compare(clientv3.ModRevision(mk), "=", m.rev),
+		).Then(all...).Else(clientv3.OpGet(hk), clientv3.OpGet(mk)).Commit()
+		if err != nil {
+			return 0, err
+		}
+		if r.Succeeded {
+			return newMark, nil
+		}
+		var h *holder
+		var rev int64
+		if h, rev, m, err = state(r.Responses); err != nil {
+			return 0, err
+		}
+		if h == nil || rev != heldRev {
+			return 0, lease.ErrLost
+		}
+	}
+	return 0, errors.New("the mark kept changing under concurrent writes")
+}
+
+// Renew keeps the lease's etcd lease alive and raises the mark; see lease.Store.
+// A ttl longer than the etcd lease was granted with moves the value to a new etcd
+// lease, with a new Token.
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	id, err := checkLease(l)
+	if err == nil {
+		err = checkTTL(ttl)
+	}
+	if err != nil {
+		return lease.Lease{}, err
+	}
+	fail := func(err error) (lease.Lease, error) {
+		return lease.Lease{}, fmt.Errorf("lease/etcdstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	if id == 0 {
+		return fail(lease.ErrLost)
+	}
+	hk, mk := s.keys(l.Scope, l.Value)
+	// Check the token first, so that a stale holder never extends another's lease.
+	h, heldRev, m, err := s.current(ctx, hk, mk)
+	if err != nil {
+		return fail(err)
+	}
+	if h == nil || h.Token != l.Token {
+		return fail(lease.ErrLost)
+	}
+	start := time.Now()
+	ka, err := s.cli.KeepAliveOnce(ctx, id)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return fail(lease.ErrLost)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	granted := ka.TTL
+	newID, token := id, l.Token
+	var ops []clientv3.Op
+	if granted < seconds(ttl) {
+		g, err := s.cli.Grant(ctx, seconds(ttl))
+		if err != nil {
+			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", err))
+		}
+		newID, token, granted = g.ID, newToken(g.ID), g.TTL
+		hv, err := json.Marshal(holder{h.Owner, token})
+		if err != nil {
+			return fail(err)
+		}
+		ops = append(ops, clientv3.OpPut(hk, string(hv), clientv3.WithLease(newID)))
+	}
+	newMark, err := s.update(ctx, hk, mk, heldRev, m, mark, ops...)
+	if newID != id {
+		if err != nil {
+			s.revoke(ctx, newID)
+		} else {
+			s.revoke(ctx, id)
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	l.Token, l.Mark, l.Expires = token, newMark, start.Add(time.Duration(granted)*time.Second)
+	return l, nil
+}
+
+// Release deletes the held key, raises the mark and revokes the etcd lease; see
+// lease.Store.
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+	id, err := checkLease(l)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("lease/etcdstore: release %s/%d: %w", l.Scope, l.Value, err)
+	}
+	if id == 0 {
+		return fail(lease.ErrLost)
+	}
+	hk, mk := s.keys(l.Scope, l.Value)
+	h, heldRev, m, err := s.current(ctx, hk, mk)
+	if err != nil {
+		return fail(err)
+	}
+	if h == nil || h.Token != l.Token {
+		return fail(lease.ErrLost)
+	}
+	if _, err := s.update(ctx, hk, mk, heldRev, m, mark, clientv3.OpDelete(hk)); err != nil {
+		return fail(err)
+	}
+	s.revoke(ctx, id)
+	return nil
+}
+
+// List returns the scope's values that have a mark or a holder, by value; see
+// lease.Store. Expires comes from etcd's remaining TTL of each holder's lease.
+func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	held, marks, err := s.scan(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("lease/etcdstore: list %s: %w", scope, err)
+	}
+	byValue := make(map[int64]*lease.Record, len(marks)+len(held))
+	for v, m := range marks {
+		byValue[v] = &lease.Record{Scope: scope, Value: v, Mark: m.mark}
+	}
+	for v, kv := range held {
+		r := byValue[v]
+		if r == nil {
+			r = &lease.Record{Scope: scope, Value: v}
+			byValue[v] = r
+		}
+		var h holder
+		if err := json.Unmarshal(kv.Value, &h); err != nil {
+			return nil, fmt.Errorf("lease/etcdstore: list %s: held key %s holds %q: %v", scope, kv.Key, kv.Value, err)
+		}
+		now := time.Now()
+		ttl, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
+		if err != nil {
+			return nil, fmt.Errorf("lease/etcdstore: list %s: %w", scope, err)
+		}
+		if ttl.TTL > 0 {
+			r.Held, r.Owner, r.Token, r.Expires = true, h.Owner, h.Token, now.Add(time.Duration(ttl.TTL)*time.Second)
+		}
+	}
+	out := make([]lease.Record, 0, len(byValue))
+	for _, r := range byValue {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b lease.Record) int { return cmp.Compare(a.Value, b.Value) })
+	return out, nil
+}

@@ -1,0 +1,203 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasetest"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func open(t *testing.T, rawURL string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(testCtx(t), rawURL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	u := testenv.Etcd.URL(t)
+	leasetest.Run(t, func(t *testing.T) lease.Store {
+		s, err := Open(testCtx(t), u, Options{Prefix: "flurry-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, url string
+		opts      Options
+		endpoints []string
+		user      string
+		want      Options // after defaults
+		err       string  // part of the error; "" for none
+	}{
+		{name: "plain", url: "etcd://127.0.0.1:2379", endpoints: []string{"http://127.0.0.1:2379"},
+			want: Options{DialTimeout: 5 * time.Second}},
+		{name: "several and prefix", url: "etcd://a:1,b:2/ids/lease?dial_timeout=2s", endpoints: []string{"http://a:1", "http://b:2"},
+			want: Options{Prefix: "ids/lease", DialTimeout: 2 * time.Second}},
+		{name: "absolute prefix", url: "etcd://a:1//ids", endpoints: []string{"http://a:1"},
+			want: Options{Prefix: "/ids", DialTimeout: 5 * time.Second}},
+		{name: "opts kept", url: "etcd://a:1/", opts: Options{Prefix: "p", DialTimeout: time.Second}, endpoints: []string{"http://a:1"},
+			want: Options{Prefix: "p", DialTimeout: time.Second}},
+		{name: "url over opts", url: "etcd://a:1/q?dial_timeout=3s", opts: Options{Prefix: "p", DialTimeout: time.Second}, endpoints: []string{"http://a:1"},
+			want: Options{Prefix: "q", DialTimeout: 3 * time.Second}},
+		{name: "user", url: "etcd://ann:secret@a:1", endpoints: []string{"http://a:1"}, user: "ann",
+			want: Options{DialTimeout: 5 * time.Second}},
+		{name: "bad scheme", url: "http://a:1", err: "scheme"},
+		{name: "no host", url: "etcd:///x", err: "endpoints"},
+		{name: "no port", url: "etcd://a", err: "host:port"},
+		{name: "bad second endpoint", url: "etcd://a:1,b", err: "port"},
+		{name: "empty endpoint", url: "etcd://a:1,,b:2", err: "host:port"},
+		{name: "unknown key", url: "etcd://a:1?ttl=5s", err: "unknown option ttl"},
+		{name: "bad dial timeout", url: "etcd://a:1?dial_timeout=soon", err: "dial_timeout"},
+		{name: "password redacted", url: "etcd://ann:secret@a:1?nope=1", err: "ann:xxxxx@a:1"},
+		{name: "password redacted, bad port", url: "etcd://ann:secret@a:x", err: "invalid port"},
+		{name: "password redacted, bad scheme", url: "redis://ann:secret@a:1", err: "scheme"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, o, err := parseURL(tc.url, tc.opts)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "lease/etcdstore: ") {
+					t.Fatalf("parseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Fatalf("error shows the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseURL(%q): %v", tc.url, err)
+			}
+			if !slices.Equal(cfg.Endpoints, tc.endpoints) || cfg.Username != tc.user || cfg.DialTimeout != tc.want.DialTimeout {
+				t.Errorf("config endpoints %q user %q dial %v", cfg.Endpoints, cfg.Username, cfg.DialTimeout)
+			}
+			if o != tc.want {
+				t.Errorf("options %+v; want %+v", o, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenDeadServer(t *testing.T) {
+	start := time.Now()
+	_, err := Open(testCtx(t), "etcd://ann:secret@127.0.0.1:1?dial_timeout=300ms", Options{})
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "lease/etcdstore: ") {
+		t.Errorf("Open of a dead server: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Open of a dead server took %v", d)
+	}
+}
+
+// TestKeys checks the key layout the package documentation promises: the held key
+// has the etcd lease, the mark key has none and outlives the lease.
+func TestKeys(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test/"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	l, err := s.Acquire(ctx, scope, 3, "me", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := leaseID(l.Token)
+	r, err := s.cli.Get(ctx, "flurry-test/"+scope+"/held/0")
+	if err != nil || len(r.Kvs) != 1 || r.Kvs[0].Lease != int64(id) || !strings.Contains(string(r.Kvs[0].Value), `"owner":"me"`) {
+		t.Fatalf("held key %v, %v", r.Kvs, err)
+	}
+	if err := s.Release(ctx, l, 12345); err != nil {
+		t.Fatal(err)
+	}
+	r, err = s.cli.Get(ctx, "flurry-test/"+scope+"/mark/0")
+	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "12345" || r.Kvs[0].Lease != 0 {
+		t.Fatalf("mark key %v, %v", r.Kvs, err)
+	}
+	if ttl, err := s.cli.TimeToLive(ctx, id); err != nil || ttl.TTL > 0 {
+		t.Errorf("the etcd lease outlived Release: %+v, %v", ttl, err)
+	}
+}
+
+// TestNestedScopes: a scope's reads see the keys of scopes below it, and ignore them.
+func TestNestedScopes(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	outer := leasetest.Scope(t)
+	for _, sc := range []string{outer + "/held", outer + "/held/0", outer + "/mark/7"} {
+		if _, err := s.Acquire(ctx, sc, 1, "inner", 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Acquire(ctx, outer, 8, "outer", 2*time.Second)
+	if err != nil || l.Value != 0 {
+		t.Fatalf("Acquire beside nested scopes = %+v, %v", l, err)
+	}
+	recs, err := s.List(ctx, outer)
+	if err != nil || len(recs) != 1 || recs[0].Owner != "outer" {
+		t.Fatalf("List = %+v, %v", recs, err)
+	}
+}
+
+// TestLongerTTL: etcd renews for the granted TTL, so a longer ttl moves the value
+// to a new etcd lease with a new token.
+func TestLongerTTL(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	l, err := s.Acquire(ctx, scope, 1, "a", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := s.Renew(ctx, l, 1500*time.Millisecond, 10) // 2s granted already covers it
+	if err != nil || l2.Token != l.Token {
+		t.Fatalf("Renew with a shorter ttl = %+v, %v", l2, err)
+	}
+	before := time.Now()
+	l3, err := s.Renew(ctx, l2, 30*time.Second, 20)
+	if err != nil || l3.Token == l.Token || l3.Mark != 20 || l3.Expires.Before(before.Add(29*time.Second)) {
+		t.Fatalf("Renew with a longer ttl = %+v, %v", l3, err)
+	}
+	if _, err := s.Renew(ctx, l2, 2*time.Second, 30); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("the old token still renews: %v", err)
+	}
+	oldID, _ := leaseID(l.Token)
+	if ttl, err := s.cli.TimeToLive(ctx, oldID); err != nil || ttl.TTL > 0 {
+		t.Errorf("the old etcd lease was not revoked: %+v, %v", ttl, err)
+	}
+	if err := s.Release(ctx, l3, 40); err != nil {
+		t.Fatal(err)
+	}
+	l4, err := s.Acquire(ctx, scope, 1, "b", 2*time.Second)
+	if err != nil || l4.Mark != 40 {
+		t.Fatalf("after release = %+v, %v", l4, err)
+	}
+}
+
+func TestPick(t *testing.T) {
+	marks := map[int64]markKV{0: {5, 1}, 2: {0, 2}, 3: {1, 3}, 9: {0, 4}}
+	got := pick(6, nil, marks, 8)
+	var vs []int64
+	for _, c := range got {
+		vs = append(vs, c.value)
+	}
+	// mark 0: values 1, 2 (recorded), 4, 5; then mark 1: 3; then mark 5: 0. 9 is outside the pool.
+	if want := []int64{1, 2, 4, 5, 3, 0}; !slices.Equal(vs, want) {
+		t.Errorf("pick = %v; want %v", vs, want)
+	}
+}

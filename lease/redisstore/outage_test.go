@@ -1,0 +1,123 @@
+//go:build unix
+
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/lease"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startRedis starts a throwaway redis-server without persistence on port and
+// waits until it answers.
+func startRedis(t *testing.T, port int) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		msg := "redis-server is not on PATH; the outage test needs its own server to stop"
+		if testenv.Required() {
+			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
+		}
+		t.Skip(msg)
+	}
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server on port %d did not start: %v", port, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// renewWithin renews for 3s under a deadline d and checks that the call kept to it.
+func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.Lease, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	l2, err := s.Renew(ctx, l, 3*time.Second, time.Now().UnixMilli()+1000)
+	if took := time.Since(start); took > d+time.Second {
+		t.Errorf("Renew took %v with a %v deadline", took, d)
+	}
+	return l2, err
+}
+
+func TestOutage(t *testing.T) {
+	port := freePort(t)
+	srv := startRedis(t, port)
+	s := open(t, fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	const ttl = 3 * time.Second
+	l, err := s.Acquire(ctx, "outage", 1, "a", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A stopped server: Renew fails within its deadline, and not with ErrLost.
+	srv.Process.Signal(syscall.SIGSTOP)
+	_, err = renewWithin(t, s, l, 500*time.Millisecond)
+	srv.Process.Signal(syscall.SIGCONT)
+	if err == nil || errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew against a stopped server: %v; want a non-ErrLost error", err)
+	}
+	t.Logf("stopped server: %v", err)
+	// Back before the TTL passed: the lease is still ours.
+	if l, err = renewWithin(t, s, l, 2*time.Second); err != nil {
+		t.Fatalf("Renew after the server came back within the TTL: %v", err)
+	}
+
+	// Stopped for longer than the TTL: the lease is lost, by Redis's clock.
+	srv.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(ttl + 500*time.Millisecond)
+	srv.Process.Signal(syscall.SIGCONT)
+	if _, err = renewWithin(t, s, l, 2*time.Second); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew after an outage longer than the TTL: %v; want ErrLost", err)
+	}
+	if l, err = s.Acquire(ctx, "outage", 1, "b", ttl); err != nil || l.Value != 0 || l.Mark == 0 {
+		t.Fatalf("Acquire after the expiry = %+v, %v; want value 0 with its mark", l, err)
+	}
+
+	// A killed server fails fast; one restarted without persistence forgot the
+	// lease (and, as the package documentation warns, the mark).
+	srv.Process.Kill()
+	srv.Wait()
+	if _, err = renewWithin(t, s, l, 2*time.Second); err == nil || errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew against a killed server: %v; want a non-ErrLost error", err)
+	}
+	t.Logf("killed server: %v", err)
+	startRedis(t, port)
+	if _, err = renewWithin(t, s, l, 2*time.Second); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew against a server that restarted empty: %v; want ErrLost", err)
+	}
+}

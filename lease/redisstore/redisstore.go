@@ -1,0 +1,452 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry/lease"
+)
+
+// DefaultPrefix starts every key when Options.Prefix is empty.
+const DefaultPrefix = "flurry:lease"
+
+// maxValue bounds node values: members have seven digits, and package lease allows
+// pools of up to 2^22 values.
+const maxValue = 1 << 22
+
+// Options configures a Store. The zero Options is valid.
+type Options struct {
+	// Prefix starts every key, inside the hash tag: {Prefix:scope}:marks. Empty
+	// means DefaultPrefix. It must not contain '{' or '}'.
+	Prefix string
+	// WaitReplicas, when above zero, makes every write wait until that many
+	// replicas acknowledged it (Redis WAIT), and fail otherwise. See the package
+	// documentation for what that does and does not guarantee. It needs a
+	// *redis.Client or a *redis.ClusterClient.
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT. Zero means 1s.
+	WaitTimeout time.Duration
+}
+
+// Store is a lease.Store in Redis. It is safe for concurrent use.
+type Store struct {
+	client redis.UniversalClient
+	owned  bool // Close closes client
+	opts   Options
+	err    error // from New's validation, returned by every method
+
+	acquire, renew, release, list *redis.Script
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New returns a store using client, which stays the caller's: Close does not close
+// it. When opts is invalid, every method returns the error; Open reports it at once.
+//
+// The client should have ContextTimeoutEnabled set; see the package documentation.
+func New(client redis.UniversalClient, opts Options) *Store {
+	s := &Store{
+		client:  client,
+		acquire: redis.NewScript(acquireScript),
+		renew:   redis.NewScript(renewScript),
+		release: redis.NewScript(releaseScript),
+		list:    redis.NewScript(listScript),
+	}
+	s.opts, s.err = check(client, opts)
+	return s
+}
+
+func check(client redis.UniversalClient, opts Options) (Options, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return opts, fmt.Errorf("lease/redisstore: prefix %q must not contain { or }", opts.Prefix)
+	}
+	if opts.WaitReplicas < 0 || opts.WaitTimeout < 0 {
+		return opts, fmt.Errorf("lease/redisstore: WaitReplicas %d and WaitTimeout %v must not be negative", opts.WaitReplicas, opts.WaitTimeout)
+	}
+	if opts.WaitTimeout == 0 {
+		opts.WaitTimeout = time.Second
+	}
+	if opts.WaitReplicas > 0 {
+		switch client.(type) {
+		case *redis.Client, *redis.ClusterClient:
+		default:
+			return opts, fmt.Errorf("lease/redisstore: WaitReplicas needs a *redis.Client or *redis.ClusterClient, not %T", client)
+		}
+	}
+	return opts, nil
+}
+
+// Open connects to the Redis server a URL names, checks that it answers, and
+// returns a store that closes the connection on Close:
+//
+//	redis://[user:password@]host:port[/db][?prefix=flurry:lease&wait_replicas=1&wait_timeout=500ms&...]
+//	rediss://...   (TLS)
+//
+// prefix, wait_replicas and wait_timeout set the Options fields of those names,
+// over opts; every other query key goes to redis.ParseURL (dial_timeout,
+// max_retries, pool_size, ...), which refuses keys it does not know. Errors never
+// show the password.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	ropts, opts, err := parseURL(rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	client := redis.NewClient(ropts)
+	s := New(client, opts)
+	s.owned = true
+	if s.err != nil {
+		client.Close()
+		return nil, s.err
+	}
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("lease/redisstore: %s: %w", redact(rawURL), err)
+	}
+	for _, sc := range []*redis.Script{s.acquire, s.renew, s.release, s.list} {
+		if err := sc.Load(ctx, client).Err(); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("lease/redisstore: loading scripts into %s: %w", redact(rawURL), err)
+		}
+	}
+	return s, nil
+}
+
+// parseURL splits a store URL into the client's options and the store's.
+func parseURL(rawURL string, opts Options) (*redis.Options, Options, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL, password included
+		}
+		return nil, opts, fmt.Errorf("lease/redisstore: not a redis:// URL: %v", err)
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, opts, fmt.Errorf("lease/redisstore: %s: the scheme must be redis or rediss", u.Redacted())
+	}
+	q := u.Query()
+	if q.Has("prefix") {
+		opts.Prefix = q.Get("prefix")
+		q.Del("prefix")
+	}
+	if q.Has("wait_replicas") {
+		n, err := strconv.Atoi(q.Get("wait_replicas"))
+		if err != nil || n < 0 {
+			return nil, opts, fmt.Errorf("lease/redisstore: %s: wait_replicas must be a whole number", u.Redacted())
+		}
+		opts.WaitReplicas = n
+		q.Del("wait_replicas")
+	}
+	if q.Has("wait_timeout") {
+		d, err := time.ParseDuration(q.Get("wait_timeout"))
+		if err != nil || d < 0 {
+			return nil, opts, fmt.Errorf("lease/redisstore: %s: wait_timeout must be a duration such as 500ms", u.Redacted())
+		}
+		opts.WaitTimeout = d
+		q.Del("wait_timeout")
+	}
+	u.RawQuery = q.Encode()
+	ropts, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, opts, fmt.Errorf("lease/redisstore: %s: %w", u.Redacted(), err)
+	}
+	ropts.ContextTimeoutEnabled = true
+	return ropts, opts, nil
+}
+
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Close closes the connection Open made; it does nothing for a store made by New.
+// It does not release leases.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.client.Close()
+	}
+	return nil
+}
+
+// keys returns the scope's keys in the order the scripts expect.
+func (s *Store) keys(scope string) []string {
+	tag := "{" + s.opts.Prefix + ":" + scope + "}:"
+	return []string{tag + "marks", tag + "held", tag + "free", tag + "tokens", tag + "owners", tag + "next"}
+}
+
+func member(v int64) string { return fmt.Sprintf("%07d", v) }
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// notReplicatedError reports a write that fewer replicas than asked acknowledged.
+type notReplicatedError struct{ got, want int64 }
+
+func (e *notReplicatedError) Error() string {
+	return fmt.Sprintf("%d of %d replicas acknowledged the write in time", e.got, e.want)
+}
+
+// eval runs a script. With WaitReplicas set, it runs it on one connection and then
+// sends WAIT on that connection when wrote reports that the script wrote; then a
+// non-nil result can come with a *notReplicatedError or a WAIT error.
+func (s *Store) eval(ctx context.Context, sc *redis.Script, keys []string, args []any, wrote func(any) bool) (any, error) {
+	if s.opts.WaitReplicas == 0 {
+		return sc.Run(ctx, s.client, keys, args...).Result()
+	}
+	var conn *redis.Conn
+	switch c := s.client.(type) {
+	case *redis.Client:
+		conn = c.Conn()
+	case *redis.ClusterClient:
+		m, err := c.MasterForKey(ctx, keys[0])
+		if err != nil {
+			return nil, err
+		}
+		conn = m.Conn()
+	}
+	defer conn.Close()
+	res, err := sc.Run(ctx, conn, keys, args...).Result()
+	if err != nil || !wrote(res) {
+		return res, err
+	}
+	n, err := conn.Wait(ctx, s.opts.WaitReplicas, s.opts.WaitTimeout).Result()
+	if err != nil {
+		return res, fmt.Errorf("waiting for replicas: %w", err)
+	}
+	if n < int64(s.opts.WaitReplicas) {
+		return res, &notReplicatedError{n, int64(s.opts.WaitReplicas)}
+	}
+	return res, nil
+}
+
+// ok reports whether a script's reply is a success ({1, ...} or an acquired value).
+func ok(res any) bool {
+	a, _ := res.([]any)
+	if len(a) == 0 {
+		return false
+	}
+	n, _ := a[0].(int64)
+	return n >= 0 && (len(a) == 3 || n == 1)
+}
+
+func reply(res any, n int) ([]any, error) {
+	a, isSlice := res.([]any)
+	if !isSlice || len(a) < n {
+		return nil, fmt.Errorf("unexpected reply %v", res)
+	}
+	return a, nil
+}
+
+func asInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	}
+	return 0, fmt.Errorf("unexpected reply %v", v)
+}
+
+// Acquire claims the free value of [0, size) with the lowest mark, then the lowest
+// value; see lease.Store.
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if s.err != nil {
+		return lease.Lease{}, s.err
+	}
+	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	token := rand.Text()
+	keys := s.keys(scope)
+	res, err := s.eval(ctx, s.acquire, keys, []any{size, owner, token, ms(ttl)}, ok)
+	var l lease.Lease
+	if res != nil {
+		l, err = acquired(res, err, scope, owner, token)
+	}
+	if err != nil {
+		if l.Token != "" {
+			// The primary holds the value, but replicas did not acknowledge it and
+			// the caller will not know it: give it back rather than let it sit
+			// until its TTL.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WaitTimeout+time.Second)
+			s.Release(rctx, l, l.Mark)
+			cancel()
+		}
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: acquire %s: %w", scope, err)
+	}
+	return l, nil
+}
+
+func acquired(res any, err error, scope, owner, token string) (lease.Lease, error) {
+	a, rerr := reply(res, 1)
+	if rerr != nil {
+		return lease.Lease{}, rerr
+	}
+	if v, _ := a[0].(int64); v == -1 && len(a) == 1 {
+		return lease.Lease{}, lease.ErrNoFreeValue
+	}
+	if a, rerr = reply(res, 3); rerr != nil {
+		return lease.Lease{}, rerr
+	}
+	value, e1 := asInt(a[0])
+	mark, e2 := asInt(a[1])
+	exp, e3 := asInt(a[2])
+	if e := errors.Join(e1, e2, e3); e != nil {
+		return lease.Lease{}, e
+	}
+	l := lease.Lease{Scope: scope, Value: value, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp)}
+	return l, err
+}
+
+func checkLease(l lease.Lease) error {
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return err
+	}
+	if l.Value < 0 || l.Value >= maxValue {
+		return fmt.Errorf("lease: node value %d out of range", l.Value)
+	}
+	return nil
+}
+
+// Renew extends a live lease to ttl from now, by Redis's clock, and raises the
+// mark; see lease.Store.
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if s.err != nil {
+		return lease.Lease{}, s.err
+	}
+	if err := checkLease(l); err != nil {
+		return lease.Lease{}, err
+	}
+	if ttl < time.Second || ttl%time.Millisecond != 0 {
+		return lease.Lease{}, fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+	}
+	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)
+	if err != nil {
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	a, err := reply(res, 1)
+	if err != nil {
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	if n, _ := a[0].(int64); n != 1 {
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
+	}
+	if a, err = reply(res, 3); err != nil {
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	m, e1 := asInt(a[1])
+	exp, e2 := asInt(a[2])
+	if err := errors.Join(e1, e2); err != nil {
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	l.Mark, l.Expires = m, time.UnixMilli(exp)
+	return l, nil
+}
+
+// Release ends a live lease and sets the mark to mark, even below the reservation
+// written by Renew; see lease.Store.
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := checkLease(l); err != nil {
+		return err
+	}
+	res, err := s.eval(ctx, s.release, s.keys(l.Scope), []any{member(l.Value), l.Token, max(mark, 0)}, ok)
+	if err != nil {
+		return fmt.Errorf("lease/redisstore: release %s/%d: %w", l.Scope, l.Value, err)
+	}
+	a, err := reply(res, 1)
+	if err != nil {
+		return fmt.Errorf("lease/redisstore: release %s/%d: %w", l.Scope, l.Value, err)
+	}
+	if n, _ := a[0].(int64); n != 1 {
+		return fmt.Errorf("lease/redisstore: release %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
+	}
+	return nil
+}
+
+// List returns the scope's values that have a mark, by value; see lease.Store.
+func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	res, err := s.list.Run(ctx, s.client, s.keys(scope)[:5]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
+	}
+	recs, err := records(scope, res)
+	if err != nil {
+		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
+	}
+	return recs, nil
+}
+
+func records(scope string, res any) ([]lease.Record, error) {
+	a, err := reply(res, 5)
+	if err != nil {
+		return nil, err
+	}
+	now, err := asInt(a[0])
+	if err != nil {
+		return nil, err
+	}
+	pairs := func(v any) (map[string]string, error) {
+		f, _ := v.([]any)
+		out := make(map[string]string, len(f)/2)
+		for i := 0; i+1 < len(f); i += 2 {
+			k, ok1 := f[i].(string)
+			v, ok2 := f[i+1].(string)
+			if !ok1 || !ok2 {
+				return nil, fmt.Errorf("unexpected reply %v", f)
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	marks, e1 := pairs(a[1])
+	held, e2 := pairs(a[2])
+	tokens, e3 := pairs(a[3])
+	owners, e4 := pairs(a[4])
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return nil, err
+	}
+	recs := make([]lease.Record, 0, len(marks))
+	for m, mark := range marks {
+		v, e1 := strconv.ParseInt(m, 10, 64)
+		mk, e2 := strconv.ParseInt(mark, 10, 64)
+		if err := errors.Join(e1, e2); err != nil {
+			return nil, err
+		}
+		r := lease.Record{Scope: scope, Value: v, Mark: mk}
+		if e, isHeld := held[m]; isHeld {
+			exp, err := strconv.ParseFloat(e, 64)
+			if err != nil {
+				return nil, err
+			}
+			if int64(exp) > now {
+				r.Held, r.Owner, r.Token, r.Expires = true, owners[m], tokens[m], time.UnixMilli(int64(exp))
+			}
+		}
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Value < recs[j].Value })
+	return recs, nil
+}

@@ -1,0 +1,217 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasetest"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func open(t *testing.T, rawURL string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(testCtx(t), rawURL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	u := testenv.Redis.URL(t)
+	leasetest.Run(t, func(t *testing.T) lease.Store {
+		s, err := Open(testCtx(t), u, Options{Prefix: "flurry-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, url string
+		opts      Options // given to parseURL
+		addr      string
+		db        int
+		user      string
+		want      Options
+		err       string // part of the error; "" for none
+	}{
+		{name: "plain", url: "redis://127.0.0.1:6379", addr: "127.0.0.1:6379"},
+		{name: "db and prefix", url: "redis://h:7000/3?prefix=ids:lease", addr: "h:7000", db: 3, want: Options{Prefix: "ids:lease"}},
+		{name: "opts kept", url: "redis://h:1/0", opts: Options{Prefix: "p", WaitReplicas: 2}, addr: "h:1", want: Options{Prefix: "p", WaitReplicas: 2}},
+		{name: "url over opts", url: "redis://h:1/0?prefix=q&wait_replicas=1&wait_timeout=250ms", opts: Options{Prefix: "p", WaitReplicas: 2},
+			addr: "h:1", want: Options{Prefix: "q", WaitReplicas: 1, WaitTimeout: 250 * time.Millisecond}},
+		{name: "client keys pass", url: "redis://h:1/0?dial_timeout=2s&max_retries=1", addr: "h:1"},
+		{name: "user", url: "redis://ann:secret@h:1/0", addr: "h:1", user: "ann"},
+		{name: "bad scheme", url: "http://h:1", err: "scheme"},
+		{name: "unix", url: "unix:///tmp/redis.sock", err: "scheme"},
+		{name: "unknown key", url: "redis://h:1/0?ttl=5s", err: "unexpected option: ttl"},
+		{name: "bad db", url: "redis://h:1/x", err: "database"},
+		{name: "bad wait", url: "redis://h:1/0?wait_replicas=-1", err: "wait_replicas"},
+		{name: "bad wait timeout", url: "redis://h:1/0?wait_timeout=soon", err: "wait_timeout"},
+		{name: "password redacted", url: "redis://ann:secret@h:1/0?nope=1", err: "ann:xxxxx@h:1"},
+		{name: "password redacted, bad port", url: "redis://ann:secret@h:port/0", err: "invalid port"},
+		{name: "password redacted, bad scheme", url: "http://ann:secret@h:1/0", err: "scheme"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ro, o, err := parseURL(tc.url, tc.opts)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "lease/redisstore: ") {
+					t.Fatalf("parseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Fatalf("error shows the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseURL(%q): %v", tc.url, err)
+			}
+			if ro.Addr != tc.addr || ro.DB != tc.db || ro.Username != tc.user || !ro.ContextTimeoutEnabled {
+				t.Errorf("redis options addr %q db %d user %q ctx %v", ro.Addr, ro.DB, ro.Username, ro.ContextTimeoutEnabled)
+			}
+			if o != tc.want {
+				t.Errorf("options %+v; want %+v", o, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := testCtx(t)
+	// Nothing listens on port 1; the password must not show.
+	_, err := Open(ctx, "redis://ann:secret@127.0.0.1:1/0?dial_timeout=200ms&max_retries=-1", Options{})
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "lease/redisstore: ") {
+		t.Errorf("Open of a dead server: %v", err)
+	}
+	if _, err := Open(ctx, "redis://127.0.0.1:1/0", Options{Prefix: "a{b}"}); err == nil || !strings.Contains(err.Error(), "prefix") {
+		t.Errorf("Open with a bad prefix: %v", err)
+	}
+	s := New(redis.NewRing(&redis.RingOptions{}), Options{WaitReplicas: 1})
+	if _, err := s.List(ctx, "x"); err == nil || !strings.Contains(err.Error(), "WaitReplicas") {
+		t.Errorf("WaitReplicas with a Ring: %v", err)
+	}
+}
+
+// TestKeys checks the key layout the package documentation promises, and that the
+// mark stays in Redis after the lease ends.
+func TestKeys(t *testing.T) {
+	u := testenv.Redis.URL(t)
+	s := open(t, u, Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	l, err := s.Acquire(ctx, scope, 3, "me", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, l, 12345); err != nil {
+		t.Fatal(err)
+	}
+	rdb := s.client
+	tag := "{flurry-test:" + scope + "}:"
+	if m, err := rdb.HGet(ctx, tag+"marks", "0000000").Result(); err != nil || m != "12345" {
+		t.Errorf("mark = %q, %v", m, err)
+	}
+	if sc, err := rdb.ZScore(ctx, tag+"free", "0000000").Result(); err != nil || sc != 12345 {
+		t.Errorf("free score = %v, %v", sc, err)
+	}
+	if n, err := rdb.Get(ctx, tag+"next").Result(); err != nil || n != "1" {
+		t.Errorf("next = %q, %v", n, err)
+	}
+	for _, k := range s.keys(scope) {
+		if ttl := rdb.PTTL(ctx, k).Val(); ttl >= 0 {
+			t.Errorf("%s has a TTL %v; nothing may expire", k, ttl)
+		}
+	}
+	if slot := func(k string) int64 { return rdb.ClusterKeySlot(ctx, k).Val() }; slot(tag+"marks") != slot(tag+"next") {
+		t.Errorf("the scope's keys are in different cluster slots")
+	}
+}
+
+// TestMixedSizes: values above a smaller pool size are stepped over, not handed out.
+func TestMixedSizes(t *testing.T) {
+	s := open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	var ls []lease.Lease
+	for range 100 {
+		l, err := s.Acquire(ctx, scope, 100, "big", 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	for i := len(ls) - 1; i >= 0; i-- { // value 99 gets the lowest mark
+		if err := s.Release(ctx, ls[i], int64(1000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Acquire(ctx, scope, 2, "small", 2*time.Second)
+	if err != nil || l.Value != 0 || l.Mark != 1000 {
+		t.Fatalf("Acquire from a smaller pool = %+v, %v; want value 0 mark 1000", l, err)
+	}
+	l, err = s.Acquire(ctx, scope, 2, "small", 2*time.Second)
+	if err != nil || l.Value != 1 {
+		t.Fatalf("second Acquire = %+v, %v", l, err)
+	}
+	if _, err := s.Acquire(ctx, scope, 2, "small", 2*time.Second); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Fatalf("third Acquire: %v", err)
+	}
+}
+
+// TestBigPool: a pool of 2^22 values costs no more than a small one.
+func TestBigPool(t *testing.T) {
+	s := open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	start := time.Now()
+	for i := range int64(200) {
+		l, err := s.Acquire(ctx, scope, 1<<22, "big", 2*time.Second)
+		if err != nil || l.Value != i {
+			t.Fatalf("Acquire %d = %+v, %v", i, l, err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("200 acquisitions from a 2^22 pool took %v", d)
+	}
+}
+
+func TestWaitReplicas(t *testing.T) {
+	// The test server has no replicas, so asking for one must fail the write,
+	// never report it lost, and give an acquired value back.
+	u := testenv.Redis.URL(t)
+	s := open(t, u, Options{Prefix: "flurry-test", WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	_, err := s.Acquire(ctx, scope, 1, "a", 2*time.Second)
+	if err == nil || errors.Is(err, lease.ErrLost) || !strings.Contains(err.Error(), "0 of 1 replicas") {
+		t.Fatalf("Acquire with WaitReplicas=1 and no replica: %v", err)
+	}
+	plain := open(t, u, Options{Prefix: "flurry-test"})
+	l, err := plain.Acquire(ctx, scope, 1, "b", 2*time.Second)
+	if err != nil {
+		t.Fatalf("the value was not given back after the failed WAIT: %v", err)
+	}
+	if _, err := s.Renew(ctx, l, 2*time.Second, 5); err == nil || errors.Is(err, lease.ErrLost) {
+		t.Errorf("Renew with WaitReplicas=1 and no replica: %v", err)
+	}
+	zero := open(t, u, Options{Prefix: "flurry-test", WaitReplicas: 0})
+	if _, err := zero.Renew(ctx, l, 2*time.Second, 5); err != nil {
+		t.Errorf("Renew: %v", err)
+	}
+}

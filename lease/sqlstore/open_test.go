@@ -1,0 +1,160 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		url     string
+		opts    Options
+		dialect Dialect
+		table   string
+		check   func(t *testing.T, c config)
+	}{
+		{name: "postgres", url: "postgres://u:pw@db.example:6543/leases?sslmode=disable", dialect: Postgres, table: DefaultTable,
+			check: func(t *testing.T, c config) {
+				if c.pg.Host != "db.example" || c.pg.Port != 6543 || c.pg.User != "u" || c.pg.Password != "pw" || c.pg.Database != "leases" || c.pg.TLSConfig != nil {
+					t.Errorf("pgx config %+v", c.pg.Config)
+				}
+			}},
+		{name: "postgresql and pgx keys", url: "postgresql://u@h/db?sslmode=disable&application_name=flurry&connect_timeout=3&search_path=s1&table=t_1", dialect: Postgres, table: "t_1",
+			check: func(t *testing.T, c config) {
+				if c.pg.RuntimeParams["application_name"] != "flurry" || c.pg.RuntimeParams["search_path"] != "s1" || c.pg.ConnectTimeout != 3*time.Second {
+					t.Errorf("pgx config %+v", c.pg.Config)
+				}
+			}},
+		{name: "mysql", url: "mysql://root:pw@127.0.0.1/test", dialect: MySQL, table: DefaultTable,
+			check: func(t *testing.T, c config) {
+				m := c.my
+				if m.User != "root" || m.Passwd != "pw" || m.Addr != "127.0.0.1:3306" || m.DBName != "test" || !m.ParseTime || m.Loc != time.UTC || !m.ClientFoundRows {
+					t.Errorf("mysql config %+v", m)
+				}
+			}},
+		{name: "mysql ipv6 and keys", url: "mysql://u@[::1]:3307/d?tls=skip-verify&timeout=2s", opts: Options{Table: "x"}, dialect: MySQL, table: "x",
+			check: func(t *testing.T, c config) {
+				if c.my.Addr != "[::1]:3307" || c.my.TLSConfig != "skip-verify" || c.my.Timeout != 2*time.Second {
+					t.Errorf("mysql config %+v", c.my)
+				}
+			}},
+		{name: "sqlite absolute", url: "sqlite:///var/lib/flurry/leases.db", dialect: SQLite, table: DefaultTable,
+			check: func(t *testing.T, c config) {
+				if c.sqlitePath != "/var/lib/flurry/leases.db" || c.busy != 5*time.Second {
+					t.Errorf("sqlite path %q busy %v", c.sqlitePath, c.busy)
+				}
+			}},
+		{name: "sqlite localhost", url: "sqlite://localhost/tmp/a%20b.db?table=leases", opts: Options{BusyTimeout: time.Second}, dialect: SQLite, table: "leases",
+			check: func(t *testing.T, c config) {
+				if c.sqlitePath != "/tmp/a b.db" || c.busy != time.Second {
+					t.Errorf("sqlite path %q busy %v", c.sqlitePath, c.busy)
+				}
+			}},
+		{name: "sqlite relative", url: "sqlite:data/leases.db", dialect: SQLite, table: DefaultTable,
+			check: func(t *testing.T, c config) {
+				if c.sqlitePath != "data/leases.db" {
+					t.Errorf("sqlite path %q", c.sqlitePath)
+				}
+			}},
+		{name: "table in both, agreeing", url: "sqlite:///x.db?table=same", opts: Options{Table: "same"}, dialect: SQLite, table: "same"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseURL(tc.url, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.dialect != tc.dialect || c.table != tc.table {
+				t.Errorf("dialect %v table %q; want %v %q", c.dialect, c.table, tc.dialect, tc.table)
+			}
+			if tc.check != nil {
+				tc.check(t, c)
+			}
+		})
+	}
+}
+
+func TestParseURLErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		url  string
+		opts Options
+		want string // in the error
+	}{
+		{"bad scheme", "oracle://u:secret@h/db", Options{}, "unknown scheme"},
+		{"no scheme", "/var/lib/leases.db", Options{}, "no scheme"},
+		{"unparsable", "postgres://u:secret@h:port/db", Options{}, "not a URL"},
+		{"unknown postgres key", "postgres://u:secret@h/db?sslmod=disable", Options{}, "unknown key sslmod"},
+		{"unknown mysql key", "mysql://u:secret@h/db?parseTime=true", Options{}, "unknown key parseTime"},
+		{"unknown sqlite key", "sqlite:///x.db?busy_timeout=1", Options{}, "unknown key busy_timeout"},
+		{"key twice", "sqlite:///x.db?table=a&table=b", Options{}, "2 times"},
+		{"empty key", "mysql://u:secret@h/db?tls=", Options{}, "no value"},
+		{"bad table", "postgres://u:secret@h/db?table=leases-x", Options{}, "table name"},
+		{"table with a dot", "mysql://u:secret@h/db?table=s.t", Options{}, "table name"},
+		{"table starting with a digit", "sqlite:///x.db", Options{Table: "1t"}, "table name"},
+		{"tables disagree", "mysql://u:secret@h/db?table=a", Options{Table: "b"}, "disagree"},
+		{"mysql no db", "mysql://u:secret@h:3306", Options{}, "database"},
+		{"mysql no host", "mysql://u:secret@/db", Options{}, "no host"},
+		{"mysql bad tls", "mysql://u:secret@h/db?tls=maybe", Options{}, "tls=maybe"},
+		{"mysql bad timeout", "mysql://u:secret@h/db?timeout=soon", Options{}, "timeout=soon"},
+		{"sqlite host", "sqlite://relative/path.db", Options{}, "names host"},
+		{"sqlite no file", "sqlite://", Options{}, "no file"},
+		{"sqlite memory", "sqlite::memory:", Options{}, "in-memory"},
+		{"sqlite question mark", "sqlite:///a%3Fb.db", Options{}, "must not contain"},
+		{"sqlite negative busy", "sqlite:///x.db", Options{BusyTimeout: -time.Second}, "negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseURL(tc.url, tc.opts)
+			if err == nil {
+				t.Fatalf("parseURL(%q) accepted", tc.url)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not say %q", msg, tc.want)
+			}
+			if !strings.HasPrefix(msg, "lease/sqlstore: ") {
+				t.Errorf("error %q lacks the package prefix", msg)
+			}
+			if strings.Contains(msg, "secret") {
+				t.Errorf("error shows the password: %q", msg)
+			}
+		})
+	}
+}
+
+// TestOpenRedacts checks the errors of a connection that fails.
+func TestOpenRedacts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, u := range []string{
+		"postgres://u:secret@127.0.0.1:1/db?sslmode=disable&connect_timeout=2",
+		"mysql://u:secret@127.0.0.1:1/db?timeout=2s",
+		"sqlite:///nonexistent-dir-for-flurry/leases.db",
+	} {
+		s, err := Open(ctx, u, Options{})
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%s) succeeded", u)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "lease/sqlstore: ") {
+			t.Errorf("Open: %v", err)
+		}
+	}
+}
+
+func TestDialectString(t *testing.T) {
+	for d, want := range map[Dialect]string{Postgres: "postgres", MySQL: "mysql", SQLite: "sqlite", 0: "Dialect(0)"} {
+		if got := d.String(); got != want {
+			t.Errorf("%d.String() = %q; want %q", int(d), got, want)
+		}
+	}
+}
+
+func TestDollars(t *testing.T) {
+	if got := dollars("a = ? AND b = ? OR c = '' "); got != "a = $1 AND b = $2 OR c = '' " {
+		t.Errorf("dollars = %q", got)
+	}
+}

@@ -1,0 +1,423 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mathrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/flurryid/flurry/lease"
+)
+
+// DefaultTable is the table a zero Options uses.
+const DefaultTable = "flurry_leases"
+
+// Options configures a Store. The zero Options is valid.
+type Options struct {
+	// Table names the lease table. Empty means DefaultTable. It must be a plain
+	// identifier: letters, digits and underscores, not starting with a digit, at most
+	// 63 characters. A table= key in Open's URL sets it too; the two must agree.
+	Table string
+	// SkipCreate leaves out CREATE TABLE IF NOT EXISTS, for accounts without the
+	// right to create tables; the table must then exist with the documented columns.
+	// The zero value creates the table when it is missing.
+	SkipCreate bool
+	// BusyTimeout is how long a SQLite connection Open makes waits for another
+	// writer of the file before it gives up. Zero means 5 seconds. Other engines
+	// and New ignore it.
+	BusyTimeout time.Duration
+}
+
+// Store is a lease.Store in a SQL table. It is safe for concurrent use.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	table   string
+	q       queries
+	ownsDB  bool // Close closes db
+	create  bool
+
+	mu    sync.Mutex // guards ready
+	ready bool       // the table is known to exist
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New returns a store on a database the caller opened, with any database/sql driver
+// for the dialect's engine. It does not touch the database: the table is created, or
+// checked, with the context of the first call that needs it. Close leaves db open.
+//
+// Deadlocks and busy errors are recognized, and retried, for the drivers Open uses
+// (pgx, go-sql-driver/mysql, modernc.org/sqlite); with other drivers they are
+// returned as they are.
+func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("lease/sqlstore: New needs a *sql.DB")
+	}
+	switch dialect {
+	case Postgres, MySQL, SQLite:
+	default:
+		return nil, fmt.Errorf("lease/sqlstore: unknown dialect %v; use Postgres, MySQL or SQLite", dialect)
+	}
+	table := opts.Table
+	if table == "" {
+		table = DefaultTable
+	}
+	if err := checkTable(table); err != nil {
+		return nil, err
+	}
+	if opts.BusyTimeout < 0 {
+		return nil, fmt.Errorf("lease/sqlstore: BusyTimeout %v is negative", opts.BusyTimeout)
+	}
+	return &Store{db: db, dialect: dialect, table: table, q: dialect.queries(table), create: !opts.SkipCreate}, nil
+}
+
+// checkTable accepts plain SQL identifiers that need no quoting in any dialect.
+func checkTable(name string) error {
+	ok := name != "" && len(name) <= 63 && !(name[0] >= '0' && name[0] <= '9')
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if !ok {
+		return fmt.Errorf("lease/sqlstore: table name %q: use 1 to 63 letters, digits and underscores, not starting with a digit", name)
+	}
+	return nil
+}
+
+// Dialect returns the store's SQL dialect.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Table returns the name of the store's table.
+func (s *Store) Table() string { return s.table }
+
+// DB returns the store's database handle.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the database handle if Open made it; a store made by New leaves the
+// caller's handle open. It does not release leases.
+func (s *Store) Close() error {
+	if s.ownsDB {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// ensure creates the table if needed, once it has succeeded for this store.
+func (s *Store) ensure(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready {
+		return nil
+	}
+	if s.create {
+		err := s.retry(ctx, func() error {
+			_, err := s.db.ExecContext(ctx, s.q.create)
+			for i := 0; i < 3 && err != nil && s.q.createErr(err); i++ {
+				// Another session created the table at the same moment: look again.
+				_, err = s.db.ExecContext(ctx, s.q.create)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("lease/sqlstore: create table %s: %w", s.table, err)
+		}
+	}
+	if err := s.retry(ctx, func() error {
+		rows, err := s.db.QueryContext(ctx, s.q.probe)
+		if err != nil {
+			return err
+		}
+		return rows.Close()
+	}); err != nil {
+		return fmt.Errorf("lease/sqlstore: table %s is missing or lacks the documented columns: %w", s.table, err)
+	}
+	s.ready = true
+	return nil
+}
+
+// retry runs fn again, a few times with a short random backoff, while it fails with
+// a deadlock, a serialization failure or a busy database.
+func (s *Store) retry(ctx context.Context, fn func() error) error {
+	const attempts = 8
+	for i := 1; ; i++ {
+		err := fn()
+		if err == nil || i == attempts || !transient(err) {
+			return err
+		}
+		if err := sleep(ctx, backoff(i)); err != nil {
+			return err
+		}
+	}
+}
+
+// backoff is a random pause that grows with the attempt: up to 2, 4, 8 ... 64 ms.
+func backoff(attempt int) time.Duration {
+	limit := time.Millisecond << min(attempt, 6)
+	return time.Duration(mathrand.Int64N(int64(limit))) + 100*time.Microsecond
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func utcMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// candidate is a free value Acquire may claim.
+type candidate struct {
+	value  int64
+	mark   int64
+	token  string
+	hasRow bool
+}
+
+// best finds the free value with the lowest mark, then the lowest value, or reports
+// false when every value of the pool is held.
+func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, bool, error) {
+	var (
+		row     candidate
+		haveRow bool
+	)
+	err := s.db.QueryRowContext(ctx, s.q.freeRow, scope, size).Scan(&row.value, &row.mark, &row.token)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return candidate{}, false, err
+	default:
+		row.hasRow, haveRow = true, true
+	}
+	var (
+		zeroRows int64
+		after    sql.NullInt64
+	)
+	if err := s.db.QueryRowContext(ctx, s.q.missing, scope, scope, size, scope).Scan(&zeroRows, &after); err != nil {
+		return candidate{}, false, err
+	}
+	gap := candidate{value: -1}
+	switch {
+	case zeroRows == 0:
+		gap.value = 0
+	case after.Valid:
+		gap.value = after.Int64
+	}
+	switch {
+	case gap.value < 0:
+		return row, haveRow, nil
+	case !haveRow:
+		return gap, true, nil
+	case row.mark < 0 || row.mark == 0 && row.value < gap.value:
+		return row, true, nil
+	default:
+		return gap, true, nil
+	}
+}
+
+// Acquire implements lease.Store. Expiry is judged, and Expires given, by the
+// database's clock.
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	if err := s.ensure(ctx); err != nil {
+		return lease.Lease{}, err
+	}
+	token, ms := newToken(), ttl.Milliseconds()
+	// Each lost race means another acquirer got a value, so the loop ends when the
+	// pool is full if not before; the bound only guards against a runaway.
+	const races = 1000
+	for race := 1; ; race++ {
+		var (
+			c   candidate
+			ok  bool
+			won bool
+		)
+		err := s.retry(ctx, func() error {
+			var err error
+			c, ok, err = s.best(ctx, scope, size)
+			if err != nil || !ok {
+				return err
+			}
+			var res sql.Result
+			if c.hasRow {
+				res, err = s.db.ExecContext(ctx, s.q.claim, owner, token, ms, scope, c.value, c.token, c.mark)
+			} else {
+				res, err = s.db.ExecContext(ctx, s.q.insert, scope, c.value, owner, token, ms)
+			}
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			won = n == 1
+			return err
+		})
+		if err != nil {
+			return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: %w", scope, err)
+		}
+		if !ok {
+			return lease.Lease{}, fmt.Errorf("lease/sqlstore: scope %s, %d values: %w", scope, size, lease.ErrNoFreeValue)
+		}
+		if won {
+			l := lease.Lease{Scope: scope, Value: c.value, Owner: owner, Token: token}
+			var live int64
+			err := s.retry(ctx, func() error {
+				var expires int64
+				err := s.db.QueryRowContext(ctx, s.q.readBack, scope, c.value, token).Scan(&l.Owner, &expires, &l.Mark, &live)
+				l.Expires = utcMs(expires)
+				return err
+			})
+			if err != nil {
+				return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: read back %d: %w", scope, c.value, err)
+			}
+			return l, nil
+		}
+		if race == races {
+			return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: lost %d races for a value; too many acquirers at once", scope, races)
+		}
+		if race > 2 {
+			if err := sleep(ctx, backoff(race-2)); err != nil {
+				return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: %w", scope, err)
+			}
+		}
+	}
+}
+
+// Renew implements lease.Store. The lease is live while its expiry, by the
+// database's clock, is in the future.
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return l, err
+	}
+	if ttl < time.Second || ttl%time.Millisecond != 0 {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: ttl %v must be a whole number of milliseconds, at least 1s", l.Scope, l.Value, ttl)
+	}
+	lost := fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
+	if l.Token == "" {
+		return l, lost
+	}
+	if err := s.ensure(ctx); err != nil {
+		return l, err
+	}
+	out := l
+	err := s.retry(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, s.q.renew, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		var expires, live int64
+		err = s.db.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &live)
+		if errors.Is(err, sql.ErrNoRows) {
+			return lost
+		}
+		if err != nil {
+			return err
+		}
+		// MySQL counts changed rows, not matched ones, so a renewal that changed
+		// nothing (the same millisecond, the same mark) reports 0. The row is still
+		// ours and live then; an expired or stolen lease cannot look live again.
+		if n == 0 && live == 0 {
+			return lost
+		}
+		out.Expires = utcMs(expires)
+		return nil
+	})
+	if errors.Is(err, lease.ErrLost) {
+		return l, err
+	}
+	if err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	return out, nil
+}
+
+// Release implements lease.Store: it ends a live lease and sets the value's mark to
+// mark, the holder's word on how far it issued, even below its reservation. A lease
+// that expired, by the database's clock, or that is not l's anymore is lost: Release
+// returns an error wrapping lease.ErrLost and changes nothing.
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return err
+	}
+	lost := fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
+	if l.Token == "" {
+		return lost
+	}
+	if err := s.ensure(ctx); err != nil {
+		return err
+	}
+	var n int64
+	err := s.retry(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, s.q.release, mark, l.Scope, l.Value, l.Token)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, err)
+	}
+	if n == 0 {
+		return lost
+	}
+	return nil
+}
+
+// List implements lease.Store. Owner, Token and Expires are set only for values a
+// live lease holds.
+func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
+	var out []lease.Record
+	err := s.retry(ctx, func() error {
+		out = out[:0]
+		rows, err := s.db.QueryContext(ctx, s.q.list, scope)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r := lease.Record{Scope: scope}
+			var expires, held int64
+			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &held); err != nil {
+				return err
+			}
+			if held == 1 {
+				r.Held, r.Expires = true, utcMs(expires)
+			} else {
+				r.Owner, r.Token = "", ""
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lease/sqlstore: list %s: %w", scope, err)
+	}
+	return out, nil
+}

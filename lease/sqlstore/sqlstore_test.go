@@ -1,0 +1,276 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasetest"
+)
+
+// testTable keeps the tests' rows apart from a real flurry_leases table in the same
+// database; the suite's scopes are unique, so runs can share it.
+const testTable = "flurry_leases_test"
+
+func openStore(t *testing.T, rawURL string) *Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Open(ctx, rawURL, Options{Table: testTable})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+func conformance(t *testing.T, rawURL string) {
+	leasetest.Run(t, func(t *testing.T) lease.Store { return openStore(t, rawURL) })
+}
+
+func TestConformancePostgres(t *testing.T) { conformance(t, testenv.Postgres.URL(t)) }
+
+func TestConformanceMySQL(t *testing.T) { conformance(t, testenv.MySQL.URL(t)) }
+
+// TestConformanceSQLite opens a new *sql.DB on one file for every store the suite
+// asks for, so its racing acquirers behave as separate processes would.
+func TestConformanceSQLite(t *testing.T) {
+	conformance(t, "sqlite://"+filepath.Join(t.TempDir(), "leases.db"))
+}
+
+// TestSQLiteTwoHandles checks by hand that two stores on one file see each other's
+// leases and marks, as two processes would.
+func TestSQLiteTwoHandles(t *testing.T) {
+	ctx := context.Background()
+	u := "sqlite://" + filepath.Join(t.TempDir(), "leases.db")
+	a, b := openStore(t, u), openStore(t, u)
+	defer a.Close()
+	defer b.Close()
+	scope := leasetest.Scope(t)
+	la, err := a.Acquire(ctx, scope, 2, "a", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.Acquire(ctx, scope, 2, "b", 2*time.Second)
+	if err != nil || lb.Value == la.Value {
+		t.Fatalf("second handle got %+v, %v; the first holds %d", lb, err, la.Value)
+	}
+	if _, err := b.Acquire(ctx, scope, 2, "c", 2*time.Second); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Fatalf("third acquire: %v", err)
+	}
+	if err := a.Release(ctx, la, 1234); err != nil {
+		t.Fatal(err)
+	}
+	lc, err := b.Acquire(ctx, scope, 2, "c", 2*time.Second)
+	if err != nil || lc.Value != la.Value || lc.Mark != 1234 {
+		t.Fatalf("after release by the other handle: %+v, %v", lc, err)
+	}
+	var mode string
+	if err := a.DB().QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}
+
+// engines lists the engines, each with a function that returns its URL or skips.
+func engines() []struct {
+	name string
+	url  func(t *testing.T) string
+} {
+	return []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"Postgres", func(t *testing.T) string { return testenv.Postgres.URL(t) }},
+		{"MySQL", func(t *testing.T) string { return testenv.MySQL.URL(t) }},
+		{"SQLite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "leases.db") }},
+	}
+}
+
+// TestExpiryByDatabaseClock checks that expiry follows the database's clock: the
+// stored expiry of a fresh lease is ttl after the database's now, and a lease the
+// database sees as expired is lost although the client's clock says it has seconds
+// left, as with a database clock ahead of the client's.
+func TestExpiryByDatabaseClock(t *testing.T) {
+	for _, e := range engines() {
+		t.Run(e.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t, e.url(t))
+			defer s.Close()
+			scope := leasetest.Scope(t)
+			l, err := s.Acquire(ctx, scope, 1, "a", 3*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dbNow int64
+			if err := s.DB().QueryRowContext(ctx, "SELECT "+s.dialect.nowMs()).Scan(&dbNow); err != nil {
+				t.Fatal(err)
+			}
+			if d := l.Expires.UnixMilli() - dbNow; d < 2000 || d > 3000 {
+				t.Errorf("expiry is %d ms after the database's now; want about 3000", d)
+			}
+			if d := time.Since(time.UnixMilli(dbNow)); d > time.Second || d < -time.Second {
+				t.Logf("the database's clock is %v behind this machine's", d)
+			}
+			if l.Expires.Location() != time.UTC {
+				t.Errorf("Expires in %v; want UTC", l.Expires.Location())
+			}
+			if l, err = s.Renew(ctx, l, 3*time.Second, 5000); err != nil {
+				t.Fatal(err)
+			}
+			shift := "UPDATE " + s.table + " SET expires_ms = expires_ms - 3000 WHERE scope = ?"
+			if s.dialect == Postgres {
+				shift = dollars(shift)
+			}
+			if _, err := s.DB().ExecContext(ctx, shift, scope); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := s.List(ctx, scope)
+			if err != nil || len(recs) != 1 || recs[0].Held || recs[0].Owner != "" || recs[0].Token != "" || !recs[0].Expires.IsZero() || recs[0].Mark != 5000 {
+				t.Errorf("List = %+v, %v", recs, err)
+			}
+			if _, err := s.Renew(ctx, l, time.Second, 6000); !errors.Is(err, lease.ErrLost) {
+				t.Errorf("Renew of a lease the database sees as expired: %v", err)
+			}
+			// Only the live lease's Release may lower the mark.
+			if err := s.Release(ctx, l, 1); !errors.Is(err, lease.ErrLost) {
+				t.Errorf("Release of a lease the database sees as expired: %v", err)
+			}
+			l2, err := s.Acquire(ctx, scope, 1, "b", time.Second)
+			if err != nil || l2.Value != l.Value || l2.Mark != 5000 {
+				t.Errorf("Acquire after expiry = %+v, %v", l2, err)
+			}
+		})
+	}
+}
+
+// TestConcurrentOpen opens 16 stores at once on a table that does not exist yet, as
+// processes starting together on a new database do.
+func TestConcurrentOpen(t *testing.T) {
+	for _, e := range engines() {
+		t.Run(e.name, func(t *testing.T) {
+			u := e.url(t)
+			table := fmt.Sprintf("flurry_leases_open_%d", time.Now().UnixNano())
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					s, err := Open(ctx, u, Options{Table: table})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer s.Close()
+					if _, err := s.Acquire(ctx, "s", 16, "o", time.Second); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			s := openStore(t, u)
+			defer s.Close()
+			if _, err := s.DB().Exec("DROP TABLE " + table); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestNew covers a store on the caller's *sql.DB: the table is made on first use and
+// Close leaves the handle open.
+func TestNew(t *testing.T) {
+	ctx := context.Background()
+	c, err := parseURL("sqlite://"+filepath.Join(t.TempDir(), "leases.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := c.openDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := New(nil, SQLite, Options{}); err == nil {
+		t.Error("New(nil) accepted")
+	}
+	if _, err := New(db, 0, Options{}); err == nil {
+		t.Error("New with the zero Dialect accepted")
+	}
+	if _, err := New(db, SQLite, Options{Table: "x; DROP TABLE y"}); err == nil {
+		t.Error("New accepted a bad table name")
+	}
+	skip, err := New(db, SQLite, Options{Table: "absent", SkipCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := skip.List(ctx, "s"); err == nil {
+		t.Error("SkipCreate with no table: List succeeded")
+	}
+	s, err := New(db, SQLite, Options{})
+	if err != nil || s.Table() != DefaultTable || s.Dialect() != SQLite {
+		t.Fatalf("New = %+v, %v", s, err)
+	}
+	if _, err := s.Acquire(ctx, "s", 1, "a", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		t.Errorf("Close closed the caller's *sql.DB: %v", err)
+	}
+}
+
+// TestManyAcquirers runs more acquirers than the suite does, each on its own
+// connection pool, on every engine that answers: all of a pool of 24 goes to 24 of
+// 48 acquirers, and no value twice.
+func TestManyAcquirers(t *testing.T) {
+	for _, tc := range engines() {
+		t.Run(tc.name, func(t *testing.T) {
+			u := tc.url(t)
+			const acquirers, size = 48, 24
+			stores := make([]*Store, acquirers)
+			for i := range stores {
+				stores[i] = openStore(t, u)
+				defer stores[i].Close()
+			}
+			scope := leasetest.Scope(t)
+			var (
+				mu   sync.Mutex
+				won  = map[int64]bool{}
+				full int
+				wg   sync.WaitGroup
+			)
+			start := make(chan struct{})
+			for _, s := range stores {
+				wg.Go(func() {
+					<-start
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					l, err := s.Acquire(ctx, scope, size, "racer", 5*time.Second)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case errors.Is(err, lease.ErrNoFreeValue):
+						full++
+					case err != nil:
+						t.Errorf("Acquire: %v", err)
+					case won[l.Value]:
+						t.Errorf("value %d given twice", l.Value)
+					default:
+						won[l.Value] = true
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if len(won) != size || full != acquirers-size {
+				t.Errorf("%d winners and %d ErrNoFreeValue; want %d and %d", len(won), full, size, acquirers-size)
+			}
+		})
+	}
+}
