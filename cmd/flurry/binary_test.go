@@ -17,7 +17,7 @@ import (
 )
 
 // TestBinary builds the flurry command and runs it as separate processes: a reader
-// that leaves early, two generators side by side, and Ctrl-C.
+// that leaves early, two generators side by side, Ctrl-C, and leased node values.
 func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -134,4 +134,6 @@ func TestBinary(t *testing.T) {
 			t.Errorf("last line %q: %v", last, err)
 		}
 	})
+
+	t.Run("lease processes", func(t *testing.T) { testLeaseProcesses(t, ctx, bin) })
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -30,6 +31,7 @@ func newGenCmd() *cobra.Command {
 		start       string
 		maxDrift    time.Duration
 		randomBelow int
+		lf          leaseFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "gen",
@@ -38,7 +40,36 @@ func newGenCmd() *cobra.Command {
 reader takes them. IDs of one run strictly increase.
 
 Each process that issues IDs at the same time in one namespace needs its own node
-value (--node); two processes with the same layout and node value print the same IDs.
+value; two processes with the same layout and node value print the same IDs. Give
+it in --node, or take it from a lease store with --lease:
+
+--lease URL leases a node value from a store (see flurry lease --help for the URL
+forms; file:///dir is a directory on this machine). The store refuses the value
+to any other process while this one holds it, and keeps the value's high-water
+mark, so this run starts above every ID any earlier holder issued with it, even on
+a machine whose clock is behind. With --lease:
+  --node          gives only the node fields that are NOT leased; their values also
+                  name the pool, so datacenter=1 and datacenter=2 lease separately.
+  --lease-fields  the leased fields, comma-separated (default: every node field
+                  not named in --node); a field neither given nor leased is 0.
+  --scope         the pool's name (default "default"); gen prints the full scope.
+  --fixed N       lease exactly value N (a value from configuration) instead of any
+                  free one; --node-from ordinal takes N from this host's StatefulSet
+                  ordinal (hostname orders-3 -> 3), --node-from ip from its IP
+                  address (with a loud warning: hosts whose addresses share those
+                  bits collide). Both still need --lease, for the guard and the mark.
+  --ttl, --window the lease's time to live, and how far ahead each store write
+                  reserves time.
+
+gen prints one line on standard error naming the value it holds and the mark it
+starts above. When the lease is lost, or the clock stands behind the mark, gen
+pauses (one line on standard error) and goes on when the lease or the clock
+recovers, however long that takes; a lease acquired again may hold another value
+(IDs stay increasing). On exit, also on Ctrl-C or a closed pipe, it releases the
+lease, so the next holder may take the value at once.
+
+FLURRY_CLOCK_SKEW=-10s shifts this process's clock, to test clock steps across
+processes. It is announced on standard error; never set it in production.
 
 A write to a closed pipe ends gen quietly with status 0 (flurry gen -n 1e9 | head).
 Ctrl-C stops it after flushing the IDs issued so far, with status 130. On a terminal,
@@ -46,7 +77,9 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 		Example: `  flurry gen
   flurry gen -n 1e6 --layout twitter --node datacenter=1,worker=3 > ids.txt
   flurry gen -n 10 --layout sonyflake --node machine=42 --start random
-  flurry gen -n 1000000 --overflow borrow --max-drift 50ms --node worker=7`,
+  flurry gen -n 1000000 --overflow borrow --max-drift 50ms --node worker=7
+  flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node datacenter=1
+  flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node-from ordinal`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := layout.Parse(layoutText)
@@ -71,29 +104,44 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 			if maxDrift < 0 || randomBelow < 0 {
 				return usageErr("--max-drift and --random-below must not be negative")
 			}
+			if err := lf.check(cmd); err != nil {
+				return err
+			}
+			var node layout.NodeValues
 			if cmd.Flags().Changed("node") {
-				if opts.Node, err = l.ParseNodeValues(nodeText); err != nil {
+				if node, err = l.ParseNodeValues(nodeText); err != nil {
 					return fmt.Errorf("--node: %w", err)
 				}
+			}
+			stderr := cmd.ErrOrStderr()
+			if opts.Clock, err = clockFromEnv(stderr); err != nil {
+				return err
+			}
+			if lf.url != "" {
+				return genLeased(cmd.Context(), opts, node, nodeText, &lf, n, cmd.OutOrStdout(), stderr)
+			}
+			if cmd.Flags().Changed("node") {
+				opts.Node = node
 			} else {
-				fmt.Fprintln(cmd.ErrOrStderr(), "flurry: warning: "+defaultNodeWarning(l))
+				fmt.Fprintln(stderr, "flurry: warning: "+defaultNodeWarning(l))
 			}
 			g, err := snowflake.New(opts)
 			if err != nil {
 				return err
 			}
 			defer g.Close()
-			return generate(cmd.Context(), g, n, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return generate(cmd.Context(), g, n, cmd.OutOrStdout(), stderr, false)
 		},
 	}
 	f := cmd.Flags()
 	f.VarP(countValue{&n}, "count", "n", "how many IDs to print: 1000000, 1_000_000 or 1e6")
 	f.StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
-	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0)")
+	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0); with --lease, only the fields not leased")
 	f.Var(newEnum(&overflow, "wait", "wait", "borrow"), "overflow", "when a tick's sequence is used up: wait for the next tick, or borrow future ticks")
 	f.DurationVar(&maxDrift, "max-drift", 0, "with --overflow borrow: how far ahead of the clock IDs may run (default 1s)")
 	f.Var(newEnum(&start, "zero", "zero", "random", "continue"), "start", "where each tick's sequence starts")
 	f.IntVar(&randomBelow, "random-below", 0, "with --start random: the start is below this (default 100)")
+	lf.register(cmd)
 	return cmd
 }
 
@@ -111,15 +159,28 @@ func defaultNodeWarning(l *layout.Layout) string {
 		l.FormatNodeValues(layout.NodeValues{}), strings.Join(example, ","))
 }
 
+// idSource is what generate takes IDs from: a *snowflake.Generator.
+type idSource interface {
+	NextN(ctx context.Context, dst []flurry.ID) (int, error)
+}
+
 // generate writes n IDs from g to stdout, one per line. A closed pipe ends it
-// quietly; a cancelled ctx ends it with exit code 130 after flushing.
-func generate(ctx context.Context, g *snowflake.Generator, n uint64, stdout, stderr io.Writer) error {
+// quietly; a cancelled ctx ends it with exit code 130 after flushing. With pause,
+// a lost lease (snowflake.ErrLeaseLost) or a clock behind the mark
+// (snowflake.ErrClockBehind) does not end it: it flushes, reports the pause as one
+// line on stderr, and tries again until the generator issues or ctx ends; and IDs
+// not above the last one printed (after a move to another node value) are skipped.
+func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Writer, pause bool) error {
 	w := bufio.NewWriterSize(stdout, genBufSize)
 	ids := make([]flurry.ID, min(n, genBatch))
 	buf := make([]byte, 0, genBufSize)
 	pr := newProgress(stderr, n, n >= genProgressAbove && isTerminal(stderr))
 	defer pr.finish()
-	var done uint64
+	var (
+		done   uint64
+		last   flurry.ID
+		paused bool
+	)
 	for done < n {
 		k := min(n-done, uint64(len(ids)))
 		got, genErr := 0, ctx.Err() // the generator sees ctx only when it sleeps
@@ -127,20 +188,43 @@ func generate(ctx context.Context, g *snowflake.Generator, n uint64, stdout, std
 			got, genErr = g.NextN(ctx, ids[:k])
 		}
 		buf = buf[:0]
+		printed := 0
 		for _, id := range ids[:got] {
+			if pause && done+uint64(printed) > 0 && id <= last {
+				// After a lost lease the session may lease another node value; its
+				// IDs of the current tick can sort below the old value's. Skip them,
+				// so the output still strictly increases.
+				continue
+			}
+			last = id
 			buf = strconv.AppendInt(buf, int64(id), 10)
 			buf = append(buf, '\n')
+			printed++
 		}
 		if _, err := w.Write(buf); err != nil {
 			return quietPipe(fmt.Errorf("gen: write: %w", err))
 		}
-		done += uint64(got)
+		done += uint64(printed)
+		if printed > 0 {
+			paused = false
+		}
 		if genErr != nil {
 			if err := w.Flush(); err != nil {
 				return quietPipe(fmt.Errorf("gen: write: %w", err))
 			}
 			if ctx.Err() != nil {
 				pr.finish()
+				return &exitError{code: 130, err: fmt.Errorf("gen: interrupted after %d of %d IDs", done, n)}
+			}
+			if d, ok := pauseFor(genErr); pause && ok {
+				if !paused {
+					pr.finish()
+					fmt.Fprintf(stderr, "flurry: gen: paused: %s; waiting\n", oneLine(genErr))
+					paused = true
+				}
+				if sleepCtx(ctx, d) == nil {
+					continue
+				}
 				return &exitError{code: 130, err: fmt.Errorf("gen: interrupted after %d of %d IDs", done, n)}
 			}
 			return fmt.Errorf("gen: after %d of %d IDs: %w", done, n, genErr)
@@ -151,6 +235,30 @@ func generate(ctx context.Context, g *snowflake.Generator, n uint64, stdout, std
 		return quietPipe(fmt.Errorf("gen: write: %w", err))
 	}
 	return nil
+}
+
+// pauseFor reports whether err is one a lease-backed generator recovers from by
+// itself, and how long to wait before trying again.
+func pauseFor(err error) (time.Duration, bool) {
+	const poll = 100 * time.Millisecond
+	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
+		return min(max(cb.Gap, 10*time.Millisecond), time.Second), true
+	}
+	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) {
+		return poll, true
+	}
+	return 0, false
+}
+
+// sleepCtx sleeps for d or until ctx ends, and then returns ctx.Err().
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return ctx.Err()
 }
 
 // progress reports a count and rate on one terminal line about once a second.

@@ -2,6 +2,8 @@
 //
 //	flurry layouts                     the preset layouts and their facts
 //	flurry gen -n 1e6 --node worker=3  print new IDs, one per line
+//	flurry gen --lease file:///dir     ... with a node value leased from a store
+//	flurry lease list file:///dir      the node values a lease store holds
 //	flurry decode --layout discord ID  take IDs apart as JSON
 //	flurry plan --years 20 --rate 1e5  propose a layout for requirements
 //	flurry version                     the version of this binary

@@ -32,6 +32,8 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 2 usage error, 130 interrupted.`,
 		Example: `  flurry layouts
   flurry gen -n 5 --layout twitter --node datacenter=1,worker=3
+  flurry gen -n 5 --lease file:///var/lib/flurry/leases --node datacenter=1
+  flurry lease list file:///var/lib/flurry/leases
   flurry decode --layout discord 175928847299117063
   flurry plan --years 10 --rate 100000 --node datacenter=4 --node machine=100
   flurry version`,
@@ -58,7 +60,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
-	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newVersionCmd())
+	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newLeaseCmd(), newVersionCmd())
 	return root
 }
 
