@@ -3,9 +3,10 @@
 // A held value is a key attached to an etcd lease, so etcd itself deletes it when
 // the lease expires; the marks are plain keys with no lease, so they survive
 // expiry and release. Every change is a transaction that compares revisions, so
-// two holders never both win one value, and a mark never goes down. etcd commits
-// through Raft: a write that returned is on a quorum and survives a leader change,
-// so unlike Redis there is no failover window.
+// two holders never both win one value, and a mark goes down only when its holder's
+// Release says it issued less than it reserved. etcd commits through Raft: a write
+// that returned is on a quorum and survives a leader change, so unlike Redis there
+// is no failover window.
 //
 // # Keys
 //

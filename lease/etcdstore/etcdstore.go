@@ -183,7 +183,9 @@ type holder struct {
 	Token string `json:"token"`
 }
 
-func newToken(id clientv3.LeaseID) string { return strconv.FormatInt(int64(id), 16) + "-" + rand.Text() }
+func newToken(id clientv3.LeaseID) string {
+	return strconv.FormatInt(int64(id), 16) + "-" + rand.Text()
+}
 
 // leaseID reads the etcd lease ID from a token.
 func leaseID(token string) (clientv3.LeaseID, bool) {
@@ -428,10 +430,10 @@ func checkLease(l lease.Lease) (clientv3.LeaseID, error) {
 	return id, nil
 }
 
-// update commits ops on a value when its held key is still at heldRev and its
-// mark key at m.rev, raising the mark to mark on the way; when only the mark moved
-// it tries again. It returns the mark, or ErrLost when the held key changed.
-func (s *Store) update(ctx context.Context, hk, mk string, heldRev int64, m markKV, mark int64, ops ...clientv3.Op) (int64, error) {
+// raise commits ops on a value when its held key is still at heldRev and its mark
+// key at m.rev, raising the mark to mark on the way; when only the mark moved it
+// tries again. It returns the mark, or ErrLost when the held key changed.
+func (s *Store) raise(ctx context.Context, hk, mk string, heldRev int64, m markKV, mark int64, ops ...clientv3.Op) (int64, error) {
 	for range rounds {
 		newMark := max(m.mark, mark)
 		all := ops
@@ -509,7 +511,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 		ops = append(ops, clientv3.OpPut(hk, string(hv), clientv3.WithLease(newID)))
 	}
-	newMark, err := s.update(ctx, hk, mk, heldRev, m, mark, ops...)
+	newMark, err := s.raise(ctx, hk, mk, heldRev, m, mark, ops...)
 	if newID != id {
 		if err != nil {
 			s.revoke(ctx, newID)
@@ -524,8 +526,8 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	return l, nil
 }
 
-// Release deletes the held key, raises the mark and revokes the etcd lease; see
-// lease.Store.
+// Release deletes the held key, sets the mark to mark, even below the reservation
+// written by Renew, and revokes the etcd lease; see lease.Store.
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 	id, err := checkLease(l)
 	if err != nil {
@@ -538,15 +540,26 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 		return fail(lease.ErrLost)
 	}
 	hk, mk := s.keys(l.Scope, l.Value)
-	h, heldRev, m, err := s.current(ctx, hk, mk)
+	h, heldRev, _, err := s.current(ctx, hk, mk)
 	if err != nil {
 		return fail(err)
 	}
 	if h == nil || h.Token != l.Token {
 		return fail(lease.ErrLost)
 	}
-	if _, err := s.update(ctx, hk, mk, heldRev, m, mark, clientv3.OpDelete(hk)); err != nil {
+	// The releasing holder knows how far it really issued: its mark is set, even
+	// below the reservation it wrote with Renew.
+	r, err := s.cli.Txn(ctx).If(
+		clientv3.Compare(clientv3.ModRevision(hk), "=", heldRev),
+	).Then(
+		clientv3.OpDelete(hk),
+		clientv3.OpPut(mk, strconv.FormatInt(max(mark, 0), 10)),
+	).Commit()
+	if err != nil {
 		return fail(err)
+	}
+	if !r.Succeeded {
+		return fail(lease.ErrLost)
 	}
 	s.revoke(ctx, id)
 	return nil

@@ -37,14 +37,15 @@
 // lack the latest Acquire, Renew or Release: the value can then be given to a
 // second holder while the first still holds it, and a mark can go back. To narrow
 // that window, set [Options.WaitReplicas]: after each write the store sends WAIT on
-// the same connection and fails the operation (not with [lease.ErrLost]) when fewer
-// replicas acknowledged it within [Options.WaitTimeout]. A write that reached n
-// replicas is in their memory, so a failover to one of them keeps it. WAIT does not
-// make Redis strongly consistent: a failover may still promote a replica that did
-// not acknowledge, a replica without persistence that restarts forgets, and a
-// failed WAIT does not undo the write on the primary (a failed Acquire is released
-// at once, a failed Renew or Release is simply reported). For a store that cannot
-// lose a write, use etcd or SQL.
+// the same connection and fails the operation with [ErrNotReplicated] (not
+// [lease.ErrLost]) when fewer replicas acknowledged it within [Options.WaitTimeout].
+// A write that reached n replicas is in their memory, so a failover to one of them
+// keeps it, and Sentinel and Cluster favour the replica with the most replicated
+// data. WAIT does not make Redis strongly consistent: a failover may still promote
+// a replica that did not acknowledge, a replica without persistence that restarts
+// forgets, and a failed WAIT does not undo the write on the primary (a failed
+// Acquire is released at once, a failed Renew or Release is simply reported). For
+// a store that cannot lose a write, use etcd or SQL.
 //
 // The expiry is judged by the Redis primary's wall clock (TIME): a jump forward of
 // that clock expires leases early. Keep it synchronised with slewing NTP.

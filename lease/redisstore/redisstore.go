@@ -193,12 +193,19 @@ func member(v int64) string { return fmt.Sprintf("%07d", v) }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
+// ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
+// replicas than Options.WaitReplicas acknowledged within Options.WaitTimeout. The
+// write was made on the primary; see the package documentation.
+var ErrNotReplicated = errors.New("lease/redisstore: too few replicas acknowledged the write")
+
 // notReplicatedError reports a write that fewer replicas than asked acknowledged.
 type notReplicatedError struct{ got, want int64 }
 
 func (e *notReplicatedError) Error() string {
 	return fmt.Sprintf("%d of %d replicas acknowledged the write in time", e.got, e.want)
 }
+
+func (e *notReplicatedError) Is(target error) bool { return target == ErrNotReplicated }
 
 // eval runs a script. With WaitReplicas set, it runs it on one connection and then
 // sends WAIT on that connection when wrote reports that the script wrote; then a

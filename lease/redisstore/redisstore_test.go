@@ -199,7 +199,7 @@ func TestWaitReplicas(t *testing.T) {
 	ctx := testCtx(t)
 	scope := leasetest.Scope(t)
 	_, err := s.Acquire(ctx, scope, 1, "a", 2*time.Second)
-	if err == nil || errors.Is(err, lease.ErrLost) || !strings.Contains(err.Error(), "0 of 1 replicas") {
+	if !errors.Is(err, ErrNotReplicated) || errors.Is(err, lease.ErrLost) || !strings.Contains(err.Error(), "0 of 1 replicas") {
 		t.Fatalf("Acquire with WaitReplicas=1 and no replica: %v", err)
 	}
 	plain := open(t, u, Options{Prefix: "flurry-test"})
@@ -207,7 +207,7 @@ func TestWaitReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the value was not given back after the failed WAIT: %v", err)
 	}
-	if _, err := s.Renew(ctx, l, 2*time.Second, 5); err == nil || errors.Is(err, lease.ErrLost) {
+	if _, err := s.Renew(ctx, l, 2*time.Second, 5); !errors.Is(err, ErrNotReplicated) || errors.Is(err, lease.ErrLost) {
 		t.Errorf("Renew with WaitReplicas=1 and no replica: %v", err)
 	}
 	zero := open(t, u, Options{Prefix: "flurry-test", WaitReplicas: 0})

@@ -1,0 +1,143 @@
+//go:build unix
+
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/lease"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startEtcd starts a throwaway one-member etcd with its data in dir, and waits
+// until it answers.
+func startEtcd(t *testing.T, dir string, client, peer int) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		msg := "etcd is not on PATH; the outage test needs its own server to stop"
+		if testenv.Required() {
+			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
+		}
+		t.Skip(msg)
+	}
+	c, p := fmt.Sprintf("http://127.0.0.1:%d", client), fmt.Sprintf("http://127.0.0.1:%d", peer)
+	log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(bin, "--name", "t", "--data-dir", filepath.Join(dir, "data"),
+		"--listen-client-urls", c, "--advertise-client-urls", c,
+		"--listen-peer-urls", p, "--initial-advertise-peer-urls", p, "--initial-cluster", "t="+p)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", client), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Fatalf("etcd on port %d did not start: %v\n%s", client, err, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// renewWithin renews for 3s under a deadline d and checks that the call kept to it.
+func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.Lease, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	l2, err := s.Renew(ctx, l, 3*time.Second, time.Now().UnixMilli()+1000)
+	if took := time.Since(start); took > d+time.Second {
+		t.Errorf("Renew took %v with a %v deadline", took, d)
+	}
+	return l2, err
+}
+
+func TestOutage(t *testing.T) {
+	dir := t.TempDir()
+	client, peer := freePort(t), freePort(t)
+	srv := startEtcd(t, dir, client, peer)
+	s := open(t, fmt.Sprintf("etcd://127.0.0.1:%d/outage", client), Options{})
+	ctx := testCtx(t)
+	const ttl = 3 * time.Second
+	l, err := s.Acquire(ctx, "outage", 1, "a", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A stopped server: Renew fails within its deadline, and not with ErrLost.
+	srv.Process.Signal(syscall.SIGSTOP)
+	_, err = renewWithin(t, s, l, 500*time.Millisecond)
+	srv.Process.Signal(syscall.SIGCONT)
+	if err == nil || errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew against a stopped server: %v; want a non-ErrLost error", err)
+	}
+	t.Logf("stopped server: %v", err)
+	// Back before the TTL passed: the lease is still ours.
+	if l, err = renewWithin(t, s, l, 2*time.Second); err != nil {
+		t.Fatalf("Renew after the server came back within the TTL: %v", err)
+	}
+
+	// Stopped for longer than the TTL: etcd expires the lease when it resumes.
+	srv.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(ttl + 500*time.Millisecond)
+	srv.Process.Signal(syscall.SIGCONT)
+	if _, err = renewWithin(t, s, l, 3*time.Second); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew after an outage longer than the TTL: %v; want ErrLost", err)
+	}
+	var next lease.Lease
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if next, err = s.Acquire(ctx, "outage", 1, "b", ttl); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || next.Mark == 0 {
+		t.Fatalf("Acquire after the expiry = %+v, %v; want value 0 with its mark", next, err)
+	}
+
+	// A killed server fails within the deadline; etcd keeps leases and marks on
+	// disk, and a restarted leader gives every lease its full TTL again.
+	srv.Process.Kill()
+	srv.Wait()
+	if _, err = renewWithin(t, s, next, time.Second); err == nil || errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Renew against a killed server: %v; want a non-ErrLost error", err)
+	}
+	t.Logf("killed server: %v", err)
+	startEtcd(t, dir, client, peer)
+	l3, err := renewWithin(t, s, next, 5*time.Second)
+	if err != nil || l3.Mark < next.Mark {
+		t.Fatalf("Renew after a restart = %+v, %v; want the lease and its mark kept", l3, err)
+	}
+}
