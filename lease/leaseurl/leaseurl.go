@@ -20,7 +20,10 @@ import (
 	"strings"
 
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/etcdstore"
 	"github.com/flurryid/flurry/lease/filestore"
+	"github.com/flurryid/flurry/lease/redisstore"
+	"github.com/flurryid/flurry/lease/sqlstore"
 )
 
 // opener opens one kind of store.
@@ -29,8 +32,23 @@ type opener func(ctx context.Context, rawURL string) (lease.Store, error)
 // openers is built per call, not kept in a package variable, so nothing here can be
 // changed from outside.
 func openers() map[string]opener {
+	sql := func(ctx context.Context, u string) (lease.Store, error) {
+		return sqlstore.Open(ctx, u, sqlstore.Options{})
+	}
+	rds := func(ctx context.Context, u string) (lease.Store, error) {
+		return redisstore.Open(ctx, u, redisstore.Options{})
+	}
 	return map[string]opener{
-		"file": func(_ context.Context, u string) (lease.Store, error) { return filestore.Open(u) },
+		"file":       func(_ context.Context, u string) (lease.Store, error) { return filestore.Open(u) },
+		"sqlite":     sql,
+		"postgres":   sql,
+		"postgresql": sql,
+		"mysql":      sql,
+		"redis":      rds,
+		"rediss":     rds,
+		"etcd": func(ctx context.Context, u string) (lease.Store, error) {
+			return etcdstore.Open(ctx, u, etcdstore.Options{})
+		},
 	}
 }
 
