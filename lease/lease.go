@@ -82,6 +82,13 @@ type Store interface {
 	// holder rarely finds its clock behind the mark. It returns ErrNoFreeValue when
 	// every value is held.
 	Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (Lease, error)
+	// AcquireValue claims exactly value of scope for owner, for ttl, when no live
+	// lease holds it, and returns ErrNoFreeValue when one does: for values that come
+	// from configuration, a StatefulSet ordinal or an IP address. A value claimed this
+	// way is held against Acquire of the same scope too, so a configured holder and a
+	// pool holder can never share it, and they share its mark. value must be from 0
+	// to 2^22-1.
+	AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (Lease, error)
 	// Renew extends a live lease to ttl from now, by the store's clock, and raises the
 	// value's mark to mark if that is higher. It returns the updated lease, or an error
 	// wrapping ErrLost when the lease expired or is not l's anymore; then nothing
@@ -129,4 +136,12 @@ func CheckAcquire(scope string, size int64, owner string, ttl time.Duration) err
 		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
 	}
 	return nil
+}
+
+// CheckAcquireValue validates AcquireValue's arguments the same way for every store.
+func CheckAcquireValue(scope string, value int64, owner string, ttl time.Duration) error {
+	if value < 0 || value >= 1<<22 {
+		return fmt.Errorf("lease: value %d must be from 0 to %d", value, 1<<22-1)
+	}
+	return CheckAcquire(scope, 1, owner, ttl)
 }

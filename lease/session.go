@@ -207,7 +207,6 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 		if *opts.Fixed < 0 || *opts.Fixed >= s.size {
 			return nil, fmt.Errorf("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
 		}
-		s.scope += fmt.Sprintf("/fixed=%d", *opts.Fixed)
 	}
 	if err := CheckScope(s.scope); err != nil {
 		return nil, err
@@ -287,18 +286,19 @@ var ErrBadConfig = errors.New("lease: bad configuration")
 var ErrClosedSession = errors.New("lease: session closed")
 
 func (s *Session) tryAcquire(ctx context.Context) error {
-	size := s.size
+	var l Lease
+	var err error
 	if s.opts.Fixed != nil {
-		size = 1
+		// In the pool's own scope: a configured holder and a pool holder can never
+		// share the value, and they share its mark.
+		l, err = s.opts.Store.AcquireValue(ctx, s.scope, *s.opts.Fixed, s.opts.Owner, s.opts.TTL)
+	} else {
+		l, err = s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
 	}
-	l, err := s.opts.Store.Acquire(ctx, s.scope, size, s.opts.Owner, s.opts.TTL)
 	if err != nil {
 		return err
 	}
 	value := l.Value
-	if s.opts.Fixed != nil {
-		value = *s.opts.Fixed
-	}
 	// Reserve a window before the generator may issue in it: write first, then grant.
 	sent := s.opts.Clock.Now()
 	mark := max(l.Mark, sent/1e6) + s.reserve()

@@ -38,8 +38,9 @@ A store is named by a URL:
 This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
 
 Values live in scopes: gen's --scope (default "default") followed by the node
-fields it does not lease, e.g. default/datacenter=1; a --fixed value has a scope of
-its own, ending in /fixed=N. gen prints the scope it leases from.`,
+fields it does not lease, e.g. default/datacenter=1. A --fixed value is leased in
+the same scope, so a configured holder and a pool holder can never share a value.
+gen prints the scope it leases from.`,
 		Example: `  flurry lease list file:///var/lib/flurry/leases
   flurry lease list --json --scope default/datacenter=1 file:///var/lib/flurry/leases`,
 		Args: cobra.ArbitraryArgs,

@@ -331,6 +331,28 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
+	return s.acquire(ctx, scope, owner, ttl, func(held map[int64]*mvccpb.KeyValue, marks map[int64]markKV) []candidate {
+		return pick(size, held, marks, candidates)
+	})
+}
+
+// AcquireValue claims exactly value under a new etcd lease; see lease.Store.
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	return s.acquire(ctx, scope, owner, ttl, func(held map[int64]*mvccpb.KeyValue, marks map[int64]markKV) []candidate {
+		if _, h := held[value]; h {
+			return nil
+		}
+		return []candidate{{value, marks[value]}}
+	})
+}
+
+// acquire claims one of the candidates choose finds in a scan of the scope, under a
+// new etcd lease, scanning again when others took them all first.
+func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Duration,
+	choose func(held map[int64]*mvccpb.KeyValue, marks map[int64]markKV) []candidate) (lease.Lease, error) {
 	fail := func(err error) (lease.Lease, error) {
 		return lease.Lease{}, fmt.Errorf("lease/etcdstore: acquire %s: %w", scope, err)
 	}
@@ -355,7 +377,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 		if err != nil {
 			return fail(err)
 		}
-		cands := pick(size, held, marks, candidates)
+		cands := choose(held, marks)
 		if len(cands) == 0 {
 			return fail(lease.ErrNoFreeValue)
 		}

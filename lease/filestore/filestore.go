@@ -198,6 +198,26 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	return out, err
 }
 
+// AcquireValue implements lease.Store.
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	var out lease.Lease
+	err := s.update(ctx, scope, func(f *file, now int64) (bool, error) {
+		key := strconv.FormatInt(value, 10)
+		r := f.Values[key]
+		if r.Token != "" && r.ExpiresMs > now {
+			return false, fmt.Errorf("lease/filestore: scope %s, value %d: %w", scope, value, lease.ErrNoFreeValue)
+		}
+		r.Owner, r.Token, r.ExpiresMs = owner, newToken(), now+ttl.Milliseconds()
+		f.Values[key] = r
+		out = lease.Lease{Scope: scope, Value: value, Owner: owner, Token: r.Token, Mark: r.Mark, Expires: time.UnixMilli(r.ExpiresMs).UTC()}
+		return true, nil
+	})
+	return out, err
+}
+
 func (s *Store) live(f *file, l lease.Lease, now int64, op string) (string, record, error) {
 	key := strconv.FormatInt(l.Value, 10)
 	r, ok := f.Values[key]

@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	t.Run("PrefersLowestMark", func(t *testing.T) { testPreference(t, newStore) })
 	t.Run("ScopesAreSeparate", func(t *testing.T) { testScopes(t, newStore) })
 	t.Run("BadArguments", func(t *testing.T) { testBadArgs(t, newStore) })
+	t.Run("AcquireValue", func(t *testing.T) { testAcquireValue(t, newStore) })
 }
 
 // Scope returns a fresh scope name for a test.
@@ -314,6 +315,54 @@ func testBadArgs(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	} {
 		if _, err := s.Acquire(ctx(t), tc.scope, tc.size, tc.owner, tc.ttl); err == nil || errors.Is(err, lease.ErrNoFreeValue) {
 			t.Errorf("Acquire(%q, %d, %q, %v) = %v; want an argument error", tc.scope, tc.size, tc.owner, tc.ttl, err)
+		}
+	}
+}
+
+func testAcquireValue(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s, s2 := open(t, newStore), open(t, newStore)
+	scope := Scope(t)
+	fixed, err := s.AcquireValue(ctx(t), scope, 3, "configured", ttl)
+	if err != nil || fixed.Value != 3 || fixed.Mark != 0 || fixed.Token == "" || fixed.Owner != "configured" {
+		t.Fatalf("AcquireValue(3) = %+v, %v", fixed, err)
+	}
+	// The pool of 4 skips the configured value.
+	var got []int64
+	for i := 0; i < 3; i++ {
+		got = append(got, acquire(t, s2, scope, 4, "pool").Value)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+	if fmt.Sprint(got) != "[0 1 2]" {
+		t.Errorf("pool values %v beside configured value 3; want [0 1 2]", got)
+	}
+	if _, err := s2.Acquire(ctx(t), scope, 4, "pool", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Errorf("pool took the configured value: %v", err)
+	}
+	// Nor can a second configured holder, or one that wants a pool holder's value.
+	for _, v := range []int64{3, 1} {
+		if _, err := s2.AcquireValue(ctx(t), scope, v, "other", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+			t.Errorf("AcquireValue(%d) of a held value: %v", v, err)
+		}
+	}
+	// A value far above every value used so far works too.
+	far, err := s2.AcquireValue(ctx(t), scope, 1000, "configured", ttl)
+	if err != nil || far.Value != 1000 {
+		t.Errorf("AcquireValue(1000) = %+v, %v", far, err)
+	}
+	// Renew and Release work as for a pool lease; the mark is shared with the pool.
+	mark := time.Now().UnixMilli() + 1000
+	if _, err := s.Renew(ctx(t), fixed, ttl, mark); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx(t), fixed, mark); err != nil {
+		t.Fatal(err)
+	}
+	if l := acquire(t, s2, scope, 4, "pool"); l.Value != 3 || l.Mark != mark {
+		t.Errorf("pool after the configured holder left: %+v; want value 3 with mark %d", l, mark)
+	}
+	for _, bad := range []int64{-1, 1 << 22} {
+		if _, err := s.AcquireValue(ctx(t), scope, bad, "x", ttl); err == nil || errors.Is(err, lease.ErrNoFreeValue) {
+			t.Errorf("AcquireValue(%d) = %v; want an argument error", bad, err)
 		}
 	}
 }

@@ -44,7 +44,7 @@ type Store struct {
 	opts   Options
 	err    error // from New's validation, returned by every method
 
-	acquire, renew, release, list *redis.Script
+	acquire, acqVal, renew, release, list *redis.Script
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -57,6 +57,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	s := &Store{
 		client:  client,
 		acquire: redis.NewScript(acquireScript),
+		acqVal:  redis.NewScript(acquireValueScript),
 		renew:   redis.NewScript(renewScript),
 		release: redis.NewScript(releaseScript),
 		list:    redis.NewScript(listScript),
@@ -114,7 +115,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		client.Close()
 		return nil, fmt.Errorf("lease/redisstore: %s: %w", redact(rawURL), err)
 	}
-	for _, sc := range []*redis.Script{s.acquire, s.renew, s.release, s.list} {
+	for _, sc := range []*redis.Script{s.acquire, s.acqVal, s.renew, s.release, s.list} {
 		if err := sc.Load(ctx, client).Err(); err != nil {
 			client.Close()
 			return nil, fmt.Errorf("lease/redisstore: loading scripts into %s: %w", redact(rawURL), err)
@@ -278,8 +279,25 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 		return lease.Lease{}, err
 	}
 	token := rand.Text()
+	return s.claim(ctx, scope, owner, token, s.acquire, []any{size, owner, token, ms(ttl)})
+}
+
+// AcquireValue claims exactly value; see lease.Store.
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if s.err != nil {
+		return lease.Lease{}, s.err
+	}
+	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	token := rand.Text()
+	return s.claim(ctx, scope, owner, token, s.acqVal, []any{member(value), owner, token, ms(ttl)})
+}
+
+// claim runs an acquiring script and reads its reply.
+func (s *Store) claim(ctx context.Context, scope, owner, token string, script *redis.Script, args []any) (lease.Lease, error) {
 	keys := s.keys(scope)
-	res, err := s.eval(ctx, s.acquire, keys, []any{size, owner, token, ms(ttl)}, ok)
+	res, err := s.eval(ctx, script, keys, args, ok)
 	var l lease.Lease
 	if res != nil {
 		l, err = acquired(res, err, scope, owner, token)

@@ -7,7 +7,8 @@ package redisstore
 //	KEYS[3] free    zset  member, score = mark: values with a record and no lease
 //	KEYS[4] tokens  hash  member -> token of the lease in held
 //	KEYS[5] owners  hash  member -> owner of the lease in held
-//	KEYS[6] next    string: the lowest value never handed out
+//	KEYS[6] next    string: no value below it is without a record (values at or
+//	                above it may have one, claimed by AcquireValue)
 //
 // A member is the value in seven zero-padded digits ("0000042"), so that the members
 // of equal score sort by value. Marks are decimal strings compared by length, then
@@ -67,6 +68,10 @@ const acquireScript = prelude + `
 reap()
 local size = tonumber(ARGV[1])
 local nxt = tonumber(redis.call('GET', KEYS[6]) or '0')
+-- Values that AcquireValue claimed have a record: the free set or held covers them.
+while nxt < size and redis.call('HEXISTS', KEYS[1], string.format('%07d', nxt)) == 1 do
+  nxt = nxt + 1
+end
 -- The free value with the lowest mark, then the lowest value, below size. Values
 -- at or above size are left by callers that used a larger pool for this scope.
 local cand, cmark
@@ -82,9 +87,9 @@ while not cand do
   end
   i = i + 64
 end
--- A never-used value has mark 0, and is higher than every value with a record.
+-- A never-used value has mark 0; among marks of 0 the lower value wins.
 local m
-if nxt < size and (not cand or cmark > 0) then
+if nxt < size and (not cand or cmark > 0 or tonumber(cand) > nxt) then
   m = string.format('%07d', nxt)
   redis.call('SET', KEYS[6], string.format('%d', nxt + 1))
   redis.call('HSET', KEYS[1], m, '0')
@@ -94,6 +99,23 @@ elseif cand then
 else
   return {-1}
 end
+local exp = now + tonumber(ARGV[4])
+redis.call('ZADD', KEYS[2], exp, m)
+redis.call('HSET', KEYS[4], m, ARGV[3])
+redis.call('HSET', KEYS[5], m, ARGV[2])
+return {tonumber(m), redis.call('HGET', KEYS[1], m), exp}
+`
+
+// acquireValueScript: ARGV member, owner, token, ttl ms.
+// Returns {-1} when the value is held, else {value, mark, expires ms}.
+const acquireValueScript = prelude + `
+reap()
+local m = ARGV[1]
+if redis.call('ZSCORE', KEYS[2], m) then return {-1} end
+if redis.call('HEXISTS', KEYS[1], m) == 0 then
+  redis.call('HSET', KEYS[1], m, '0')
+end
+redis.call('ZREM', KEYS[3], m)
 local exp = now + tonumber(ARGV[4])
 redis.call('ZADD', KEYS[2], exp, m)
 redis.call('HSET', KEYS[4], m, ARGV[3])

@@ -98,6 +98,7 @@ type queries struct {
 	probe     string // fails unless the table has every column
 	freeRow   string // the best free row: value, mark, token
 	missing   string // whether value 0 has a row, and the lowest value after a row that has none
+	one       string // one value's row: mark, token, free
 	insert    string // claims a value without a row
 	claim     string // claims a free row
 	readBack  string // a row by token: owner, expires, mark, live
@@ -119,6 +120,8 @@ func (d Dialect) queries(table string) queries {
 		missing: "SELECT (SELECT COUNT(*) FROM " + table + " WHERE scope = ? AND value = 0)," +
 			" (SELECT MIN(a.value + 1) FROM " + table + " a WHERE a.scope = ? AND a.value + 1 < ?" +
 			" AND NOT EXISTS (SELECT 1 FROM " + table + " b WHERE b.scope = ? AND b.value = a.value + 1))",
+		one: "SELECT mark, token, CASE WHEN token = '' OR expires_ms <= " + now + " THEN 1 ELSE 0 END FROM " + table +
+			" WHERE scope = ? AND value = ?",
 		claim: "UPDATE " + table + " SET owner = ?, token = ?, expires_ms = " + now + " + ?, updated_ms = " + now +
 			" WHERE scope = ? AND value = ? AND token = ? AND mark = ? AND (token = '' OR expires_ms <= " + now + ")",
 		readBack: "SELECT owner, expires_ms, mark, CASE WHEN expires_ms > " + now + " THEN 1 ELSE 0 END FROM " + table +
@@ -144,7 +147,7 @@ func (d Dialect) queries(table string) queries {
 			pe, ok := errors.AsType[*pgconn.PgError](err)
 			return ok && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710")
 		}
-		for _, p := range []*string{&q.probe, &q.freeRow, &q.missing, &q.insert, &q.claim, &q.readBack, &q.renew, &q.release, &q.list} {
+		for _, p := range []*string{&q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.release, &q.list} {
 			*p = dollars(*p)
 		}
 	}

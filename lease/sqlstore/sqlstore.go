@@ -236,6 +236,33 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
+	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("%d values", size), func() (candidate, bool, error) {
+		return s.best(ctx, scope, size)
+	})
+}
+
+// AcquireValue implements lease.Store.
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func() (candidate, bool, error) {
+		c := candidate{value: value}
+		var free int64
+		err := s.db.QueryRowContext(ctx, s.q.one, scope, value).Scan(&c.mark, &c.token, &free)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return c, true, nil
+		case err != nil:
+			return c, false, err
+		}
+		c.hasRow = true
+		return c, free == 1, nil
+	})
+}
+
+// acquire claims the candidate find returns, looking again after each lost race.
+func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Duration, what string, find func() (candidate, bool, error)) (lease.Lease, error) {
 	if err := s.ensure(ctx); err != nil {
 		return lease.Lease{}, err
 	}
@@ -251,7 +278,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 		)
 		err := s.retry(ctx, func() error {
 			var err error
-			c, ok, err = s.best(ctx, scope, size)
+			c, ok, err = find()
 			if err != nil || !ok {
 				return err
 			}
@@ -272,7 +299,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 			return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: %w", scope, err)
 		}
 		if !ok {
-			return lease.Lease{}, fmt.Errorf("lease/sqlstore: scope %s, %d values: %w", scope, size, lease.ErrNoFreeValue)
+			return lease.Lease{}, fmt.Errorf("lease/sqlstore: scope %s, %s: %w", scope, what, lease.ErrNoFreeValue)
 		}
 		if won {
 			l := lease.Lease{Scope: scope, Value: c.value, Owner: owner, Token: token}
