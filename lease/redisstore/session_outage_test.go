@@ -1,0 +1,109 @@
+//go:build unix
+
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/snowflake"
+)
+
+// Stop Redis under a running lease-backed generator: it keeps issuing inside its
+// reserved window and lease, stops with ErrLeaseLost before the lease could expire,
+// and issues again, strictly above what it issued before, when Redis returns.
+func TestSessionSurvivesRedisOutage(t *testing.T) {
+	port := freePort(t)
+	srv := startRedis(t, port)
+	st, err := Open(context.Background(), fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, _ := layout.Parse("twitter")
+	ttl := 2 * time.Second
+	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Namespace: t.Name()},
+		lease.Options{Store: st, Scope: "outage", TTL: ttl, Window: 500 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	defer s.Close()
+	ctx := context.Background()
+	var last flurry.ID
+	issue := func() error {
+		id, err := g.Next(ctx)
+		if err == nil {
+			if id <= last {
+				t.Fatalf("ID %d after %d", id, last)
+			}
+			last = id
+		}
+		return err
+	}
+	time.Sleep(600 * time.Millisecond) // at least one renewal
+	if s.Status().Renewals == 0 {
+		t.Fatal("no renewal before the outage")
+	}
+
+	srv.Process.Signal(syscall.SIGSTOP) // Redis stops answering
+	stopped := time.Now()
+	time.Sleep(20 * time.Millisecond) // a renewal in flight lands or fails
+	expires := s.Status().Expires     // by Redis's clock: the last renewal that succeeded
+	issuedDuring := 0
+	var fenced time.Time
+	for time.Since(stopped) < 3*ttl {
+		err := issue()
+		if errors.Is(err, snowflake.ErrLeaseLost) {
+			fenced = time.Now()
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		issuedDuring++
+		time.Sleep(time.Millisecond)
+	}
+	if fenced.IsZero() {
+		t.Fatalf("the generator kept issuing for %v with Redis stopped and a %v TTL", 3*ttl, ttl)
+	}
+	if !fenced.Before(expires) {
+		t.Errorf("fenced at %v, not before the lease's expiry in Redis %v", fenced, expires)
+	}
+	if issuedDuring == 0 {
+		t.Error("issued nothing inside the reserved window after Redis stopped")
+	}
+	t.Logf("issued %d IDs during the outage, fenced %v after it began (TTL %v)", issuedDuring, fenced.Sub(stopped), ttl)
+
+	srv.Process.Signal(syscall.SIGCONT) // Redis returns
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := issue()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, snowflake.ErrLeaseLost) && !errors.Is(err, snowflake.ErrClockBehind) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery 10 s after Redis returned: %+v", s.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 0; i < 1000; i++ {
+		if err := issue(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("recovered; status %+v", s.Status())
+}
