@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/testenv"
 )
 
 // TestBinary builds the flurry command and runs it as separate processes: a reader
@@ -135,5 +137,17 @@ func TestBinary(t *testing.T) {
 		}
 	})
 
-	t.Run("lease processes", func(t *testing.T) { testLeaseProcesses(t, ctx, bin) })
+	// The same run of processes on each kind of store: a scope of its own each time,
+	// since the databases keep their rows between test runs.
+	scope := fmt.Sprintf("proc-test-%d", time.Now().UnixNano())
+	for _, tc := range []struct {
+		name string
+		url  func(t testing.TB) string
+	}{
+		{"file", func(t testing.TB) string { return "file://" + t.TempDir() }},
+		{"postgres", testenv.Postgres.URL},
+		{"redis", testenv.Redis.URL},
+	} {
+		t.Run("lease processes/"+tc.name, func(t *testing.T) { testLeaseProcesses(t, ctx, bin, tc.url(t), scope) })
+	}
 }
