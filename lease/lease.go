@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 )
 
@@ -144,4 +145,13 @@ func CheckAcquireValue(scope string, value int64, owner string, ttl time.Duratio
 		return fmt.Errorf("lease: value %d must be from 0 to %d", value, 1<<22-1)
 	}
 	return CheckAcquire(scope, 1, owner, ttl)
+}
+
+// RedactURL returns a store URL with its password replaced by "xxxxx", for messages.
+func RedactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }

@@ -83,13 +83,13 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("lease/etcdstore: %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("lease/etcdstore: %s: %w", lease.RedactURL(rawURL), err)
 	}
 	s := New(cli, opts)
 	s.owned = true
 	if _, err := cli.Get(ctx, s.prefix+"/"); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("lease/etcdstore: %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("lease/etcdstore: %s: %w", lease.RedactURL(rawURL), err)
 	}
 	return s, nil
 }
@@ -150,14 +150,6 @@ func parseURL(rawURL string, opts Options) (clientv3.Config, Options, error) {
 	cfg.DialTimeout = opts.DialTimeout
 	cfg.Logger = zap.NewNop() // errors are returned, not logged
 	return cfg, opts, nil
-}
-
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // Close closes the client Open made; it does nothing for a store made by New. It

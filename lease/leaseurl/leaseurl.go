@@ -77,10 +77,4 @@ func Open(ctx context.Context, rawURL string) (lease.Store, error) {
 }
 
 // Redact returns the URL with its password replaced by "xxxxx", for messages.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
+func Redact(rawURL string) string { return lease.RedactURL(rawURL) }

@@ -113,12 +113,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	if err := client.Ping(ctx).Err(); err != nil {
 		client.Close()
-		return nil, fmt.Errorf("lease/redisstore: %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("lease/redisstore: %s: %w", lease.RedactURL(rawURL), err)
 	}
 	for _, sc := range []*redis.Script{s.acquire, s.acqVal, s.renew, s.release, s.list} {
 		if err := sc.Load(ctx, client).Err(); err != nil {
 			client.Close()
-			return nil, fmt.Errorf("lease/redisstore: loading scripts into %s: %w", redact(rawURL), err)
+			return nil, fmt.Errorf("lease/redisstore: loading scripts into %s: %w", lease.RedactURL(rawURL), err)
 		}
 	}
 	return s, nil
@@ -165,14 +165,6 @@ func parseURL(rawURL string, opts Options) (*redis.Options, Options, error) {
 	}
 	ropts.ContextTimeoutEnabled = true
 	return ropts, opts, nil
-}
-
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
