@@ -149,7 +149,7 @@ func parseEpoch(s string) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms >= 0 {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil && ms >= 0 && ms <= 253402300799999 { // to the end of year 9999
 		return time.UnixMilli(ms).UTC(), nil
 	}
 	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2026-01-01T00:00:00Z), a date (2026-01-01) nor Unix milliseconds", s)
