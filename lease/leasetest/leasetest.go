@@ -17,7 +17,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -365,4 +367,32 @@ func testAcquireValue(t *testing.T, newStore func(t *testing.T) lease.Store) {
 			t.Errorf("AcquireValue(%d) = %v; want an argument error", bad, err)
 		}
 	}
+}
+
+// FuzzURL fuzzes a store's URL parser: parsing any string never panics, and an error
+// never shows the URL's password (":password@" for a URL that parses, the text between
+// ':' and '@' of the authority for one that does not). Seeds should include URLs with
+// the password "hunter2pw".
+func FuzzURL(f *testing.F, seeds []string, parse func(raw string) error) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		err := parse(raw)
+		if err == nil {
+			return
+		}
+		u, perr := url.Parse(raw)
+		if perr == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && len(pw) >= 6 && strings.Contains(err.Error(), ":"+pw+"@") {
+				t.Fatalf("error shows the password: %v", err)
+			}
+		}
+		if _, rest, ok := strings.Cut(raw, "://"); perr != nil && ok && strings.Contains(err.Error(), "hunter2pw") {
+			authority, _, _ := strings.Cut(rest, "/")
+			if strings.Contains(authority, ":hunter2pw@") {
+				t.Fatalf("error shows the password: %v", err)
+			}
+		}
+	})
 }
