@@ -18,16 +18,6 @@ import (
 	"github.com/flurryid/flurry/lease"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startEtcd starts a throwaway one-member etcd with its data in dir, and waits
 // until it answers.
 func startEtcd(t *testing.T, dir string, client, peer int) *exec.Cmd {
@@ -87,7 +77,7 @@ func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.
 
 func TestOutage(t *testing.T) {
 	dir := t.TempDir()
-	client, peer := freePort(t), freePort(t)
+	client, peer := testenv.FreePort(t), testenv.FreePort(t)
 	srv := startEtcd(t, dir, client, peer)
 	s := open(t, fmt.Sprintf("etcd://127.0.0.1:%d/outage", client), Options{})
 	ctx := testCtx(t)

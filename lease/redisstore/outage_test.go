@@ -16,16 +16,6 @@ import (
 	"github.com/flurryid/flurry/lease"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startRedis starts a throwaway redis-server without persistence on port and
 // waits until it answers.
 func startRedis(t *testing.T, port int) *exec.Cmd {
@@ -74,7 +64,7 @@ func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.
 }
 
 func TestOutage(t *testing.T) {
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	srv := startRedis(t, port)
 	s := open(t, fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{Prefix: "flurry-test"})
 	ctx := testCtx(t)

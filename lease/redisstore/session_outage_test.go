@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/snowflake"
@@ -22,7 +23,7 @@ import (
 // reserved window and lease, stops with ErrLeaseLost before the lease could expire,
 // and issues again, strictly above what it issued before, when Redis returns.
 func TestSessionSurvivesRedisOutage(t *testing.T) {
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	srv := startRedis(t, port)
 	st, err := Open(context.Background(), fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{})
 	if err != nil {
