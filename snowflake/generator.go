@@ -284,6 +284,14 @@ func (g *Generator) Close() error {
 	defer g.grantMu.Unlock()
 	registry.Lock()
 	defer registry.Unlock()
+	if g.managed {
+		// Only the active value is registered: a value moved away from was released
+		// then, and may now belong to another generator.
+		if cur := g.active.Load(); cur != nil {
+			delete(registry.live, cur.key)
+		}
+		return nil
+	}
 	for _, n := range g.nodes {
 		delete(registry.live, n.key)
 	}

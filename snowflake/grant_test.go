@@ -162,3 +162,21 @@ func TestIssuedThrough(t *testing.T) {
 		t.Errorf("IssuedThrough = %d, want %d (the reservation went to %d)", got, want, ms(t0.Add(4*time.Second)))
 	}
 }
+
+// Closing a managed generator releases only the value it holds now, not one it moved
+// away from that another generator took since.
+func TestManagedCloseReleasesOnlyItsValue(t *testing.T) {
+	l := lay(t, "twitter")
+	far := Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
+	a, b := far, far
+	a.Node, b.Node = layout.NodeValues{0, 1}, layout.NodeValues{0, 2}
+	g := newGen(t, Options{Layout: l, Clock: clock.NewFake(t0), Managed: true, Namespace: "close"})
+	g.Grant(a)
+	g.Grant(b) // a is free again
+	other := newGen(t, Options{Layout: l, Node: a.Node, Namespace: "close"})
+	g.Close()
+	if _, err := New(Options{Layout: l, Node: a.Node, Namespace: "close"}); !errors.Is(err, ErrInUse) {
+		t.Errorf("closing the first generator released the value another one holds: %v", err)
+	}
+	other.Close()
+}
