@@ -21,15 +21,21 @@ import (
 // use and does not allocate per ID.
 type Generator struct {
 	// Read-mostly configuration, shared by every caller.
-	l          *layout.Layout
-	clk        clock.Clock
-	epochNs    int64
-	unitNs     int64
-	maxTick    int64
-	timeShift  uint
-	seqShift   uint
-	laneBits   uint  // sequence bits inside one lane
-	laneMask   int64 // largest sequence value inside one lane
+	l         *layout.Layout
+	clk       clock.Clock
+	epochNs   int64
+	unitNs    int64
+	maxTick   int64
+	timeShift uint
+	seqShift  uint
+	laneBits  uint  // sequence bits inside one lane
+	laneMask  int64 // largest sequence value inside one lane
+	// A lane's state is tick << stateShift | sequence. stateShift leaves guard bits
+	// above the lane's sequence bits, so that fetch-and-add on a full tick runs into
+	// the guard bits instead of the tick: see the fast path of reserve.
+	stateShift uint
+	stateSeq   uint64 // mask of the sequence and guard bits
+	fastAdd    bool   // the guard bits hold at least 2^16 overflowing adds
 	overflow   OverflowPolicy
 	behind     BehindPolicy
 	aheadTicks int64 // how many ticks ahead of the clock Borrow/Logical may issue
@@ -67,7 +73,7 @@ type node struct {
 	key     string // in the in-process registry
 }
 
-// lane holds the position of the last ID issued from it: tick << laneBits | sequence.
+// lane holds the position of the last ID issued from it: tick << stateShift | sequence.
 // It is padded to a cache line so lanes used from different CPUs do not share one.
 type lane struct {
 	state atomic.Uint64
@@ -162,6 +168,12 @@ func New(opts Options) (*Generator, error) {
 	}
 	g.laneBits = seqBits - uint(bits.TrailingZeros(uint(lanes)))
 	g.laneMask = 1<<g.laneBits - 1
+	g.stateShift = g.laneBits
+	if guard := 63 - int(l.TimeBits()) - int(g.laneBits); guard > 0 {
+		g.stateShift += uint(guard)
+		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
+	}
+	g.stateSeq = 1<<g.stateShift - 1
 
 	drift := opts.MaxDrift
 	if drift < 0 {
@@ -403,6 +415,11 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 	if g.closed.Load() {
 		return 0, 0, ErrClosed
 	}
+	if want == 1 && g.fastAdd {
+		if id, ok := g.fast(laneIdx); ok {
+			return id, 1, nil
+		}
+	}
 retry:
 	nd := g.active.Load()
 	if nd == nil {
@@ -418,8 +435,8 @@ retry:
 		old := ln.state.Load()
 		fresh := false // whether nowNs was read after old was loaded
 	decide:
-		oldTick := int64(old >> g.laneBits)
-		oldSeq := int64(old) & g.laneMask
+		oldTick := int64(old >> g.stateShift)
+		oldSeq := min(int64(old&g.stateSeq), g.laneMask) // past laneMask: overflowing adds
 		var tick, seq int64
 		switch {
 		case now > oldTick:
@@ -478,7 +495,7 @@ retry:
 			return 0, 0, g.lostErr(nd, tick)
 		}
 		n := min(want, g.laneMask-seq+1)
-		if ln.state.CompareAndSwap(old, uint64(tick)<<g.laneBits|uint64(seq+n-1)) {
+		if ln.state.CompareAndSwap(old, uint64(tick)<<g.stateShift|uint64(seq+n-1)) {
 			if tick > now {
 				g.noteDrift(tick, tick != oldTick, nowNs)
 			}
@@ -489,6 +506,36 @@ retry:
 			return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift), n, nil
 		}
 	}
+}
+
+// fast issues one ID by fetch-and-add when the lane's last ID is in the clock's
+// current tick with sequence values left: one atomic add that never fails, where a
+// compare-and-swap fails and retries whenever another CPU got there first. An add
+// that finds the tick used up lands in the guard bits above the sequence, issues
+// nothing, and leaves the tick change to the compare-and-swap path, so the fast path
+// never moves the state to another tick. It reports false when it issued nothing.
+func (g *Generator) fast(laneIdx int) (flurry.ID, bool) {
+	nd := g.active.Load()
+	if nd == nil {
+		return 0, false
+	}
+	nowNs := g.clk.Now()
+	if nowNs < g.epochNs || nowNs >= nd.until.Load() {
+		return 0, false
+	}
+	now := (nowNs - g.epochNs) / g.unitNs
+	ln := &nd.lanes[laneIdx]
+	old := ln.state.Load()
+	if int64(old>>g.stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now >= g.warnTick || now > nd.through.Load() {
+		return 0, false
+	}
+	v := ln.state.Add(1)
+	seq := int64(v & g.stateSeq)
+	if v>>g.stateShift != old>>g.stateShift || seq > g.laneMask {
+		return 0, false
+	}
+	full := seq | int64(laneIdx)<<g.laneBits
+	return flurry.ID(now<<g.timeShift | nd.mask | full<<g.seqShift), true
 }
 
 // noteDrift records how far ahead of the clock an ID was issued, and counts a tick
@@ -558,7 +605,7 @@ func (g *Generator) clockBehind(ctx context.Context, nd *node, lastTick, nowNs i
 // can take over at tick without running ahead of the clock.
 func (n *node) idleBefore(g *Generator, tick int64) bool {
 	for i := range n.lanes {
-		if int64(n.lanes[i].state.Load()>>g.laneBits) >= tick {
+		if int64(n.lanes[i].state.Load()>>g.stateShift) >= tick {
 			return false
 		}
 	}

@@ -577,3 +577,48 @@ func TestStaleReadingIsNotClockBehind(t *testing.T) {
 		}
 	}
 }
+
+// The fetch-and-add fast path needs guard bits above the sequence; layouts without
+// room for them use compare-and-swap alone, and both issue unique, ordered IDs.
+func TestFastPathGuardBits(t *testing.T) {
+	for _, tc := range []struct {
+		layout string
+		fast   bool
+	}{{"twitter", true}, {"gameserver", true}, {"mastodon", false}, {"time:46:1ms:2020-01-01T00:00:00Z,seq:16", true}} {
+		l := lay(t, tc.layout)
+		f := clock.NewFake(t0)
+		g := newGen(t, Options{Layout: l, Clock: f, Namespace: tc.layout})
+		if g.fastAdd != tc.fast {
+			t.Errorf("%s: fast path %v, want %v", tc.layout, g.fastAdd, tc.fast)
+		}
+		var mu sync.Mutex
+		seen := map[flurry.ID]bool{}
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var last flurry.ID
+				for i := 0; i < 3000; i++ {
+					id, err := g.Next(bg)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if id <= last {
+						t.Errorf("%s: %d after %d", tc.layout, id, last)
+						return
+					}
+					last = id
+					mu.Lock()
+					if seen[id] {
+						t.Errorf("%s: duplicate %d", tc.layout, id)
+					}
+					seen[id] = true
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}

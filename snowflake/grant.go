@@ -86,7 +86,7 @@ func (g *Generator) Grant(gr Grant) error {
 		}
 	}
 	// Mark the floor tick used up in every lane, so the next ID is in a later tick.
-	floorState := uint64(floor)<<g.laneBits | uint64(g.laneMask)
+	floorState := uint64(floor)<<g.stateShift | uint64(g.laneMask)
 	for i := range cur.lanes {
 		st := &cur.lanes[i].state
 		for old := st.Load(); old < floorState && !st.CompareAndSwap(old, floorState); old = st.Load() {
@@ -103,7 +103,7 @@ func (g *Generator) Grant(gr Grant) error {
 func (n *node) lastTick(g *Generator) int64 {
 	var t int64
 	for i := range n.lanes {
-		t = max(t, int64(n.lanes[i].state.Load()>>g.laneBits))
+		t = max(t, int64(n.lanes[i].state.Load()>>g.stateShift))
 	}
 	return t
 }
