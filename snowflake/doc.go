@@ -9,8 +9,8 @@
 //	id, err := g.Next(ctx)
 //
 // The state of a generator is one 64-bit word per lane (tick and sequence of the last
-// ID), advanced by compare-and-swap: no lock, no allocation, and no lock held while it
-// sleeps. What it does at the edges is set by [Options]:
+// ID), advanced by fetch-and-add inside a tick and by compare-and-swap across ticks:
+// no lock, no allocation, and no lock held while it sleeps. What it does at the edges is set by [Options]:
 //
 //   - a tick's sequence runs out: [Wait] sleeps until the next tick (never a busy
 //     spin); [Borrow] takes future ticks up to MaxDrift ahead of the clock;
