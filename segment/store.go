@@ -1,0 +1,179 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrUnknownTag is returned when a tag has not been created in the store. Create
+	// it with Store.Create (flurry segment create URL TAG) first.
+	ErrUnknownTag = errors.New("segment: unknown tag")
+	// ErrTagExists is returned by Store.Create when the tag exists already; change its
+	// step with Store.SetStep instead.
+	ErrTagExists = errors.New("segment: tag exists already")
+	// ErrUnavailable is returned by Allocator.Next when every buffered ID is used and
+	// no store could hand out a new range. It wraps the store's last error; the
+	// allocator keeps trying in the background and serves again once a store answers.
+	ErrUnavailable = errors.New("segment: no IDs buffered and no store answers")
+	// ErrClosed is returned by Allocator.Next after Close.
+	ErrClosed = errors.New("segment: allocator closed")
+	// ErrRangeExhausted is returned by Store.Take when the tag's counter would pass
+	// the largest value the store can keep (2^63-1 divided by the number of residue
+	// classes). No ID of the tag can be issued any more: move to a new tag.
+	ErrRangeExhausted = errors.New("segment: the tag's counter is exhausted")
+)
+
+// A Block is a run of counter values a store handed to one allocator: First to Last,
+// both included. Counter values are mapped to IDs by the allocator (see Options.Stores):
+// with a single store an ID is the counter value itself, as in Leaf's leaf_alloc.
+type Block struct {
+	First, Last int64
+	// Step is the tag's configured step in the store when the block was taken, so
+	// that allocators pick up a changed step (Store.SetStep) with their next range.
+	Step int64
+	// Returned is true when the block is the unused tail of an earlier range, handed
+	// back by an allocator that closed gracefully (Store.Return).
+	Returned bool
+}
+
+// Len is the number of counter values in b.
+func (b Block) Len() int64 { return b.Last - b.First + 1 }
+
+// Tag describes one tag of a store, for listings.
+type Tag struct {
+	Name string
+	// Max is the highest counter value ever handed out (Leaf's max_id); the next
+	// fresh block starts above it.
+	Max int64
+	// Step is the configured step: the smallest range an allocator takes, and the
+	// starting point of its dynamic step.
+	Step int64
+	// Description is free text for people.
+	Description string
+	// Updated is when the tag's row last changed, by the store's clock; zero when the
+	// store does not keep it.
+	Updated time.Time
+	// Returned is how many counter values are handed back and wait to be claimed.
+	Returned int64
+}
+
+// Store hands out blocks of counter values per tag. Implementations must be safe for
+// concurrent use, and Take and Return must be atomic in the store: two callers, in
+// any processes on any machines, never receive overlapping blocks.
+type Store interface {
+	// Take claims counter values of tag for the caller. If a returned block whose
+	// First is above floor waits, Take claims the lowest such block whole, whatever
+	// its length, and removes it from the store. Otherwise it claims the n values
+	// above max(Max, floor) and raises Max to the last of them: a caller passes the
+	// highest value it ever held as floor, so its blocks strictly increase even when
+	// it alternates between stores. Take returns an error wrapping ErrUnknownTag for
+	// a tag that was not created, and ErrRangeExhausted when Max would pass limit
+	// (the caller's largest usable counter value; 0 means 2^63-1).
+	Take(ctx context.Context, tag string, n, floor, limit int64) (Block, error)
+	// Return hands the unused values First..Last of a block back to the store, to be
+	// claimed by a later Take. The caller must not use them any more.
+	Return(ctx context.Context, tag string, b Block) error
+	// Create makes a new tag whose counter starts at start (the first fresh block
+	// begins at start+1) with the given step. It returns an error wrapping
+	// ErrTagExists when the tag exists.
+	Create(ctx context.Context, t Tag) error
+	// SetStep changes a tag's configured step. Running allocators take the new step
+	// as their minimum with their next range.
+	SetStep(ctx context.Context, tag string, step int64) error
+	// Tags lists the tags of the store, by name.
+	Tags(ctx context.Context) ([]Tag, error)
+	// Close releases the store's connections.
+	Close() error
+}
+
+// MaxStep is the largest step a tag can be created with or set to.
+const MaxStep = 1 << 40
+
+// CheckTagName reports whether a tag name is acceptable to every store: 1 to 128
+// bytes (Leaf's biz_tag is varchar(128)) of letters, digits and "_-.:/".
+func CheckTagName(tag string) error {
+	if tag == "" || len(tag) > 128 {
+		return fmt.Errorf("segment: tag %q must have 1 to 128 characters", tag)
+	}
+	for _, c := range tag {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c == '/') {
+			return fmt.Errorf("segment: tag %q: use letters, digits and _-.:/ only", tag)
+		}
+	}
+	return nil
+}
+
+// CheckStep reports whether step is a usable configured step.
+func CheckStep(step int64) error {
+	if step < 1 || step > MaxStep {
+		return fmt.Errorf("segment: step %d must be from 1 to %d", step, int64(MaxStep))
+	}
+	return nil
+}
+
+// CheckCreate validates Create's argument the same way for every store.
+func CheckCreate(t Tag) error {
+	if err := CheckTagName(t.Name); err != nil {
+		return err
+	}
+	if err := CheckStep(t.Step); err != nil {
+		return err
+	}
+	if t.Max < 0 {
+		return fmt.Errorf("segment: tag %q: start %d must not be negative", t.Name, t.Max)
+	}
+	if len(t.Description) > 256 {
+		return fmt.Errorf("segment: tag %q: description has %d bytes, at most 256 fit", t.Name, len(t.Description))
+	}
+	return nil
+}
+
+// CheckTake validates Take's arguments the same way for every store and returns the
+// effective limit (limit 0 means 2^63-1).
+func CheckTake(tag string, n, floor, limit int64) (int64, error) {
+	if err := CheckTagName(tag); err != nil {
+		return 0, err
+	}
+	if n < 1 || n > MaxStep {
+		return 0, fmt.Errorf("segment: take of %d values: must be from 1 to %d", n, int64(MaxStep))
+	}
+	if floor < 0 {
+		return 0, fmt.Errorf("segment: take with floor %d: must not be negative", floor)
+	}
+	if limit == 0 {
+		limit = 1<<63 - 1
+	}
+	if limit < 1 {
+		return 0, fmt.Errorf("segment: take with limit %d: must be positive (0 for no limit)", limit)
+	}
+	return limit, nil
+}
+
+// CheckReturn validates Return's arguments the same way for every store.
+func CheckReturn(tag string, b Block) error {
+	if err := CheckTagName(tag); err != nil {
+		return err
+	}
+	if b.First < 1 || b.Last < b.First {
+		return fmt.Errorf("segment: return of %d..%d to tag %q: not a block", b.First, b.Last, tag)
+	}
+	return nil
+}
+
+// FreshBlock computes the block a Take claims when no returned block fits: n values
+// above max(max, floor), with limit as the largest allowed value. Stores whose engine
+// can run Go-side logic inside a transaction use it; others repeat it in their
+// language and are held to it by the conformance suite.
+func FreshBlock(max, floor, n, limit int64) (Block, error) {
+	base := max
+	if floor > base {
+		base = floor
+	}
+	if base > limit-n {
+		return Block{}, fmt.Errorf("%w: taking %d values above %d passes %d", ErrRangeExhausted, n, base, limit)
+	}
+	return Block{First: base + 1, Last: base + n}, nil
+}
