@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,8 +17,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
+	"github.com/flurryid/flurry/internal/etcdconn"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -29,7 +27,6 @@ const DefaultPrefix = "flurry/lease"
 
 const (
 	maxValue = 1 << 22 // package lease's largest pool
-	pageSize = 1000    // keys per range request
 	// candidates is how many values Acquire tries from one read before reading
 	// again; rounds bounds the reads.
 	candidates = 8
@@ -78,78 +75,22 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < cfg.DialTimeout {
-		cfg.DialTimeout = max(time.Until(d), time.Millisecond)
-	}
-	cli, err := clientv3.New(cfg)
+	p := New(nil, opts).prefix
+	cli, err := etcdconn.Connect(ctx, cfg, rawURL, p+"/")
 	if err != nil {
-		return nil, fmt.Errorf("lease/etcdstore: %s: %w", lease.RedactURL(rawURL), err)
+		return nil, fmt.Errorf("lease/etcdstore: %w", err)
 	}
 	s := New(cli, opts)
 	s.owned = true
-	if _, err := cli.Get(ctx, s.prefix+"/"); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("lease/etcdstore: %s: %w", lease.RedactURL(rawURL), err)
-	}
 	return s, nil
 }
 
 func parseURL(rawURL string, opts Options) (clientv3.Config, Options, error) {
-	var cfg clientv3.Config
-	u, err := url.Parse(rawURL)
+	cfg, st, err := etcdconn.ParseURL(rawURL, etcdconn.Settings(opts))
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
-		return cfg, opts, fmt.Errorf("lease/etcdstore: not an etcd:// URL: %v", err)
+		return cfg, opts, fmt.Errorf("lease/etcdstore: %w", err)
 	}
-	if u.Scheme != "etcd" {
-		return cfg, opts, fmt.Errorf("lease/etcdstore: %s: the scheme must be etcd", u.Redacted())
-	}
-	if u.Opaque != "" || u.Host == "" {
-		return cfg, opts, fmt.Errorf("lease/etcdstore: %s: name the endpoints: etcd://host:port[,host:port]", u.Redacted())
-	}
-	for _, h := range strings.Split(u.Host, ",") {
-		host, port, err := net.SplitHostPort(h)
-		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return cfg, opts, fmt.Errorf("lease/etcdstore: %s: endpoint %q must be host:port", u.Redacted(), h)
-		}
-		cfg.Endpoints = append(cfg.Endpoints, "http://"+h)
-	}
-	if u.User != nil {
-		cfg.Username = u.User.Username()
-		cfg.Password, _ = u.User.Password()
-	}
-	if p := strings.TrimPrefix(u.Path, "/"); strings.TrimRight(p, "/") != "" {
-		opts.Prefix = p
-	}
-	q := u.Query()
-	if q.Has("dial_timeout") {
-		d, err := time.ParseDuration(q.Get("dial_timeout"))
-		if err != nil || d <= 0 {
-			return cfg, opts, fmt.Errorf("lease/etcdstore: %s: dial_timeout must be a duration such as 5s", u.Redacted())
-		}
-		opts.DialTimeout = d
-		q.Del("dial_timeout")
-	}
-	if len(q) > 0 {
-		var ks []string
-		for k := range q {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return cfg, opts, fmt.Errorf("lease/etcdstore: %s: unknown option %s; the only one is dial_timeout", u.Redacted(), strings.Join(ks, ", "))
-	}
-	if opts.DialTimeout < 0 {
-		return cfg, opts, fmt.Errorf("lease/etcdstore: DialTimeout %v is negative", opts.DialTimeout)
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = 5 * time.Second
-	}
-	cfg.DialTimeout = opts.DialTimeout
-	cfg.Logger = zap.NewNop() // errors are returned, not logged
-	return cfg, opts, nil
+	return cfg, Options(st), nil
 }
 
 // Close closes the client Open made; it does nothing for a store made by New. It
@@ -213,30 +154,10 @@ func checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// rangeAll reads every key under prefix at revision rev (0: now), in pages, and
-// returns them with the revision read.
+// rangeAll reads every key under prefix at revision rev (0: now); see
+// etcdconn.RangeAll.
 func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64) ([]*mvccpb.KeyValue, int64, error) {
-	end := clientv3.GetPrefixRangeEnd(prefix)
-	key := prefix
-	var out []*mvccpb.KeyValue
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(pageSize)}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		r, err := s.cli.Get(ctx, key, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		if rev == 0 {
-			rev = r.Header.Revision
-		}
-		out = append(out, r.Kvs...)
-		if !r.More || len(r.Kvs) == 0 {
-			return out, rev, nil
-		}
-		key = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
-	}
+	return etcdconn.RangeAll(ctx, s.cli, prefix, rev)
 }
 
 type markKV struct {

@@ -5,14 +5,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -67,26 +66,11 @@ func New(client redis.UniversalClient, opts Options) *Store {
 }
 
 func check(client redis.UniversalClient, opts Options) (Options, error) {
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultPrefix
+	st, err := redisconn.Check(client, redisconn.Settings(opts), DefaultPrefix)
+	if err != nil {
+		return Options(st), fmt.Errorf("lease/redisstore: %w", err)
 	}
-	if strings.ContainsAny(opts.Prefix, "{}") {
-		return opts, fmt.Errorf("lease/redisstore: prefix %q must not contain { or }", opts.Prefix)
-	}
-	if opts.WaitReplicas < 0 || opts.WaitTimeout < 0 {
-		return opts, fmt.Errorf("lease/redisstore: WaitReplicas %d and WaitTimeout %v must not be negative", opts.WaitReplicas, opts.WaitTimeout)
-	}
-	if opts.WaitTimeout == 0 {
-		opts.WaitTimeout = time.Second
-	}
-	if opts.WaitReplicas > 0 {
-		switch client.(type) {
-		case *redis.Client, *redis.ClusterClient:
-		default:
-			return opts, fmt.Errorf("lease/redisstore: WaitReplicas needs a *redis.Client or *redis.ClusterClient, not %T", client)
-		}
-	}
-	return opts, nil
+	return Options(st), nil
 }
 
 // Open connects to the Redis server a URL names, checks that it answers, and
@@ -111,60 +95,20 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		client.Close()
 		return nil, s.err
 	}
-	if err := client.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Connect(ctx, client, rawURL, s.acquire, s.acqVal, s.renew, s.release, s.list); err != nil {
 		client.Close()
-		return nil, fmt.Errorf("lease/redisstore: %s: %w", lease.RedactURL(rawURL), err)
-	}
-	for _, sc := range []*redis.Script{s.acquire, s.acqVal, s.renew, s.release, s.list} {
-		if err := sc.Load(ctx, client).Err(); err != nil {
-			client.Close()
-			return nil, fmt.Errorf("lease/redisstore: loading scripts into %s: %w", lease.RedactURL(rawURL), err)
-		}
+		return nil, fmt.Errorf("lease/redisstore: %w", err)
 	}
 	return s, nil
 }
 
 // parseURL splits a store URL into the client's options and the store's.
 func parseURL(rawURL string, opts Options) (*redis.Options, Options, error) {
-	u, err := url.Parse(rawURL)
+	ropts, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
-		return nil, opts, fmt.Errorf("lease/redisstore: not a redis:// URL: %v", err)
+		return nil, opts, fmt.Errorf("lease/redisstore: %w", err)
 	}
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, opts, fmt.Errorf("lease/redisstore: %s: the scheme must be redis or rediss", u.Redacted())
-	}
-	q := u.Query()
-	if q.Has("prefix") {
-		opts.Prefix = q.Get("prefix")
-		q.Del("prefix")
-	}
-	if q.Has("wait_replicas") {
-		n, err := strconv.Atoi(q.Get("wait_replicas"))
-		if err != nil || n < 0 {
-			return nil, opts, fmt.Errorf("lease/redisstore: %s: wait_replicas must be a whole number", u.Redacted())
-		}
-		opts.WaitReplicas = n
-		q.Del("wait_replicas")
-	}
-	if q.Has("wait_timeout") {
-		d, err := time.ParseDuration(q.Get("wait_timeout"))
-		if err != nil || d < 0 {
-			return nil, opts, fmt.Errorf("lease/redisstore: %s: wait_timeout must be a duration such as 500ms", u.Redacted())
-		}
-		opts.WaitTimeout = d
-		q.Del("wait_timeout")
-	}
-	u.RawQuery = q.Encode()
-	ropts, err := redis.ParseURL(u.String())
-	if err != nil {
-		return nil, opts, fmt.Errorf("lease/redisstore: %s: %w", u.Redacted(), err)
-	}
-	ropts.ContextTimeoutEnabled = true
-	return ropts, opts, nil
+	return ropts, Options(st), nil
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
@@ -189,48 +133,12 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
 // replicas than Options.WaitReplicas acknowledged within Options.WaitTimeout. The
 // write was made on the primary; see the package documentation.
-var ErrNotReplicated = errors.New("lease/redisstore: too few replicas acknowledged the write")
+var ErrNotReplicated = redisconn.ErrNotReplicated
 
-// notReplicatedError reports a write that fewer replicas than asked acknowledged.
-type notReplicatedError struct{ got, want int64 }
-
-func (e *notReplicatedError) Error() string {
-	return fmt.Sprintf("%d of %d replicas acknowledged the write in time", e.got, e.want)
-}
-
-func (e *notReplicatedError) Is(target error) bool { return target == ErrNotReplicated }
-
-// eval runs a script. With WaitReplicas set, it runs it on one connection and then
-// sends WAIT on that connection when wrote reports that the script wrote; then a
-// non-nil result can come with a *notReplicatedError or a WAIT error.
+// eval runs a script, with WAIT when Options.WaitReplicas asks for it; see
+// redisconn.Eval.
 func (s *Store) eval(ctx context.Context, sc *redis.Script, keys []string, args []any, wrote func(any) bool) (any, error) {
-	if s.opts.WaitReplicas == 0 {
-		return sc.Run(ctx, s.client, keys, args...).Result()
-	}
-	var conn *redis.Conn
-	switch c := s.client.(type) {
-	case *redis.Client:
-		conn = c.Conn()
-	case *redis.ClusterClient:
-		m, err := c.MasterForKey(ctx, keys[0])
-		if err != nil {
-			return nil, err
-		}
-		conn = m.Conn()
-	}
-	defer conn.Close()
-	res, err := sc.Run(ctx, conn, keys, args...).Result()
-	if err != nil || !wrote(res) {
-		return res, err
-	}
-	n, err := conn.Wait(ctx, s.opts.WaitReplicas, s.opts.WaitTimeout).Result()
-	if err != nil {
-		return res, fmt.Errorf("waiting for replicas: %w", err)
-	}
-	if n < int64(s.opts.WaitReplicas) {
-		return res, &notReplicatedError{n, int64(s.opts.WaitReplicas)}
-	}
-	return res, nil
+	return redisconn.Eval(ctx, s.client, redisconn.Settings(s.opts), sc, keys, args, wrote)
 }
 
 // ok reports whether a script's reply is a success ({1, ...} or an acquired value).
