@@ -1,0 +1,617 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/clock"
+)
+
+// Options configures an Allocator. The zero value of every field but Stores and Tag
+// is a usable default, Leaf's where Leaf has one.
+type Options struct {
+	// Stores are where the tag's ranges come from. With one store an ID is the
+	// store's counter value itself. With N stores (Flickr's two ticket servers,
+	// tinyid's delta/remainder) store k hands out only IDs = k (mod N): counter value
+	// c of store k becomes the ID c*N+k, so the stores never need to talk to each
+	// other. Every allocator of the tag must list the same stores in the same order.
+	// The allocator starts at a random store, stays with it while it answers and
+	// moves to the next one when it does not.
+	Stores []Store
+	// Tag is the tag to serve (Leaf's biz_tag). It must exist in the stores.
+	Tag string
+
+	// Prefetch is the share of the current range used when the next range is fetched
+	// in the background. Zero means 0.1, as in Leaf; it must be below 1.
+	Prefetch float64
+	// Target is how long one range should last. When a range lasted less, the next
+	// step doubles (up to MaxStep); when it lasted more than twice as long, the step
+	// halves, never below the tag's configured step. Zero means 15 minutes, as in
+	// Leaf.
+	Target time.Duration
+	// MaxStep caps the dynamic step. Zero means 1,000,000, as in Leaf. Runway may
+	// take the step above it.
+	MaxStep int64
+	// Runway is how long the buffered IDs must last at the current rate if every
+	// store goes down: the step grows so that what is left of the current range plus
+	// the next range covers Runway, above MaxStep if need be (up to the package's
+	// MaxStep). Zero means no runway beyond what Target gives. Leaf's MAX_STEP of
+	// 1,000,000 gives about 38 s at 50,000 IDs/s; set Runway to what an outage of
+	// your database may take.
+	Runway time.Duration
+	// FetchTimeout bounds one Take from a store. Zero means 5 s.
+	FetchTimeout time.Duration
+	// RetryMax is the longest pause between fetch attempts while every store fails;
+	// the pauses start at 50 ms and double. Zero means 2 s.
+	RetryMax time.Duration
+	// Clock times ranges for the dynamic step and the rate. Nil means clock.NewSystem().
+	Clock clock.Clock
+	// Logger receives store failures and recoveries. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+const (
+	defaultPrefetch     = 0.1
+	defaultTarget       = 15 * time.Minute
+	defaultMaxStep      = 1_000_000
+	defaultFetchTimeout = 5 * time.Second
+	defaultRetryMax     = 2 * time.Second
+	retryMin            = 50 * time.Millisecond
+	// guard keeps counters this far below 2^63-1, so that the atomic adds of calls
+	// that find a range used up can never wrap around.
+	guard = 1 << 40
+)
+
+// seg is a range being served: counter values first..last of store `store`.
+type seg struct {
+	pos     atomic.Int64 // the last counter value handed out (first-1 at the start)
+	first   int64
+	last    int64
+	trigger int64 // the counter value whose taker starts the prefetch
+	mul     int64 // ID = counter*mul + add
+	add     int64
+	store   int
+	since   int64 // clock ns when it became current
+}
+
+func (s *seg) id(c int64) flurry.ID { return flurry.ID(c*s.mul + s.add) }
+
+// Allocator serves IDs of one tag from two buffered ranges. It is safe for
+// concurrent use; IDs returned by one Allocator strictly increase in the order the
+// calls took them, also when it moves between stores.
+type Allocator struct {
+	cur atomic.Pointer[seg]
+
+	opts    Options
+	clk     clock.Clock
+	log     *slog.Logger
+	n       int64 // number of stores
+	kickCh  chan struct{}
+	done    chan struct{}
+	cancel  context.CancelFunc
+	base    context.Context
+	fetcher sync.WaitGroup
+
+	mu        sync.Mutex
+	next      *seg
+	changed   chan struct{} // closed and replaced whenever next, fetchErr or closed change
+	closed    bool
+	fetchErr  error // the last fetch's error, nil after a success
+	permErr   error // an error no retry fixes (unknown tag, exhausted)
+	high      flurry.ID
+	pref      int   // the store tried first
+	step      int64 // the step the next fresh range is asked with
+	minStep   int64 // the tag's configured step, from the last block
+	lastFetch int64 // clock ns of the last successful fetch
+	rate      float64
+	fetches   int64
+	failures  int64
+	claimed   int64
+	lastStore int
+	lastOK    time.Time
+}
+
+// New takes the tag's first range from the stores and returns an Allocator serving
+// it. It fails with an error wrapping ErrUnknownTag when the tag was not created,
+// and with the stores' errors when none answers within ctx.
+func New(ctx context.Context, opts Options) (*Allocator, error) {
+	if len(opts.Stores) == 0 {
+		return nil, errors.New("segment: Options.Stores is empty; give at least one store")
+	}
+	if len(opts.Stores) > 1024 {
+		return nil, fmt.Errorf("segment: %d stores; at most 1024 residue classes are supported", len(opts.Stores))
+	}
+	for i, s := range opts.Stores {
+		if s == nil {
+			return nil, fmt.Errorf("segment: Options.Stores[%d] is nil", i)
+		}
+	}
+	if err := CheckTagName(opts.Tag); err != nil {
+		return nil, err
+	}
+	if opts.Prefetch == 0 {
+		opts.Prefetch = defaultPrefetch
+	}
+	if !(opts.Prefetch > 0 && opts.Prefetch < 1) {
+		return nil, fmt.Errorf("segment: Prefetch %v must be above 0 and below 1", opts.Prefetch)
+	}
+	if opts.Target == 0 {
+		opts.Target = defaultTarget
+	}
+	if opts.MaxStep == 0 {
+		opts.MaxStep = defaultMaxStep
+	}
+	if opts.FetchTimeout == 0 {
+		opts.FetchTimeout = defaultFetchTimeout
+	}
+	if opts.RetryMax == 0 {
+		opts.RetryMax = defaultRetryMax
+	}
+	if opts.Target < 0 || opts.Runway < 0 || opts.FetchTimeout < 0 || opts.RetryMax < 0 {
+		return nil, errors.New("segment: Target, Runway, FetchTimeout and RetryMax must not be negative")
+	}
+	if opts.MaxStep < 1 || opts.MaxStep > MaxStep {
+		return nil, fmt.Errorf("segment: MaxStep %d must be from 1 to %d", opts.MaxStep, int64(MaxStep))
+	}
+	a := &Allocator{
+		opts:    opts,
+		clk:     opts.Clock,
+		log:     opts.Logger,
+		n:       int64(len(opts.Stores)),
+		kickCh:  make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		changed: make(chan struct{}),
+		pref:    rand.IntN(len(opts.Stores)),
+	}
+	if a.clk == nil {
+		a.clk = clock.NewSystem()
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	a.base, a.cancel = context.WithCancel(context.Background())
+	first, err := a.fetch(ctx)
+	if err != nil {
+		a.cancel()
+		return nil, err
+	}
+	first.since = a.clk.Now()
+	a.cur.Store(first)
+	a.fetcher.Add(1)
+	go a.run()
+	return a, nil
+}
+
+// Next returns the next ID. It does not wait on a store while a range is buffered.
+// When every buffered ID is used and the last fetch failed, it returns at once an
+// error wrapping ErrUnavailable (the allocator keeps trying and serves again when a
+// store answers); when a fetch is under way and has not failed, it waits for it
+// until ctx is done.
+func (a *Allocator) Next(ctx context.Context) (flurry.ID, error) {
+	s := a.cur.Load()
+	c := s.pos.Add(1)
+	if c <= s.last {
+		if c == s.trigger {
+			a.kick()
+		}
+		return s.id(c), nil
+	}
+	var one [1]flurry.ID
+	_, err := a.slow(ctx, one[:])
+	return one[0], err
+}
+
+// NextN fills dst with the next len(dst) IDs, in increasing order, and returns how
+// many it filled: len(dst), or fewer with the error that stopped it.
+func (a *Allocator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
+	filled := 0
+	for filled < len(dst) {
+		s := a.cur.Load()
+		k := a.takeFrom(s, dst[filled:])
+		filled += k
+		if filled == len(dst) {
+			break
+		}
+		k, err := a.slow(ctx, dst[filled:])
+		filled += k
+		if err != nil {
+			return filled, err
+		}
+	}
+	return filled, nil
+}
+
+// takeFrom takes up to len(dst) values of s and returns how many it took.
+func (a *Allocator) takeFrom(s *seg, dst []flurry.ID) int {
+	want := int64(len(dst))
+	end := s.pos.Add(want)
+	start := end - want + 1
+	if start > s.last {
+		return 0
+	}
+	if end > s.last {
+		end = s.last
+	}
+	if start <= s.trigger && s.trigger <= end {
+		a.kick()
+	}
+	for c := start; c <= end; c++ {
+		dst[c-start] = s.id(c)
+	}
+	return int(end - start + 1)
+}
+
+// slow serves dst when the current range is used up: it moves to the buffered next
+// range, or waits for a fetch under way, or reports why it cannot. It fills at least
+// one ID unless it returns an error.
+func (a *Allocator) slow(ctx context.Context, dst []flurry.ID) (int, error) {
+	for {
+		a.mu.Lock()
+		s := a.cur.Load()
+		if k := a.takeFrom(s, dst); k > 0 {
+			a.mu.Unlock()
+			return k, nil
+		}
+		// Every value of s is handed out: pull pos back to last so that calls
+		// finding s used up cannot push it towards overflow while a store is down.
+		s.pos.Store(s.last)
+		if a.closed {
+			a.mu.Unlock()
+			return 0, ErrClosed
+		}
+		if nx := a.next; nx != nil {
+			now := a.clk.Now()
+			if el := now - s.since; el > 0 {
+				r := float64(s.last-s.first+1) / (float64(el) / 1e9)
+				if a.rate == 0 {
+					a.rate = r
+				} else {
+					a.rate = (a.rate + r) / 2
+				}
+			}
+			nx.since = now
+			a.next = nil
+			a.cur.Store(nx)
+			a.mu.Unlock()
+			continue
+		}
+		if a.permErr != nil {
+			err := a.permErr
+			a.mu.Unlock()
+			return 0, err
+		}
+		if a.fetchErr != nil {
+			err := a.fetchErr
+			a.mu.Unlock()
+			a.kick()
+			return 0, fmt.Errorf("%w: tag %q: %w", ErrUnavailable, a.opts.Tag, err)
+		}
+		ch := a.changed
+		a.mu.Unlock()
+		a.kick()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, fmt.Errorf("segment: tag %q: waiting for the next range: %w", a.opts.Tag, ctx.Err())
+		}
+	}
+}
+
+// kick asks the fetcher for the next range, without waiting.
+func (a *Allocator) kick() {
+	select {
+	case a.kickCh <- struct{}{}:
+	default:
+	}
+}
+
+// broadcast wakes every call waiting for a change. a.mu must be held.
+func (a *Allocator) broadcast() {
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+// run is the fetcher: it fills the next buffer when kicked, retrying with growing
+// pauses while every store fails, until the allocator closes.
+func (a *Allocator) run() {
+	defer a.fetcher.Done()
+	pause := retryMin
+	for {
+		select {
+		case <-a.kickCh:
+		case <-a.done:
+			return
+		}
+		for {
+			a.mu.Lock()
+			need := a.next == nil && a.permErr == nil && !a.closed
+			a.mu.Unlock()
+			if !need {
+				pause = retryMin
+				break
+			}
+			ctx, cancel := context.WithTimeout(a.base, a.opts.FetchTimeout)
+			s, err := a.fetch(ctx)
+			cancel()
+			a.mu.Lock()
+			if err == nil {
+				a.next = s
+				if a.fetchErr != nil {
+					a.log.Info("segment: a store answers again; serving new ranges", "tag", a.opts.Tag, "store", s.store)
+				}
+				a.fetchErr = nil
+				a.broadcast()
+				a.mu.Unlock()
+				pause = retryMin
+				continue
+			}
+			if errors.Is(err, ErrUnknownTag) || errors.Is(err, ErrRangeExhausted) {
+				a.permErr = err
+			} else if a.fetchErr == nil {
+				a.log.Warn("segment: no store hands out a range; serving what is buffered and retrying", "tag", a.opts.Tag, "err", err)
+			}
+			a.fetchErr = err
+			a.broadcast()
+			a.mu.Unlock()
+			select {
+			case <-a.done:
+				return
+			case <-time.After(pause):
+			}
+			if pause *= 2; pause > a.opts.RetryMax {
+				pause = a.opts.RetryMax
+			}
+		}
+	}
+}
+
+// fetch takes the next range from the stores, starting with the preferred one.
+func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
+	a.mu.Lock()
+	n := a.nextStep()
+	high := a.high
+	pref := a.pref
+	a.mu.Unlock()
+
+	var (
+		errs []error
+		err  error
+	)
+	for i := 0; i < len(a.opts.Stores); i++ {
+		k := (pref + i) % len(a.opts.Stores)
+		floor := int64(high) / a.n
+		limit := (math.MaxInt64 - guard - int64(k)) / a.n
+		ask := n
+		if ask == 0 {
+			// The first range is the tag's configured step, as in Leaf; the store
+			// reports it only in listings and with each block.
+			if ask, err = a.configuredStep(ctx, a.opts.Stores[k]); err != nil {
+				if errors.Is(err, ErrUnknownTag) {
+					return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
+				}
+				errs = append(errs, fmt.Errorf("store %d of %d: %w", k+1, a.n, err))
+				continue
+			}
+		}
+		b, err := a.opts.Stores[k].Take(ctx, a.opts.Tag, ask, floor, limit)
+		if err != nil {
+			if errors.Is(err, ErrUnknownTag) {
+				return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
+			}
+			errs = append(errs, fmt.Errorf("store %d of %d: %w", k+1, a.n, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		s := &seg{first: b.First, last: b.Last, mul: a.n, add: int64(k), store: k}
+		s.pos.Store(b.First - 1)
+		s.trigger = b.First + int64(math.Ceil(float64(b.Len())*a.opts.Prefetch)) - 1
+		a.mu.Lock()
+		if id := s.id(b.Last); id > a.high {
+			a.high = id
+		}
+		a.pref = k
+		a.lastStore = k
+		a.fetches++
+		if b.Returned {
+			a.claimed++
+		}
+		if b.Step > 0 {
+			a.minStep = b.Step
+		}
+		if !b.Returned {
+			a.step = b.Len()
+		}
+		a.lastFetch = a.clk.Now()
+		a.lastOK = time.Unix(0, a.lastFetch)
+		a.mu.Unlock()
+		return s, nil
+	}
+	a.mu.Lock()
+	a.failures++
+	a.mu.Unlock()
+	err = errors.Join(errs...)
+	allExhausted := len(errs) == len(a.opts.Stores)
+	for _, e := range errs {
+		if !errors.Is(e, ErrRangeExhausted) {
+			allExhausted = false
+		}
+	}
+	if allExhausted {
+		return nil, fmt.Errorf("segment: tag %q: every store is exhausted; move to a new tag: %w", a.opts.Tag, err)
+	}
+	return nil, fmt.Errorf("segment: tag %q: no store hands out a range: %w", a.opts.Tag, err)
+}
+
+// configuredStep reads the tag's configured step from a store's listing.
+func (a *Allocator) configuredStep(ctx context.Context, st Store) (int64, error) {
+	tags, err := st.Tags(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range tags {
+		if t.Name == a.opts.Tag {
+			return max(t.Step, 1), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q: create it first (flurry segment create URL %s)", ErrUnknownTag, a.opts.Tag, a.opts.Tag)
+}
+
+// nextStep applies Leaf's dynamic step and the runway to the step of the last fresh
+// range. a.mu must be held.
+func (a *Allocator) nextStep() int64 {
+	step := a.step
+	if a.lastFetch == 0 || step == 0 {
+		// The first fetch, or none fresh yet: the tag's configured step (0: look it
+		// up in the store).
+		return a.minStep
+	}
+	el := time.Duration(a.clk.Now() - a.lastFetch)
+	switch {
+	case el < a.opts.Target:
+		if step <= a.opts.MaxStep/2 {
+			step *= 2
+		} else if step < a.opts.MaxStep {
+			step = a.opts.MaxStep
+		}
+	case el >= 2*a.opts.Target:
+		step /= 2
+	}
+	if step < a.minStep {
+		step = a.minStep
+	}
+	if a.opts.Runway > 0 && a.rate > 0 {
+		need := a.rate * a.opts.Runway.Seconds()
+		var left int64
+		if s := a.cur.Load(); s != nil {
+			left = s.last - min(s.pos.Load(), s.last)
+		}
+		if want := need - float64(left); want > float64(step) {
+			step = int64(math.Min(math.Ceil(want), MaxStep))
+		}
+	}
+	if step < 1 {
+		step = 1
+	}
+	return step
+}
+
+// Stats describes an Allocator's buffers, for metrics and dashboards.
+type Stats struct {
+	Tag string
+	// Current is the ID range being served (first and last ID), and Issued how
+	// many of its IDs are handed out.
+	CurrentFirst, CurrentLast flurry.ID
+	Issued                    int64
+	// NextReady reports whether the next range is buffered; NextFirst and NextLast
+	// are its IDs.
+	NextReady           bool
+	NextFirst, NextLast flurry.ID
+	// Buffered is how many IDs can be served without any store: what is left of the
+	// current range plus the next range.
+	Buffered int64
+	// Rate is the recent rate in IDs per second (0 until a range was used up), and
+	// Runway how long Buffered lasts at that rate (0 when the rate is unknown).
+	Rate   float64
+	Runway time.Duration
+	// Step is the step the next fresh range will be asked with (before the runway
+	// and the dynamic rule adjust it again); MinStep is the tag's configured step.
+	Step, MinStep int64
+	// Store is the index in Options.Stores of the store that gave the last range.
+	Store int
+	// Fetches counts ranges taken, Claimed those that were handed-back ranges,
+	// Failures fetch attempts where no store answered.
+	Fetches, Claimed, Failures int64
+	// LastFetch is when the last range was taken; Err is the last fetch's error, nil
+	// when it succeeded.
+	LastFetch time.Time
+	Err       error
+}
+
+// Stats returns the allocator's current state.
+func (a *Allocator) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.cur.Load()
+	pos := min(s.pos.Load(), s.last)
+	st := Stats{
+		Tag:          a.opts.Tag,
+		CurrentFirst: s.id(s.first),
+		CurrentLast:  s.id(s.last),
+		Issued:       pos - s.first + 1,
+		Buffered:     s.last - pos,
+		Rate:         a.rate,
+		Step:         a.step,
+		MinStep:      a.minStep,
+		Store:        a.lastStore,
+		Fetches:      a.fetches,
+		Claimed:      a.claimed,
+		Failures:     a.failures,
+		LastFetch:    a.lastOK,
+		Err:          a.fetchErr,
+	}
+	if a.permErr != nil {
+		st.Err = a.permErr
+	}
+	if nx := a.next; nx != nil {
+		st.NextReady = true
+		st.NextFirst, st.NextLast = nx.id(nx.first), nx.id(nx.last)
+		st.Buffered += nx.last - nx.first + 1
+	}
+	if a.rate > 0 {
+		st.Runway = time.Duration(float64(st.Buffered) / a.rate * 1e9)
+	}
+	return st
+}
+
+// Close stops the allocator and hands the unused rest of its ranges back to their
+// stores, so that the next allocator of the tag claims them first and a graceful
+// restart loses no ID. Next returns ErrClosed afterwards. Close does not close the
+// stores. It returns the stores' errors; values whose return failed are lost, never
+// handed out twice.
+func (a *Allocator) Close(ctx context.Context) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	a.broadcast()
+	a.mu.Unlock()
+	close(a.done)
+	a.cancel()
+	a.fetcher.Wait()
+
+	var errs []error
+	give := func(store int, first, last int64) {
+		if first > last {
+			return
+		}
+		b := Block{First: first, Last: last}
+		if err := a.opts.Stores[store].Return(ctx, a.opts.Tag, b); err != nil {
+			errs = append(errs, fmt.Errorf("segment: tag %q: returning %d unused values to store %d: %w", a.opts.Tag, b.Len(), store+1, err))
+		}
+	}
+	s := a.cur.Load()
+	// After the swap every Next finds s used up and sees closed.
+	if old := s.pos.Swap(s.last); old < s.last {
+		give(s.store, old+1, s.last)
+	}
+	a.mu.Lock()
+	nx := a.next
+	a.next = nil
+	a.mu.Unlock()
+	if nx != nil {
+		give(nx.store, nx.first, nx.last)
+	}
+	return errors.Join(errs...)
+}
