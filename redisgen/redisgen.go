@@ -1,0 +1,417 @@
+package redisgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/layout"
+)
+
+// DefaultBehindWait is the longest a call waits, in all, for Redis's clock to
+// catch up with the last issued tick when Options.BehindWait is zero. It is the
+// same as snowflake's default WaitThreshold.
+const DefaultBehindWait = 10 * time.Millisecond
+
+// DefaultNamespace is the namespace of Options with an empty Namespace.
+const DefaultNamespace = "flurry"
+
+// maxNodeBits is the widest node field the script can carry exactly: Lua numbers
+// are doubles, exact below 2^53.
+const maxNodeBits = 52
+
+// Options configures a Generator. Client (or URL) and Layout are required; every
+// other zero field means its documented default.
+type Options struct {
+	// Client is the Redis connection: a *redis.Client, a *redis.ClusterClient or a
+	// failover client. The Generator does not close it. Clients should set
+	// ContextTimeoutEnabled, so that a context's deadline bounds each call.
+	Client redis.UniversalClient
+	// URL is used when Client is nil:
+	//
+	//	redis://[user:password@]host:port[/db][?dial_timeout=1s&...]   rediss:// for TLS
+	//
+	// The query keys are go-redis's (redis.ParseURL). The Generator makes the
+	// client, with ContextTimeoutEnabled, and closes it in Close. Setting both
+	// Client and URL is an error.
+	URL string
+	// Namespace names the ID space: its keys are {Namespace}:node and
+	// {Namespace}:last, in one Redis Cluster slot. Empty means DefaultNamespace. It
+	// may not contain { or }, spaces or control characters, and is at most 200 bytes.
+	Namespace string
+	// Layout is the bit layout of the IDs. Required. Every generator of a namespace
+	// must use a layout of the same shape (checked in Redis: ErrLayoutMismatch).
+	Layout *layout.Layout
+	// BehindWait is the longest one call waits, in all, for Redis TIME to reach the
+	// last issued tick before it returns a *ClockBehindError. Zero means
+	// DefaultBehindWait (10 ms); negative means fail at once.
+	BehindWait time.Duration
+	// Logger receives warnings: a layout near the end of its lifetime (once, from
+	// New) and clock-behind refusals. Nil means no logging.
+	Logger *slog.Logger
+}
+
+// Generator issues IDs built inside one Redis (or one Redis Cluster slot) by a Lua
+// script. It holds no lock and no state of its own: every call is one script run
+// (or a few, after a wait), so it is safe for concurrent use, and any number of
+// Generators, in any number of processes, may share a namespace.
+type Generator struct {
+	client     redis.UniversalClient
+	owned      bool
+	script     *redis.Script
+	ns         string
+	keys       []string // node key, last key
+	args       []any    // ARGV with ARGV[1] (n) left to each call
+	l          *layout.Layout
+	seqShift   uint
+	maxBatch   int64
+	nodeNames  []string
+	behindWait time.Duration
+	log        *slog.Logger
+	closed     atomic.Bool
+}
+
+// New checks opts, connects (for a URL), checks that Redis answers and loads the
+// script (SCRIPT LOAD; on every shard of a cluster). It fails:
+//   - with no Client and no URL, or both, or a malformed URL (the error never shows
+//     the password);
+//   - with no Layout, a layout with a node field wider than 52 bits, or one whose
+//     time field has run out (ErrExhausted);
+//   - with a malformed Namespace;
+//   - when Redis does not answer or refuses the script.
+//
+// New does not read the node key: a Generator may set it with SetNode first.
+func New(ctx context.Context, opts Options) (*Generator, error) {
+	l := opts.Layout
+	if l == nil {
+		return nil, errors.New("redisgen: Options.Layout is nil; pass a layout, e.g. layout.Parse(\"twitter\")")
+	}
+	if l.Exhausted(time.Now()) {
+		return nil, fmt.Errorf("%w: layout %s ran out on %s; use a layout with a later epoch or a longer time field, in a new namespace",
+			ErrExhausted, l, l.Lifetime().Format(time.RFC3339))
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	if err := checkNamespace(ns); err != nil {
+		return nil, err
+	}
+	g := &Generator{
+		ns:         ns,
+		keys:       []string{nodeKey(ns), lastKey(ns)},
+		l:          l,
+		seqShift:   uint(l.SequenceShift()),
+		maxBatch:   l.MaxSequence() + 1,
+		behindWait: opts.BehindWait,
+		log:        opts.Logger,
+		script:     redis.NewScript(issueScript),
+	}
+	if g.behindWait == 0 {
+		g.behindWait = DefaultBehindWait
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.args = []any{0, l.Epoch().UnixMilli(), l.Unit().Milliseconds(), l.MaxTick(), l.MaxSequence(),
+		l.TimeShift(), l.SequenceShift(), l.Shape(), len(l.NodeFields())}
+	shift := l.Bits()
+	for _, f := range l.Fields() {
+		shift -= f.Bits
+		if f.Kind != layout.Node {
+			continue
+		}
+		if f.Bits > maxNodeBits {
+			return nil, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", f.Name, f.Bits, maxNodeBits)
+		}
+		g.nodeNames = append(g.nodeNames, f.Name)
+		g.args = append(g.args, f.Name, int64(1)<<f.Bits-1, shift)
+	}
+
+	switch {
+	case opts.Client != nil && opts.URL != "":
+		return nil, errors.New("redisgen: both Options.Client and Options.URL are set; give one")
+	case opts.Client != nil:
+		g.client = opts.Client
+	case opts.URL != "":
+		ropts, err := parseURL(opts.URL)
+		if err != nil {
+			return nil, err
+		}
+		g.client, g.owned = redis.NewClient(ropts), true
+	default:
+		return nil, errors.New("redisgen: neither Options.Client nor Options.URL is set; give a client or a URL such as redis://127.0.0.1:6379/0")
+	}
+	if err := g.client.Ping(ctx).Err(); err != nil {
+		g.closeClient()
+		return nil, fmt.Errorf("redisgen: %s does not answer: %w", g.where(opts.URL), err)
+	}
+	if err := g.script.Load(ctx, g.client).Err(); err != nil {
+		g.closeClient()
+		return nil, fmt.Errorf("redisgen: loading the script into %s: %w", g.where(opts.URL), err)
+	}
+	if left := time.Until(l.Lifetime()); left < 365*24*time.Hour {
+		g.log.Warn("redisgen: the layout's time field runs out soon; plan a move to a new layout and namespace",
+			"namespace", ns, "layout", l.String(), "end", l.Lifetime(), "left", left.Round(time.Hour))
+	}
+	return g, nil
+}
+
+// where names the server for an error message, without a password.
+func (g *Generator) where(rawURL string) string {
+	if rawURL == "" {
+		return "Redis"
+	}
+	return redactURL(rawURL)
+}
+
+func (g *Generator) closeClient() {
+	if g.owned {
+		g.client.Close()
+	}
+}
+
+// checkNamespace refuses names that would break the hash tag or the key names.
+func checkNamespace(ns string) error {
+	if len(ns) > 200 {
+		return fmt.Errorf("redisgen: namespace %q… is %d bytes; at most 200", ns[:40], len(ns))
+	}
+	for _, r := range ns {
+		if r == '{' || r == '}' || r <= ' ' || r == 0x7f {
+			return fmt.Errorf("redisgen: namespace %q contains %q; use letters, digits and punctuation other than { and }", ns, r)
+		}
+	}
+	return nil
+}
+
+func nodeKey(ns string) string { return "{" + ns + "}:node" }
+func lastKey(ns string) string { return "{" + ns + "}:last" }
+
+// parseURL reads Options.URL into go-redis options.
+func parseURL(rawURL string) (*redis.Options, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL, password included
+		}
+		return nil, fmt.Errorf("redisgen: not a redis:// URL: %v", err)
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, fmt.Errorf("redisgen: %s: the scheme must be redis or rediss", u.Redacted())
+	}
+	ropts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redisgen: %s: %v", u.Redacted(), strings.ReplaceAll(err.Error(), rawURL, u.Redacted()))
+	}
+	ropts.ContextTimeoutEnabled = true
+	return ropts, nil
+}
+
+func redactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Namespace returns the generator's namespace.
+func (g *Generator) Namespace() string { return g.ns }
+
+// Layout returns the generator's layout; its Decompose takes the IDs apart.
+func (g *Generator) Layout() *layout.Layout { return g.l }
+
+// Next returns a new ID. See NextN for the waits and errors.
+func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
+	var one [1]flurry.ID
+	_, err := g.NextN(ctx, one[:])
+	return one[0], err
+}
+
+// NextN fills the start of dst with new IDs of one tick, in increasing order, with
+// one script run, and returns how many it wrote: at least one (when dst is not
+// empty) and at most what is left of the current tick's sequence values in Redis.
+//
+// When the tick's sequence values are used up, NextN sleeps until Redis's next
+// tick begins (the script says how long) and runs the script again; it never
+// wraps the sequence and never spins. When Redis TIME stands behind the last
+// issued tick it sleeps too, as long as the waits stay within BehindWait in all;
+// past that it returns a *ClockBehindError. A cancelled ctx ends a sleep with
+// ctx.Err(). Other errors wrap ErrNodeUnset, ErrNodeInvalid, ErrExhausted,
+// ErrLayoutMismatch, ErrBeforeEpoch, ErrClosed, or Redis's error. On an error
+// nothing was written to dst.
+func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
+	if g.closed.Load() {
+		return 0, ErrClosed
+	}
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	n := min(int64(len(dst)), g.maxBatch)
+	args := make([]any, len(g.args))
+	copy(args, g.args)
+	args[0] = n
+	var waited time.Duration // behind the last tick, in all
+	for {
+		v, err := g.script.Run(ctx, g.client, g.keys, args...).Result()
+		if err != nil {
+			return 0, fmt.Errorf("redisgen: namespace %q: running the script: %w", g.ns, err)
+		}
+		r, err := parseReply(v, n)
+		if err != nil {
+			return 0, fmt.Errorf("redisgen: namespace %q: %w", g.ns, err)
+		}
+		switch r.status {
+		case statusIssued:
+			step := flurry.ID(1) << g.seqShift
+			id := flurry.ID(r.first)
+			for i := range dst[:r.granted] {
+				dst[i] = id
+				id += step
+			}
+			return int(r.granted), nil
+		case statusFull:
+			// The script measured the wait with Redis's clock; this process's
+			// clock runs at the same rate, so after it Redis is in the next tick.
+			if err := sleep(ctx, min(max(r.wait, time.Microsecond), g.l.Unit())); err != nil {
+				return 0, err
+			}
+		case statusBehind:
+			if g.behindWait > 0 && waited+r.wait <= g.behindWait {
+				waited += r.wait
+				if err := sleep(ctx, r.wait); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			e := &ClockBehindError{Namespace: g.ns, Gap: r.wait, LastTick: r.last, Tick: r.tick}
+			g.log.Warn("redisgen: Redis clock behind the last issued tick; refusing to issue",
+				"namespace", g.ns, "gap", r.wait, "last_tick", r.last, "tick", r.tick)
+			return 0, e
+		case statusExhausted:
+			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is in tick %d, past the layout's last tick %d (it ran out on %s); move to a layout with a later epoch or a longer time field, in a new namespace",
+				ErrExhausted, g.ns, r.tick, g.l.MaxTick(), g.l.Lifetime().Format(time.RFC3339))
+		case statusNodeMissing:
+			return 0, fmt.Errorf("%w: namespace %q: key %s has no field %q; set this Redis's own node value with Generator.SetNode or `flurry redis set-node` (every Redis of a fleet needs a different one)",
+				ErrNodeUnset, g.ns, g.keys[0], r.field)
+		case statusNodeInvalid:
+			if r.field == "" {
+				return 0, fmt.Errorf("%w: namespace %q: key %s is not a hash (%s); delete it and set the node value with Generator.SetNode or `flurry redis set-node`",
+					ErrNodeInvalid, g.ns, g.keys[0], r.raw)
+			}
+			return 0, fmt.Errorf("%w: namespace %q: key %s field %q holds %q, not a value of the %d-bit field; set it again with Generator.SetNode or `flurry redis set-node`",
+				ErrNodeInvalid, g.ns, g.keys[0], r.field, clip(r.raw), g.nodeBits(r.field))
+		case statusShape:
+			return 0, fmt.Errorf("%w: namespace %q issued IDs of layout shape %s, this generator's layout %s has shape %s; use a new namespace for a new layout",
+				ErrLayoutMismatch, g.ns, clip(r.raw), g.l, g.l.Shape())
+		case statusBeforeEpoch:
+			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is %v before the epoch %s; fix the Redis server's clock",
+				ErrBeforeEpoch, g.ns, r.wait, g.l.Epoch().Format(time.RFC3339Nano))
+		}
+	}
+}
+
+func (g *Generator) nodeBits(name string) int {
+	for _, f := range g.l.NodeFields() {
+		if f.Name == name {
+			return f.Bits
+		}
+	}
+	return 0
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// sleep waits for d or until ctx ends, and then returns ctx.Err().
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return ctx.Err()
+}
+
+// SetNode stores this Redis's node values in the namespace's node key, one hash
+// field per node field of the layout. Every Redis (every primary with its replicas)
+// that serves the namespace for one ID space needs values of its own: two with the
+// same values issue the same IDs. A value out of its field's range is refused
+// (ErrNodeInvalid, naming the range); so is a layout without node fields. Changing
+// the values of a Redis that has issued IDs is safe as long as no other Redis of
+// the fleet has the new values.
+func (g *Generator) SetNode(ctx context.Context, nv layout.NodeValues) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	if len(g.nodeNames) == 0 {
+		return fmt.Errorf("%w: layout %s has no node field; only one Redis may serve namespace %q", ErrNodeInvalid, g.l, g.ns)
+	}
+	if _, err := g.l.NodeMask(nv); err != nil {
+		return fmt.Errorf("%w: %w", ErrNodeInvalid, err)
+	}
+	vals := make([]any, 0, 2*len(g.nodeNames))
+	for i, name := range g.nodeNames {
+		vals = append(vals, name, nv[i])
+	}
+	if err := g.client.HSet(ctx, g.keys[0], vals...).Err(); err != nil {
+		return fmt.Errorf("redisgen: namespace %q: setting the node value: %w", g.ns, err)
+	}
+	return nil
+}
+
+// Node reads this Redis's node values from the namespace's node key. A missing
+// field is an error wrapping ErrNodeUnset; a stored value that is not a value of
+// its field wraps ErrNodeInvalid.
+func (g *Generator) Node(ctx context.Context) (layout.NodeValues, error) {
+	var nv layout.NodeValues
+	if g.closed.Load() {
+		return nv, ErrClosed
+	}
+	if len(g.nodeNames) == 0 {
+		return nv, nil
+	}
+	vals, err := g.client.HMGet(ctx, g.keys[0], g.nodeNames...).Result()
+	if err != nil {
+		return nv, fmt.Errorf("redisgen: namespace %q: reading the node value: %w", g.ns, err)
+	}
+	for i, name := range g.nodeNames {
+		s, ok := vals[i].(string)
+		if !ok {
+			return nv, fmt.Errorf("%w: namespace %q: key %s has no field %q", ErrNodeUnset, g.ns, g.keys[0], name)
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || s[0] == '+' {
+			return nv, fmt.Errorf("%w: namespace %q: key %s field %q holds %q", ErrNodeInvalid, g.ns, g.keys[0], name, clip(s))
+		}
+		nv[i] = v
+	}
+	if _, err := g.l.NodeMask(nv); err != nil {
+		return nv, fmt.Errorf("%w: namespace %q: %w", ErrNodeInvalid, g.ns, err)
+	}
+	return nv, nil
+}
+
+// Close makes later calls return ErrClosed and closes the client New made from a
+// URL; a client given in Options stays open. Close is idempotent.
+func (g *Generator) Close() error {
+	if g.closed.Swap(true) || !g.owned {
+		return nil
+	}
+	return g.client.Close()
+}

@@ -1,0 +1,229 @@
+package redisgen
+
+import (
+	"fmt"
+	"time"
+)
+
+// issueScript issues up to ARGV[1] IDs of one tick, atomically, inside Redis.
+//
+// KEYS[1] {ns}:node  hash: node field name -> value (decimal)
+// KEYS[2] {ns}:last  hash: tick -> the last tick issued, seq -> the last sequence
+//
+//	value used in it, shape -> the layout's Shape
+//
+// ARGV: n, epoch (Unix ms), unit (ms), max tick, max sequence, time shift,
+// sequence shift, shape, k (number of node fields), then k triples of node field
+// name, max value and shift.
+//
+// Replies (first element is the status):
+//
+//	{0, hi, lo, granted}      issued: the first ID is hi<<32|lo, the others follow
+//	                          it in the sequence field (first + i<<seqShift)
+//	{1, wait}                 the tick's sequence is used up: the next tick starts in wait µs
+//	{2, gap, last, tick}      Redis TIME is gap µs behind the start of the last issued tick
+//	{3, tick}                 the time field is exhausted at this tick
+//	{4, field}                the node hash lacks this field
+//	{5, field, raw}           the node field holds raw, which is not a value of the field
+//	{6, shape}                the namespace was used with a layout of another shape
+//	{7, gap}                  Redis TIME is gap µs before the layout's epoch
+//
+// Lua numbers are IEEE doubles, exact only up to 2^53, so the ID is never held as
+// one number (seed 001's script did that and lost its low bits): every field is
+// placed into two 32-bit halves. v * 2^shift is exact (a power-of-two scaling of an
+// exact integer below 2^53); dividing by 2^32 and flooring is exact; and the
+// remainder x - h*2^32 is an integer below 2^32, which a correctly rounded
+// subtraction gives exactly. The fields do not overlap, so the halves add up
+// without carries. Integers are written back with %.0f, never with tostring, which
+// switches to exponent notation from 1e14 on.
+const issueScript = `
+local TWO32 = 4294967296
+local hi, lo = 0, 0
+local function put(v, shift)
+  local x = v * 2 ^ shift
+  local h = math.floor(x / TWO32)
+  hi = hi + h
+  lo = lo + (x - h * TWO32)
+end
+
+local n = tonumber(ARGV[1])
+local epoch = tonumber(ARGV[2])
+local unit = tonumber(ARGV[3])
+local maxTick = tonumber(ARGV[4])
+local seqMax = tonumber(ARGV[5])
+local timeShift = tonumber(ARGV[6])
+local seqShift = tonumber(ARGV[7])
+local shape = ARGV[8]
+local k = tonumber(ARGV[9])
+
+if k > 0 then
+  local names = {}
+  for i = 1, k do names[i] = ARGV[7 + 3 * i] end
+  local vals = redis.pcall('HMGET', KEYS[1], unpack(names))
+  if vals.err then return {5, '', vals.err} end
+  for i = 1, k do
+    local raw = vals[i]
+    if not raw then return {4, names[i]} end
+    if string.len(raw) > 16 or not string.match(raw, '^%d+$') then return {5, names[i], raw} end
+    local v = tonumber(raw)
+    if v > tonumber(ARGV[8 + 3 * i]) then return {5, names[i], raw} end
+    put(v, tonumber(ARGV[9 + 3 * i]))
+  end
+end
+
+local t = redis.call('TIME')
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local nowMs = math.floor(nowUs / 1000)
+if nowMs < epoch then return {7, epoch * 1000 - nowUs} end
+local tick = math.floor((nowMs - epoch) / unit)
+if tick > maxTick then return {3, tick} end
+
+local st = redis.call('HMGET', KEYS[2], 'tick', 'seq', 'shape')
+if st[3] and st[3] ~= shape then return {6, st[3]} end
+local last, seq = tonumber(st[1]), tonumber(st[2])
+local first = 0
+if last ~= nil and seq ~= nil then
+  if tick < last then
+    return {2, (last * unit + epoch) * 1000 - nowUs, last, tick}
+  end
+  if tick == last then
+    first = seq + 1
+    if first > seqMax then
+      return {1, ((tick + 1) * unit + epoch) * 1000 - nowUs}
+    end
+  end
+end
+local granted = math.min(n, seqMax - first + 1)
+redis.call('HSET', KEYS[2], 'tick', string.format('%.0f', tick),
+  'seq', string.format('%.0f', first + granted - 1), 'shape', shape)
+put(tick, timeShift)
+put(first, seqShift)
+return {0, hi, lo, granted}
+`
+
+// Reply statuses of issueScript.
+const (
+	statusIssued = iota
+	statusFull
+	statusBehind
+	statusExhausted
+	statusNodeMissing
+	statusNodeInvalid
+	statusShape
+	statusBeforeEpoch
+)
+
+// reply is issueScript's answer, decoded.
+type reply struct {
+	status  int64
+	first   int64         // statusIssued: the first ID
+	granted int64         // statusIssued: how many IDs follow from first
+	wait    time.Duration // statusFull, statusBehind, statusBeforeEpoch
+	last    int64         // statusBehind: the last issued tick
+	tick    int64         // statusBehind, statusExhausted: Redis's tick
+	field   string        // statusNodeMissing, statusNodeInvalid
+	raw     string        // statusNodeInvalid: the stored value; statusShape: the stored shape
+}
+
+// parseReply decodes what issueScript returned. It checks the shape of the reply
+// and the ranges of the numbers, so that a reply from another script (or a
+// corrupted one) is an error, never a wrong ID: want is the most IDs asked for.
+func parseReply(v any, want int64) (reply, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) == 0 {
+		return reply{}, fmt.Errorf("unexpected script reply %v", v)
+	}
+	var r reply
+	if r.status, ok = a[0].(int64); !ok {
+		return reply{}, fmt.Errorf("unexpected script reply %v", v)
+	}
+	ints := func(n int) ([]int64, error) {
+		if len(a) != n+1 {
+			return nil, fmt.Errorf("unexpected script reply %v: status %d takes %d values", v, r.status, n)
+		}
+		out := make([]int64, n)
+		for i := range out {
+			x, ok := a[i+1].(int64)
+			if !ok {
+				return nil, fmt.Errorf("unexpected script reply %v: value %d is not an integer", v, i+1)
+			}
+			out[i] = x
+		}
+		return out, nil
+	}
+	strs := func(n int) ([]string, error) {
+		if len(a) != n+1 {
+			return nil, fmt.Errorf("unexpected script reply %v: status %d takes %d values", v, r.status, n)
+		}
+		out := make([]string, n)
+		for i := range out {
+			s, ok := a[i+1].(string)
+			if !ok {
+				return nil, fmt.Errorf("unexpected script reply %v: value %d is not a string", v, i+1)
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	micros := func(us int64) (time.Duration, error) {
+		if us < 0 || us > int64(1<<62)/int64(time.Microsecond) {
+			return 0, fmt.Errorf("unexpected script reply %v: wait %dµs", v, us)
+		}
+		return time.Duration(us) * time.Microsecond, nil
+	}
+	switch r.status {
+	case statusIssued:
+		x, err := ints(3)
+		if err != nil {
+			return reply{}, err
+		}
+		if x[0] < 0 || x[0] >= 1<<31 || x[1] < 0 || x[1] >= 1<<32 || x[2] < 1 || x[2] > want {
+			return reply{}, fmt.Errorf("unexpected script reply %v: halves or count out of range", v)
+		}
+		r.first, r.granted = x[0]<<32|x[1], x[2]
+	case statusFull, statusBeforeEpoch:
+		x, err := ints(1)
+		if err != nil {
+			return reply{}, err
+		}
+		if r.wait, err = micros(x[0]); err != nil {
+			return reply{}, err
+		}
+	case statusBehind:
+		x, err := ints(3)
+		if err != nil {
+			return reply{}, err
+		}
+		if r.wait, err = micros(x[0]); err != nil {
+			return reply{}, err
+		}
+		r.last, r.tick = x[1], x[2]
+	case statusExhausted:
+		x, err := ints(1)
+		if err != nil {
+			return reply{}, err
+		}
+		r.tick = x[0]
+	case statusNodeMissing:
+		s, err := strs(1)
+		if err != nil {
+			return reply{}, err
+		}
+		r.field = s[0]
+	case statusNodeInvalid:
+		s, err := strs(2)
+		if err != nil {
+			return reply{}, err
+		}
+		r.field, r.raw = s[0], s[1]
+	case statusShape:
+		s, err := strs(1)
+		if err != nil {
+			return reply{}, err
+		}
+		r.raw = s[0]
+	default:
+		return reply{}, fmt.Errorf("unexpected script reply %v: unknown status %d", v, r.status)
+	}
+	return r, nil
+}
