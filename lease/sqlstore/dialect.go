@@ -1,14 +1,9 @@
 package sqlstore
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
-	"modernc.org/sqlite"
+	"github.com/flurryid/flurry/internal/sqlconn"
 )
 
 // Dialect names the SQL engine behind a *sql.DB given to [New].
@@ -17,22 +12,17 @@ type Dialect int
 // The engines sqlstore speaks. The zero Dialect is none of them.
 const (
 	// Postgres is PostgreSQL 10 or later.
-	Postgres Dialect = iota + 1
+	Postgres = Dialect(sqlconn.Postgres)
 	// MySQL is MySQL 8 or MariaDB 10.3 or later.
-	MySQL
+	MySQL = Dialect(sqlconn.MySQL)
 	// SQLite is SQLite 3.24 or later.
-	SQLite
+	SQLite = Dialect(sqlconn.SQLite)
 )
 
 // String returns the dialect's name: "postgres", "mysql" or "sqlite".
 func (d Dialect) String() string {
-	switch d {
-	case Postgres:
-		return "postgres"
-	case MySQL:
-		return "mysql"
-	case SQLite:
-		return "sqlite"
+	if name := sqlconn.Engine(d).Name(); name != "" {
+		return name
 	}
 	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
@@ -94,18 +84,17 @@ func (d Dialect) ddl(table string) string {
 
 // queries holds a store's statements, built once by New.
 type queries struct {
-	create    string
-	probe     string // fails unless the table has every column
-	freeRow   string // the best free row: value, mark, token
-	missing   string // whether value 0 has a row, and the lowest value after a row that has none
-	one       string // one value's row: mark, token, free
-	insert    string // claims a value without a row
-	claim     string // claims a free row
-	readBack  string // a row by token: owner, expires, mark, live
-	renew     string
-	release   string
-	list      string
-	createErr func(error) bool // reports a CREATE error that a concurrent CREATE explains
+	create   string
+	probe    string // fails unless the table has every column
+	freeRow  string // the best free row: value, mark, token
+	missing  string // whether value 0 has a row, and the lowest value after a row that has none
+	one      string // one value's row: mark, token, free
+	insert   string // claims a value without a row
+	claim    string // claims a free row
+	readBack string // a row by token: owner, expires, mark, live
+	renew    string
+	release  string
+	list     string
 }
 
 func (d Dialect) queries(table string) queries {
@@ -132,7 +121,6 @@ func (d Dialect) queries(table string) queries {
 			" WHERE scope = ? AND value = ? AND token = ? AND token <> '' AND expires_ms > " + now,
 		list: "SELECT value, owner, token, expires_ms, mark, CASE WHEN token <> '' AND expires_ms > " + now +
 			" THEN 1 ELSE 0 END FROM " + table + " WHERE scope = ? ORDER BY value",
-		createErr: func(error) bool { return false },
 	}
 	cols := " (scope, value, owner, token, expires_ms, mark, updated_ms) VALUES (?, ?, ?, ?, " + now + " + ?, 0, " + now + ")"
 	switch d {
@@ -142,46 +130,9 @@ func (d Dialect) queries(table string) queries {
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
 	if d == Postgres {
-		// Two sessions creating the same table at once can collide in the catalog.
-		q.createErr = func(err error) bool {
-			pe, ok := errors.AsType[*pgconn.PgError](err)
-			return ok && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710")
-		}
 		for _, p := range []*string{&q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.release, &q.list} {
-			*p = dollars(*p)
+			*p = sqlconn.Dollars(*p)
 		}
 	}
 	return q
-}
-
-// dollars turns ? placeholders into PostgreSQL's $1, $2, ... The statements here
-// have no ? inside string literals.
-func dollars(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, c := range s {
-		if c == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// transient reports whether err is a deadlock, a serialization failure or a busy
-// database: the statement was rolled back and may be run again.
-func transient(err error) bool {
-	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
-		return pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03"
-	}
-	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
-		return me.Number == 1213 || me.Number == 1205
-	}
-	if se, ok := errors.AsType[*sqlite.Error](err); ok {
-		code := se.Code() & 0xff
-		return code == 5 || code == 6 // SQLITE_BUSY, SQLITE_LOCKED
-	}
-	return false
 }

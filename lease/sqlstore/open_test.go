@@ -7,75 +7,6 @@ import (
 	"time"
 )
 
-func TestParseURL(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		url     string
-		opts    Options
-		dialect Dialect
-		table   string
-		check   func(t *testing.T, c config)
-	}{
-		{name: "postgres", url: "postgres://u:pw@db.example:6543/leases?sslmode=disable", dialect: Postgres, table: DefaultTable,
-			check: func(t *testing.T, c config) {
-				if c.pg.Host != "db.example" || c.pg.Port != 6543 || c.pg.User != "u" || c.pg.Password != "pw" || c.pg.Database != "leases" || c.pg.TLSConfig != nil {
-					t.Errorf("pgx config %+v", c.pg.Config)
-				}
-			}},
-		{name: "postgresql and pgx keys", url: "postgresql://u@h/db?sslmode=disable&application_name=flurry&connect_timeout=3&search_path=s1&table=t_1", dialect: Postgres, table: "t_1",
-			check: func(t *testing.T, c config) {
-				if c.pg.RuntimeParams["application_name"] != "flurry" || c.pg.RuntimeParams["search_path"] != "s1" || c.pg.ConnectTimeout != 3*time.Second {
-					t.Errorf("pgx config %+v", c.pg.Config)
-				}
-			}},
-		{name: "mysql", url: "mysql://root:pw@127.0.0.1/test", dialect: MySQL, table: DefaultTable,
-			check: func(t *testing.T, c config) {
-				m := c.my
-				if m.User != "root" || m.Passwd != "pw" || m.Addr != "127.0.0.1:3306" || m.DBName != "test" || !m.ParseTime || m.Loc != time.UTC || !m.ClientFoundRows {
-					t.Errorf("mysql config %+v", m)
-				}
-			}},
-		{name: "mysql ipv6 and keys", url: "mysql://u@[::1]:3307/d?tls=skip-verify&timeout=2s", opts: Options{Table: "x"}, dialect: MySQL, table: "x",
-			check: func(t *testing.T, c config) {
-				if c.my.Addr != "[::1]:3307" || c.my.TLSConfig != "skip-verify" || c.my.Timeout != 2*time.Second {
-					t.Errorf("mysql config %+v", c.my)
-				}
-			}},
-		{name: "sqlite absolute", url: "sqlite:///var/lib/flurry/leases.db", dialect: SQLite, table: DefaultTable,
-			check: func(t *testing.T, c config) {
-				if c.sqlitePath != "/var/lib/flurry/leases.db" || c.busy != 5*time.Second {
-					t.Errorf("sqlite path %q busy %v", c.sqlitePath, c.busy)
-				}
-			}},
-		{name: "sqlite localhost", url: "sqlite://localhost/tmp/a%20b.db?table=leases", opts: Options{BusyTimeout: time.Second}, dialect: SQLite, table: "leases",
-			check: func(t *testing.T, c config) {
-				if c.sqlitePath != "/tmp/a b.db" || c.busy != time.Second {
-					t.Errorf("sqlite path %q busy %v", c.sqlitePath, c.busy)
-				}
-			}},
-		{name: "sqlite relative", url: "sqlite:data/leases.db", dialect: SQLite, table: DefaultTable,
-			check: func(t *testing.T, c config) {
-				if c.sqlitePath != "data/leases.db" {
-					t.Errorf("sqlite path %q", c.sqlitePath)
-				}
-			}},
-		{name: "table in both, agreeing", url: "sqlite:///x.db?table=same", opts: Options{Table: "same"}, dialect: SQLite, table: "same"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := parseURL(tc.url, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.dialect != tc.dialect || c.table != tc.table {
-				t.Errorf("dialect %v table %q; want %v %q", c.dialect, c.table, tc.dialect, tc.table)
-			}
-			if tc.check != nil {
-				tc.check(t, c)
-			}
-		})
-	}
-}
-
 func TestParseURLErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -150,11 +81,5 @@ func TestDialectString(t *testing.T) {
 		if got := d.String(); got != want {
 			t.Errorf("%d.String() = %q; want %q", int(d), got, want)
 		}
-	}
-}
-
-func TestDollars(t *testing.T) {
-	if got := dollars("a = ? AND b = ? OR c = '' "); got != "a = $1 AND b = $2 OR c = '' " {
-		t.Errorf("dollars = %q", got)
 	}
 }

@@ -7,10 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	mathrand "math/rand/v2"
-	"sync"
 	"time"
 
+	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -40,10 +39,7 @@ type Store struct {
 	table   string
 	q       queries
 	ownsDB  bool // Close closes db
-	create  bool
-
-	mu    sync.Mutex // guards ready
-	ready bool       // the table is known to exist
+	schema  sqlconn.Schema
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -59,35 +55,23 @@ func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("lease/sqlstore: New needs a *sql.DB")
 	}
-	switch dialect {
-	case Postgres, MySQL, SQLite:
-	default:
+	if !sqlconn.Engine(dialect).Known() {
 		return nil, fmt.Errorf("lease/sqlstore: unknown dialect %v; use Postgres, MySQL or SQLite", dialect)
 	}
 	table := opts.Table
 	if table == "" {
 		table = DefaultTable
 	}
-	if err := checkTable(table); err != nil {
-		return nil, err
+	if err := sqlconn.CheckTable(table, 0); err != nil {
+		return nil, fmt.Errorf("lease/sqlstore: %w", err)
 	}
 	if opts.BusyTimeout < 0 {
 		return nil, fmt.Errorf("lease/sqlstore: BusyTimeout %v is negative", opts.BusyTimeout)
 	}
-	return &Store{db: db, dialect: dialect, table: table, q: dialect.queries(table), create: !opts.SkipCreate}, nil
-}
-
-// checkTable accepts plain SQL identifiers that need no quoting in any dialect.
-func checkTable(name string) error {
-	ok := name != "" && len(name) <= 63 && !(name[0] >= '0' && name[0] <= '9')
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-	}
-	if !ok {
-		return fmt.Errorf("lease/sqlstore: table name %q: use 1 to 63 letters, digits and underscores, not starting with a digit", name)
-	}
-	return nil
+	s := &Store{db: db, dialect: dialect, table: table, q: dialect.queries(table)}
+	s.schema.Tables = []sqlconn.Table{{Name: table, Create: s.q.create, Probe: s.q.probe}}
+	s.schema.SkipCreate = opts.SkipCreate
+	return s, nil
 }
 
 // Dialect returns the store's SQL dialect.
@@ -110,68 +94,14 @@ func (s *Store) Close() error {
 
 // ensure creates the table if needed, once it has succeeded for this store.
 func (s *Store) ensure(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ready {
-		return nil
+	if err := s.schema.Ensure(ctx, s.db); err != nil {
+		return fmt.Errorf("lease/sqlstore: %w", err)
 	}
-	if s.create {
-		err := s.retry(ctx, func() error {
-			_, err := s.db.ExecContext(ctx, s.q.create)
-			for i := 0; i < 3 && err != nil && s.q.createErr(err); i++ {
-				// Another session created the table at the same moment: look again.
-				_, err = s.db.ExecContext(ctx, s.q.create)
-			}
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("lease/sqlstore: create table %s: %w", s.table, err)
-		}
-	}
-	if err := s.retry(ctx, func() error {
-		rows, err := s.db.QueryContext(ctx, s.q.probe)
-		if err != nil {
-			return err
-		}
-		return rows.Close()
-	}); err != nil {
-		return fmt.Errorf("lease/sqlstore: table %s is missing or lacks the documented columns: %w", s.table, err)
-	}
-	s.ready = true
 	return nil
 }
 
-// retry runs fn again, a few times with a short random backoff, while it fails with
-// a deadlock, a serialization failure or a busy database.
-func (s *Store) retry(ctx context.Context, fn func() error) error {
-	const attempts = 8
-	for i := 1; ; i++ {
-		err := fn()
-		if err == nil || i == attempts || !transient(err) {
-			return err
-		}
-		if err := sleep(ctx, backoff(i)); err != nil {
-			return err
-		}
-	}
-}
-
-// backoff is a random pause that grows with the attempt: up to 2, 4, 8 ... 64 ms.
-func backoff(attempt int) time.Duration {
-	limit := time.Millisecond << min(attempt, 6)
-	return time.Duration(mathrand.Int64N(int64(limit))) + 100*time.Microsecond
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// retry runs fn again while it fails with a transient error; see sqlconn.Retry.
+func (s *Store) retry(ctx context.Context, fn func() error) error { return sqlconn.Retry(ctx, fn) }
 
 func newToken() string {
 	b := make([]byte, 16)
@@ -319,7 +249,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: lost %d races for a value; too many acquirers at once", scope, races)
 		}
 		if race > 2 {
-			if err := sleep(ctx, backoff(race-2)); err != nil {
+			if err := sqlconn.Sleep(ctx, sqlconn.Backoff(race-2)); err != nil {
 				return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: %w", scope, err)
 			}
 		}

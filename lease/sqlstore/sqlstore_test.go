@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
@@ -124,7 +125,7 @@ func TestExpiryByDatabaseClock(t *testing.T) {
 			}
 			shift := "UPDATE " + s.table + " SET expires_ms = expires_ms - 3000 WHERE scope = ?"
 			if s.dialect == Postgres {
-				shift = dollars(shift)
+				shift = sqlconn.Dollars(shift)
 			}
 			if _, err := s.DB().ExecContext(ctx, shift, scope); err != nil {
 				t.Fatal(err)
@@ -189,7 +190,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := c.openDB()
+	db, err := c.DB()
 	if err != nil {
 		t.Fatal(err)
 	}
