@@ -6,10 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -17,50 +13,6 @@ import (
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 )
-
-// startEtcd starts a throwaway one-member etcd with its data in dir, and waits
-// until it answers.
-func startEtcd(t *testing.T, dir string, client, peer int) *exec.Cmd {
-	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		msg := "etcd is not on PATH; the outage test needs its own server to stop"
-		if testenv.Required() {
-			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
-		}
-		t.Skip(msg)
-	}
-	c, p := fmt.Sprintf("http://127.0.0.1:%d", client), fmt.Sprintf("http://127.0.0.1:%d", peer)
-	log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	cmd := exec.Command(bin, "--name", "t", "--data-dir", filepath.Join(dir, "data"),
-		"--listen-client-urls", c, "--advertise-client-urls", c,
-		"--listen-peer-urls", p, "--initial-advertise-peer-urls", p, "--initial-cluster", "t="+p)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", client), 200*time.Millisecond)
-		if err == nil {
-			conn.Close()
-			return cmd
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "log"))
-			t.Fatalf("etcd on port %d did not start: %v\n%s", client, err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // renewWithin renews for 3s under a deadline d and checks that the call kept to it.
 func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.Lease, error) {
@@ -78,7 +30,7 @@ func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.
 func TestOutage(t *testing.T) {
 	dir := t.TempDir()
 	client, peer := testenv.FreePort(t), testenv.FreePort(t)
-	srv := startEtcd(t, dir, client, peer)
+	srv := testenv.StartEtcd(t, dir, client, peer)
 	s := open(t, fmt.Sprintf("etcd://127.0.0.1:%d/outage", client), Options{})
 	ctx := testCtx(t)
 	const ttl = 3 * time.Second
@@ -125,7 +77,7 @@ func TestOutage(t *testing.T) {
 		t.Fatalf("Renew against a killed server: %v; want a non-ErrLost error", err)
 	}
 	t.Logf("killed server: %v", err)
-	startEtcd(t, dir, client, peer)
+	testenv.StartEtcd(t, dir, client, peer)
 	l3, err := renewWithin(t, s, next, 5*time.Second)
 	if err != nil || l3.Mark < next.Mark {
 		t.Fatalf("Renew after a restart = %+v, %v; want the lease and its mark kept", l3, err)

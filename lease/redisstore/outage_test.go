@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -15,40 +13,6 @@ import (
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 )
-
-// startRedis starts a throwaway redis-server without persistence on port and
-// waits until it answers.
-func startRedis(t *testing.T, port int) *exec.Cmd {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		msg := "redis-server is not on PATH; the outage test needs its own server to stop"
-		if testenv.Required() {
-			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
-		}
-		t.Skip(msg)
-	}
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return cmd
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on port %d did not start: %v", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // renewWithin renews for 3s under a deadline d and checks that the call kept to it.
 func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.Lease, error) {
@@ -65,7 +29,7 @@ func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.
 
 func TestOutage(t *testing.T) {
 	port := testenv.FreePort(t)
-	srv := startRedis(t, port)
+	srv := testenv.StartRedis(t, port)
 	s := open(t, fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{Prefix: "flurry-test"})
 	ctx := testCtx(t)
 	const ttl = 3 * time.Second
@@ -106,7 +70,7 @@ func TestOutage(t *testing.T) {
 		t.Fatalf("Renew against a killed server: %v; want a non-ErrLost error", err)
 	}
 	t.Logf("killed server: %v", err)
-	startRedis(t, port)
+	testenv.StartRedis(t, port)
 	if _, err = renewWithin(t, s, l, 2*time.Second); !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("Renew against a server that restarted empty: %v; want ErrLost", err)
 	}

@@ -24,7 +24,7 @@ import (
 // and issues again, strictly above what it issued before, when Redis returns.
 func TestSessionSurvivesRedisOutage(t *testing.T) {
 	port := testenv.FreePort(t)
-	srv := startRedis(t, port)
+	srv := testenv.StartRedis(t, port)
 	st, err := Open(context.Background(), fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{})
 	if err != nil {
 		t.Fatal(err)
