@@ -1,0 +1,408 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry/internal/redisconn"
+	"github.com/flurryid/flurry/segment"
+)
+
+// DefaultPrefix starts every key when Options.Prefix is empty.
+const DefaultPrefix = "flurry:segment"
+
+// Options configures a Store. The zero Options is valid.
+type Options struct {
+	// Prefix starts every key, inside the hash tag: {Prefix:tag}:tag. Empty means
+	// DefaultPrefix. It must not contain '{' or '}'.
+	Prefix string
+	// WaitReplicas, when above zero, makes every write (Take, Return, Create,
+	// SetStep) wait until that many replicas acknowledged it (Redis WAIT), and fail
+	// otherwise; a Take that fails so hands out nothing. See the package
+	// documentation for what that does and does not guarantee. It needs a
+	// *redis.Client or a *redis.ClusterClient.
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT. Zero means 1s.
+	WaitTimeout time.Duration
+}
+
+// ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
+// replicas than Options.WaitReplicas acknowledged within Options.WaitTimeout. The
+// write was made on the primary; see the package documentation.
+var ErrNotReplicated = redisconn.ErrNotReplicated
+
+// Store is a segment.Store in Redis. It is safe for concurrent use.
+type Store struct {
+	client redis.UniversalClient
+	owned  bool // Close closes client
+	opts   Options
+	err    error // from New's validation, returned by every method
+
+	take, ret, create, setStep *redis.Script
+}
+
+var _ segment.Store = (*Store)(nil)
+
+// New returns a store using client, which stays the caller's: Close does not close
+// it. When opts is invalid, every method returns the error; Open reports it at once.
+//
+// The client should have ContextTimeoutEnabled set; see the package documentation.
+func New(client redis.UniversalClient, opts Options) *Store {
+	s := &Store{
+		client:  client,
+		take:    redis.NewScript(takeScript),
+		ret:     redis.NewScript(returnScript),
+		create:  redis.NewScript(createScript),
+		setStep: redis.NewScript(setStepScript),
+	}
+	st, err := redisconn.Check(client, redisconn.Settings(opts), DefaultPrefix)
+	s.opts = Options(st)
+	if err != nil {
+		s.err = fmt.Errorf("segment/redisstore: %w", err)
+	}
+	return s
+}
+
+// Open connects to the Redis server a URL names, checks that it answers, loads the
+// scripts and returns a store that closes the connection on Close:
+//
+//	redis://[user:password@]host:port[/db][?prefix=flurry:segment&wait_replicas=1&wait_timeout=500ms&...]
+//	rediss://...   (TLS)
+//
+// prefix, wait_replicas and wait_timeout set the Options fields of those names,
+// over opts; every other query key goes to redis.ParseURL (dial_timeout,
+// max_retries, pool_size, ...), which refuses keys it does not know. Errors never
+// show the password.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	ropts, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
+	if err != nil {
+		return nil, fmt.Errorf("segment/redisstore: %w", err)
+	}
+	client := redis.NewClient(ropts)
+	s := New(client, Options(st))
+	s.owned = true
+	if s.err != nil {
+		client.Close()
+		return nil, s.err
+	}
+	if err := redisconn.Connect(ctx, client, rawURL, s.take, s.ret, s.create, s.setStep); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("segment/redisstore: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the connection Open made; it does nothing for a store made by New.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.client.Close()
+	}
+	return nil
+}
+
+// keys returns the tag's keys in the order the scripts expect.
+func (s *Store) keys(tag string) []string {
+	h := "{" + s.opts.Prefix + ":" + tag + "}:"
+	return []string{h + "tag", h + "returned"}
+}
+
+// index is the set of tag names, for Tags.
+func (s *Store) index() string { return "{" + s.opts.Prefix + "}:tags" }
+
+// pad writes a counter value in 19 digits, the width of 2^63-1, so that padded
+// values sort as numbers.
+func pad(v int64) string { return fmt.Sprintf("%019d", v) }
+
+// member is how a returned block is kept in the returned set.
+func member(first, last int64) string { return pad(first) + ":" + pad(last) }
+
+// parseMember reads a member of the returned set.
+func parseMember(m string) (first, last int64, ok bool) {
+	if len(m) != 39 || m[19] != ':' {
+		return 0, 0, false
+	}
+	first, ok1 := digits(m[:19])
+	last, ok2 := digits(m[20:])
+	return first, last, ok1 && ok2 && first >= 1 && first <= last
+}
+
+// digits reads a non-negative int64 written with digits only.
+func digits(s string) (int64, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, s != "" && err == nil
+}
+
+func (s *Store) eval(ctx context.Context, sc *redis.Script, tag string, args []any, wrote func(any) bool) (any, error) {
+	return redisconn.Eval(ctx, s.client, redisconn.Settings(s.opts), sc, s.keys(tag), args, wrote)
+}
+
+// code reads the first element of a script's reply: the outcome.
+func code(res any) int64 {
+	a, _ := res.([]any)
+	if len(a) == 0 {
+		return -1
+	}
+	n, _ := a[0].(int64)
+	return n
+}
+
+// str reads the i-th element of a script's reply as a string.
+func str(res any, i int) (string, error) {
+	a, _ := res.([]any)
+	if i < len(a) {
+		if v, ok := a[i].(string); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("unexpected reply %v from Redis", res)
+}
+
+func num(res any, i int) (int64, error) {
+	v, err := str(res, i)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := digits(v)
+	if !ok {
+		return 0, fmt.Errorf("unexpected number %q in Redis's reply", v)
+	}
+	return n, nil
+}
+
+func unknown(op, tag string) error {
+	return fmt.Errorf("segment/redisstore: %s %s: %w; create it first", op, tag, segment.ErrUnknownTag)
+}
+
+// Take claims the lowest returned block above floor, or n fresh values above
+// max(Max, floor), in one script; see segment.Store.
+func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
+	if s.err != nil {
+		return segment.Block{}, s.err
+	}
+	limit, err := segment.CheckTake(tag, n, floor, limit)
+	if err != nil {
+		return segment.Block{}, err
+	}
+	headroom := "-1" // n alone passes limit
+	if n <= limit {
+		headroom = strconv.FormatInt(limit-n, 10)
+	}
+	res, err := s.eval(ctx, s.take, tag, []any{pad(floor), strconv.FormatInt(floor, 10), headroom, n},
+		func(res any) bool { c := code(res); return c == 1 || c == 2 })
+	if res == nil {
+		return segment.Block{}, fmt.Errorf("segment/redisstore: take %d from %s: %w", n, tag, err)
+	}
+	b, berr := taken(res, n, floor, limit)
+	if berr != nil {
+		if errors.Is(berr, segment.ErrUnknownTag) {
+			return segment.Block{}, unknown("take from", tag)
+		}
+		return segment.Block{}, fmt.Errorf("segment/redisstore: take %d from %s: %w", n, tag, berr)
+	}
+	if err != nil {
+		// The primary gave the block out, but too few replicas have it: a failover
+		// could hand it out again. Drop it; its values are never issued.
+		return segment.Block{}, fmt.Errorf("segment/redisstore: take %d from %s: %w; values %d..%d are skipped, not handed out: add replicas or lower WaitReplicas",
+			n, tag, err, b.First, b.Last)
+	}
+	return b, nil
+}
+
+// taken reads the take script's reply.
+func taken(res any, n, floor, limit int64) (segment.Block, error) {
+	switch code(res) {
+	case 0:
+		return segment.Block{}, segment.ErrUnknownTag
+	case 1:
+		step, e1 := num(res, 1)
+		last, e2 := num(res, 2)
+		if err := errors.Join(e1, e2); err != nil {
+			return segment.Block{}, err
+		}
+		b := segment.Block{First: last - n + 1, Last: last, Step: step}
+		if b.First <= floor || b.First < 1 {
+			return segment.Block{}, fmt.Errorf("Redis handed out %d..%d for %d values above %d", b.First, b.Last, n, floor)
+		}
+		return b, nil
+	case 2:
+		step, e1 := num(res, 1)
+		m, e2 := str(res, 2)
+		if err := errors.Join(e1, e2); err != nil {
+			return segment.Block{}, err
+		}
+		first, last, ok := parseMember(m)
+		if !ok {
+			return segment.Block{}, fmt.Errorf("returned block %q in Redis is malformed", m)
+		}
+		return segment.Block{First: first, Last: last, Step: step, Returned: true}, nil
+	case 3:
+		base, err := num(res, 1)
+		if err != nil {
+			return segment.Block{}, err
+		}
+		if _, err = segment.FreshBlock(base, floor, n, limit); err == nil {
+			err = fmt.Errorf("Redis refused %d values above %d, which fit below %d", n, base, limit)
+		}
+		return segment.Block{}, err
+	}
+	return segment.Block{}, fmt.Errorf("unexpected reply %v from Redis", res)
+}
+
+// Return adds b to the tag's returned blocks. It refuses a block above the tag's
+// Max or one that overlaps a block returned before, since handing those out could
+// issue a value twice.
+func (s *Store) Return(ctx context.Context, tag string, b segment.Block) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := segment.CheckReturn(tag, b); err != nil {
+		return err
+	}
+	res, err := s.eval(ctx, s.ret, tag, []any{member(b.First, b.Last), pad(b.First), pad(b.Last), strconv.FormatInt(b.Last, 10)},
+		func(res any) bool { return code(res) == 1 })
+	if res == nil {
+		return fmt.Errorf("segment/redisstore: return %d..%d to %s: %w", b.First, b.Last, tag, err)
+	}
+	switch code(res) {
+	case 0:
+		return unknown("return to", tag)
+	case 1:
+		if err != nil {
+			return fmt.Errorf("segment/redisstore: return %d..%d to %s: %w; the block is returned on the primary, do not use it", b.First, b.Last, tag, err)
+		}
+		return nil
+	case 4:
+		m, _ := str(res, 1)
+		return fmt.Errorf("segment/redisstore: return %d..%d to %s: the tag's max is %s, a block above it was never handed out", b.First, b.Last, tag, m)
+	case 5:
+		m, _ := str(res, 1)
+		return fmt.Errorf("segment/redisstore: return %d..%d to %s: it overlaps the returned block %s; a block can be returned once", b.First, b.Last, tag, m)
+	}
+	return fmt.Errorf("segment/redisstore: return %d..%d to %s: unexpected reply %v from Redis", b.First, b.Last, tag, res)
+}
+
+// Create makes a tag; see segment.Store. It adds the name to the tag index first,
+// then makes the tag's hash, so a Create that fails between the two leaves only a
+// name that Tags skips, and can be retried.
+func (s *Store) Create(ctx context.Context, t segment.Tag) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := segment.CheckCreate(t); err != nil {
+		return err
+	}
+	if err := s.client.SAdd(ctx, s.index(), t.Name).Err(); err != nil {
+		return fmt.Errorf("segment/redisstore: create %s: %w", t.Name, err)
+	}
+	res, err := s.eval(ctx, s.create, t.Name, []any{strconv.FormatInt(t.Max, 10), strconv.FormatInt(t.Step, 10), t.Description},
+		func(res any) bool { return code(res) == 1 })
+	if res == nil {
+		return fmt.Errorf("segment/redisstore: create %s: %w", t.Name, err)
+	}
+	switch code(res) {
+	case 0:
+		return fmt.Errorf("segment/redisstore: create %s: %w", t.Name, segment.ErrTagExists)
+	case 1:
+		if err != nil {
+			return fmt.Errorf("segment/redisstore: create %s: %w; the tag exists on the primary", t.Name, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("segment/redisstore: create %s: unexpected reply %v from Redis", t.Name, res)
+}
+
+// SetStep changes a tag's step; see segment.Store.
+func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := segment.CheckTagName(tag); err != nil {
+		return err
+	}
+	if err := segment.CheckStep(step); err != nil {
+		return err
+	}
+	res, err := s.eval(ctx, s.setStep, tag, []any{strconv.FormatInt(step, 10)}, func(res any) bool { return code(res) == 1 })
+	if res == nil {
+		return fmt.Errorf("segment/redisstore: set step of %s: %w", tag, err)
+	}
+	switch code(res) {
+	case 0:
+		return unknown("set step of", tag)
+	case 1:
+		if err != nil {
+			return fmt.Errorf("segment/redisstore: set step of %s: %w; the step is set on the primary", tag, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("segment/redisstore: set step of %s: unexpected reply %v from Redis", tag, res)
+}
+
+// Tags lists the tags in the index, by name. It reads each tag's hash and returned
+// set in one pipeline; the listing is not one snapshot across tags.
+func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	names, err := s.client.SMembers(ctx, s.index()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("segment/redisstore: tags: %w", err)
+	}
+	slices.Sort(names)
+	hashes := make([]*redis.MapStringStringCmd, len(names))
+	returned := make([]*redis.StringSliceCmd, len(names))
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, name := range names {
+			k := s.keys(name)
+			hashes[i] = p.HGetAll(ctx, k[0])
+			returned[i] = p.ZRange(ctx, k[1], 0, -1)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("segment/redisstore: tags: %w", err)
+	}
+	tags := make([]segment.Tag, 0, len(names))
+	for i, name := range names {
+		h := hashes[i].Val()
+		if len(h) == 0 {
+			continue // a Create that failed after adding the name to the index
+		}
+		t, err := tagOf(name, h, returned[i].Val())
+		if err != nil {
+			return nil, fmt.Errorf("segment/redisstore: tags: %s: %w", name, err)
+		}
+		tags = append(tags, t)
+	}
+	return tags, nil
+}
+
+// tagOf reads a tag from its hash and its returned set's members.
+func tagOf(name string, h map[string]string, returned []string) (segment.Tag, error) {
+	max, ok1 := digits(h["max"])
+	step, ok2 := digits(h["step"])
+	updated, ok3 := digits(h["updated"])
+	if !ok1 || !ok2 || !ok3 {
+		return segment.Tag{}, fmt.Errorf("malformed hash %v", h)
+	}
+	t := segment.Tag{Name: name, Max: max, Step: step, Description: h["desc"], Updated: time.UnixMilli(updated)}
+	for _, m := range returned {
+		first, last, ok := parseMember(m)
+		if !ok {
+			return segment.Tag{}, fmt.Errorf("malformed returned block %q", m)
+		}
+		t.Returned += last - first + 1
+	}
+	return t, nil
+}
