@@ -1,0 +1,172 @@
+package redisgen
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/layout"
+)
+
+// startCluster starts a throwaway Redis Cluster of three masters on loopback ports
+// and returns their addresses. It skips when redis-server is not on PATH (fails
+// with FLURRY_TEST_REQUIRE=1). The servers are stopped when the test ends.
+func startCluster(t *testing.T) []string {
+	t.Helper()
+	server, err := exec.LookPath("redis-server")
+	if err == nil {
+		_, err = exec.LookPath("redis-cli")
+	}
+	if err != nil {
+		msg := "redis-server and redis-cli are needed on PATH for the Redis Cluster test: " + err.Error()
+		if testenv.Required() {
+			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
+		}
+		t.Skip(msg)
+	}
+	dir := t.TempDir()
+	var addrs []string
+	for i := range 3 {
+		port, bus := testenv.FreePort(t), testenv.FreePort(t)
+		cmd := exec.Command(server,
+			"--port", strconv.Itoa(port), "--cluster-port", strconv.Itoa(bus),
+			"--bind", "127.0.0.1", "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i)),
+			"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
+			"--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", i)))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
+	}
+	ctx := testCtx(t)
+	for _, a := range addrs { // wait until each server answers
+		c := redis.NewClient(&redis.Options{Addr: a})
+		for c.Ping(ctx).Err() != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("redis-server on %s does not answer", a)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Close()
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, a := range addrs { // wait until every node sees the whole cluster
+		c := redis.NewClient(&redis.Options{Addr: a})
+		for {
+			info, err := c.ClusterInfo(ctx).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("cluster node %s never reached cluster_state:ok: %v %s", a, err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		c.Close()
+	}
+	return addrs
+}
+
+// TestCluster runs generators on a real three-master Redis Cluster: each
+// namespace's keys hash to one slot, the script runs wherever that slot lives, and
+// several namespaces with their own node values spread over the shards without a
+// duplicate.
+func TestCluster(t *testing.T) {
+	addrs := startCluster(t)
+	ctx := testCtx(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	l := mustLayout(t, "twitter")
+
+	const namespaces, perNS = 6, 5000
+	var (
+		mu      sync.Mutex
+		all     = map[flurry.ID]string{}
+		wg      sync.WaitGroup
+		errs    = make(chan error, namespaces)
+		masters = map[string]bool{}
+	)
+	for i := range namespaces {
+		ns := fmt.Sprintf("orders-%d", i)
+		slotNode, err := c.ClusterKeySlot(ctx, nodeKey(ns)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slotLast, err := c.ClusterKeySlot(ctx, lastKey(ns)).Result()
+		if err != nil || slotNode != slotLast {
+			t.Fatalf("namespace %s: keys in slots %d and %d (%v)", ns, slotNode, slotLast, err)
+		}
+		m, err := c.MasterForKey(ctx, nodeKey(ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		masters[m.Options().Addr] = true
+
+		g := newGen(t, Options{Client: c, Namespace: ns, Layout: l})
+		if err := g.SetNode(ctx, layout.NodeValues{1, int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			buf := make([]flurry.ID, 64)
+			for done := 0; done < perNS; {
+				k, err := g.NextN(ctx, buf[:min(len(buf), perNS-done)])
+				if err != nil {
+					errs <- fmt.Errorf("namespace %s: %w", ns, err)
+					return
+				}
+				mu.Lock()
+				for _, id := range buf[:k] {
+					if other, dup := all[id]; dup {
+						mu.Unlock()
+						errs <- fmt.Errorf("ID %d issued in %s and %s", id, other, ns)
+						return
+					}
+					all[id] = ns
+				}
+				mu.Unlock()
+				done += k
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(all) != namespaces*perNS {
+		t.Fatalf("%d IDs, want %d", len(all), namespaces*perNS)
+	}
+	t.Logf("%d namespaces on %d of %d masters", namespaces, len(masters), len(addrs))
+
+	// The script is loaded on every shard: EVALSHA finds it on each master.
+	sha := newGen(t, Options{Client: c, Namespace: "probe", Layout: l}).script.Hash()
+	err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		ok, err := m.ScriptExists(ctx, sha).Result()
+		if err != nil || !ok[0] {
+			return fmt.Errorf("script not loaded on %s (%v)", m.Options().Addr, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
