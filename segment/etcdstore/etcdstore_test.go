@@ -1,0 +1,187 @@
+package etcdstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/internal/storetest"
+	"github.com/flurryid/flurry/segment/segmenttest"
+)
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func open(t testing.TB, rawURL string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(testCtx(t), rawURL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newStore(t *testing.T) segment.Store {
+	s, err := Open(testCtx(t), testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) { segmenttest.Run(t, newStore) }
+
+func TestConcurrentTakers(t *testing.T) { storetest.Concurrent(t, newStore, 16, 50) }
+
+func TestOpenDeadServer(t *testing.T) {
+	start := time.Now()
+	_, err := Open(testCtx(t), "etcd://ann:secret@127.0.0.1:1?dial_timeout=300ms", Options{})
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "segment/etcdstore: ") {
+		t.Errorf("Open of a dead server: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Open of a dead server took %v", d)
+	}
+	if _, err := Open(testCtx(t), "redis://127.0.0.1:1", Options{}); err == nil || !strings.Contains(err.Error(), "scheme") {
+		t.Errorf("Open of a redis URL: %v", err)
+	}
+}
+
+func find(t *testing.T, s *Store, tag string) segment.Tag {
+	t.Helper()
+	tags, err := s.Tags(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range tags {
+		if x.Name == tag {
+			return x
+		}
+	}
+	t.Fatalf("Tags does not list %s", tag)
+	return segment.Tag{}
+}
+
+// TestKeys checks the key layout the package documentation promises.
+func TestKeys(t *testing.T) {
+	u := testenv.Etcd.URL(t)
+	s := open(t, u+"/flurry-test", Options{})
+	ctx := testCtx(t)
+	tag := storetest.Create(t, s, 1<<62, 10)
+	if _, err := s.Take(ctx, tag, 10, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Return(ctx, tag, segment.Block{First: 1<<62 + 6, Last: 1<<62 + 10}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.cli.Get(ctx, "flurry-test/segment/tags/"+tag)
+	if err != nil || len(r.Kvs) != 1 || !strings.Contains(string(r.Kvs[0].Value), `"max":4611686018427387914,"step":10,`) {
+		t.Errorf("tag record = %v, %v", r.Kvs, err)
+	}
+	r, err = s.cli.Get(ctx, "flurry-test/segment/returned/"+tag+"/4611686018427387910")
+	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "4611686018427387914" {
+		t.Errorf("returned key = %v, %v", r.Kvs, err)
+	}
+	if x := find(t, s, tag); time.Since(x.Updated).Abs() > time.Minute || x.Returned != 5 || x.Max != 1<<62+10 {
+		t.Errorf("listed %+v", x)
+	}
+}
+
+// TestNestedTags: the returned blocks of tag a/0000000000000000001 live below
+// those of tag a and must not be taken for them.
+func TestNestedTags(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	a := storetest.Create(t, s, 0, 10)
+	for _, tag := range []string{a, a + "/0000000000000000001", a + "/0000000000000000001/x"} {
+		if tag != a {
+			if err := s.Create(ctx, segment.Tag{Name: tag, Step: 10}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Take(ctx, tag, 100, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nested keys fill more than a page between a's two blocks.
+	nested := a + "/0000000000000000001"
+	for i := int64(0); i < 20; i++ {
+		if err := s.Return(ctx, nested, segment.Block{First: 1 + i*2, Last: 1 + i*2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Return(ctx, a+"/0000000000000000001/x", segment.Block{First: 5, Last: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Return(ctx, a, segment.Block{First: 50, Last: 60}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(t, s, a); got.Returned != 11 {
+		t.Errorf("%s has %d returned, want 11", a, got.Returned)
+	}
+	if got := find(t, s, nested); got.Returned != 20 {
+		t.Errorf("%s has %d returned, want 20", nested, got.Returned)
+	}
+	if b, err := s.Take(ctx, a, 10, 0, 0); err != nil || !b.Returned || b.First != 50 || b.Last != 60 {
+		t.Errorf("Take from %s: %+v, %v; want the returned 50..60", a, b, err)
+	}
+	if b, err := s.Take(ctx, a, 10, 0, 0); err != nil || b.Returned || b.First != 101 {
+		t.Errorf("second Take from %s: %+v, %v; want fresh 101..110", a, b, err)
+	}
+}
+
+// TestReturnGuards: a block above Max or overlapping a returned one is refused,
+// since handing it out could issue a value twice.
+func TestReturnGuards(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	tag := storetest.Create(t, s, 0, 10)
+	if _, err := s.Take(ctx, tag, 100, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Return(ctx, tag, segment.Block{First: 20, Last: 30}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []segment.Block{{First: 95, Last: 101}, {First: 30, Last: 40}, {First: 10, Last: 20}, {First: 21, Last: 29}, {First: 20, Last: 30}, {First: 1, Last: 100}} {
+		if err := s.Return(ctx, tag, b); err == nil {
+			t.Errorf("Return of %d..%d accepted", b.First, b.Last)
+		}
+	}
+	for _, b := range []segment.Block{{First: 31, Last: 40}, {First: 10, Last: 19}} {
+		if err := s.Return(ctx, tag, b); err != nil {
+			t.Errorf("Return of %d..%d: %v", b.First, b.Last, err)
+		}
+	}
+	if x := find(t, s, tag); x.Returned != 31 {
+		t.Errorf("Returned %d, want 31", x.Returned)
+	}
+}
+
+// TestNew: a store on a caller's client leaves it open.
+func TestNew(t *testing.T) {
+	u := testenv.Etcd.URL(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{strings.Replace(u, "etcd://", "http://", 1)}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	s := New(cli, Options{Prefix: "flurry-test/"})
+	tag := storetest.Create(t, s, 0, 10)
+	s.Close()
+	if b, err := s.Take(testCtx(t), tag, 5, 0, 0); err != nil || b.First != 1 {
+		t.Fatalf("Take after Close of a store on the caller's client: %+v, %v", b, err)
+	}
+}
+
+func BenchmarkTake(b *testing.B) {
+	storetest.BenchmarkTake(b, open(b, testenv.Etcd.URL(b), Options{Prefix: "flurry-test"}))
+}
