@@ -56,21 +56,6 @@ func TestOpenDeadServer(t *testing.T) {
 	}
 }
 
-func find(t *testing.T, s *Store, tag string) segment.Tag {
-	t.Helper()
-	tags, err := s.Tags(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range tags {
-		if x.Name == tag {
-			return x
-		}
-	}
-	t.Fatalf("Tags does not list %s", tag)
-	return segment.Tag{}
-}
-
 // TestKeys checks the key layout the package documentation promises.
 func TestKeys(t *testing.T) {
 	u := testenv.Etcd.URL(t)
@@ -91,7 +76,7 @@ func TestKeys(t *testing.T) {
 	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "4611686018427387914" {
 		t.Errorf("returned key = %v, %v", r.Kvs, err)
 	}
-	if x := find(t, s, tag); time.Since(x.Updated).Abs() > time.Minute || x.Returned != 5 || x.Max != 1<<62+10 {
+	if x := storetest.Find(t, s, tag); time.Since(x.Updated).Abs() > time.Minute || x.Returned != 5 || x.Max != 1<<62+10 {
 		t.Errorf("listed %+v", x)
 	}
 }
@@ -125,10 +110,10 @@ func TestNestedTags(t *testing.T) {
 	if err := s.Return(ctx, a, segment.Block{First: 50, Last: 60}); err != nil {
 		t.Fatal(err)
 	}
-	if got := find(t, s, a); got.Returned != 11 {
+	if got := storetest.Find(t, s, a); got.Returned != 11 {
 		t.Errorf("%s has %d returned, want 11", a, got.Returned)
 	}
-	if got := find(t, s, nested); got.Returned != 20 {
+	if got := storetest.Find(t, s, nested); got.Returned != 20 {
 		t.Errorf("%s has %d returned, want 20", nested, got.Returned)
 	}
 	if b, err := s.Take(ctx, a, 10, 0, 0); err != nil || !b.Returned || b.First != 50 || b.Last != 60 {
@@ -139,31 +124,9 @@ func TestNestedTags(t *testing.T) {
 	}
 }
 
-// TestReturnGuards: a block above Max or overlapping a returned one is refused,
-// since handing it out could issue a value twice.
+// TestReturnGuards: see storetest.ReturnGuards.
 func TestReturnGuards(t *testing.T) {
-	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
-	ctx := testCtx(t)
-	tag := storetest.Create(t, s, 0, 10)
-	if _, err := s.Take(ctx, tag, 100, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Return(ctx, tag, segment.Block{First: 20, Last: 30}); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range []segment.Block{{First: 95, Last: 101}, {First: 30, Last: 40}, {First: 10, Last: 20}, {First: 21, Last: 29}, {First: 20, Last: 30}, {First: 1, Last: 100}} {
-		if err := s.Return(ctx, tag, b); err == nil {
-			t.Errorf("Return of %d..%d accepted", b.First, b.Last)
-		}
-	}
-	for _, b := range []segment.Block{{First: 31, Last: 40}, {First: 10, Last: 19}} {
-		if err := s.Return(ctx, tag, b); err != nil {
-			t.Errorf("Return of %d..%d: %v", b.First, b.Last, err)
-		}
-	}
-	if x := find(t, s, tag); x.Returned != 31 {
-		t.Errorf("Returned %d, want 31", x.Returned)
-	}
+	storetest.ReturnGuards(t, open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"}))
 }
 
 // TestNew: a store on a caller's client leaves it open.

@@ -92,51 +92,14 @@ func TestKeys(t *testing.T) {
 		t.Errorf("the tag's keys are in different cluster slots")
 	}
 	// Updated is Redis's clock.
-	if x := find(t, s, tag); time.Since(x.Updated).Abs() > time.Minute || x.Returned != 5 {
+	if x := storetest.Find(t, s, tag); time.Since(x.Updated).Abs() > time.Minute || x.Returned != 5 {
 		t.Errorf("listed %+v", x)
 	}
 }
 
-func find(t *testing.T, s *Store, tag string) segment.Tag {
-	t.Helper()
-	tags, err := s.Tags(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range tags {
-		if x.Name == tag {
-			return x
-		}
-	}
-	t.Fatalf("Tags does not list %s", tag)
-	return segment.Tag{}
-}
-
-// TestReturnGuards: a block above Max or overlapping a returned one is refused,
-// since handing it out could issue a value twice.
+// TestReturnGuards: see storetest.ReturnGuards.
 func TestReturnGuards(t *testing.T) {
-	s := open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
-	ctx := testCtx(t)
-	tag := storetest.Create(t, s, 0, 10)
-	if _, err := s.Take(ctx, tag, 100, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Return(ctx, tag, segment.Block{First: 20, Last: 30}); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range []segment.Block{{First: 95, Last: 101}, {First: 30, Last: 40}, {First: 10, Last: 20}, {First: 21, Last: 29}, {First: 20, Last: 30}, {First: 1, Last: 100}} {
-		if err := s.Return(ctx, tag, b); err == nil {
-			t.Errorf("Return of %d..%d accepted", b.First, b.Last)
-		}
-	}
-	for _, b := range []segment.Block{{First: 31, Last: 40}, {First: 10, Last: 19}} {
-		if err := s.Return(ctx, tag, b); err != nil {
-			t.Errorf("Return of %d..%d: %v", b.First, b.Last, err)
-		}
-	}
-	if x := find(t, s, tag); x.Returned != 31 {
-		t.Errorf("Returned %d, want 31", x.Returned)
-	}
+	storetest.ReturnGuards(t, open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"}))
 }
 
 // TestCreateAfterHalfCreate: a name in the index without a hash (a Create that
@@ -160,7 +123,7 @@ func TestCreateAfterHalfCreate(t *testing.T) {
 	if err := s.Create(ctx, segment.Tag{Name: tag, Step: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if x := find(t, s, tag); x.Step != 5 {
+	if x := storetest.Find(t, s, tag); x.Step != 5 {
 		t.Errorf("listed %+v", x)
 	}
 }

@@ -132,3 +132,49 @@ func BenchmarkTake(b *testing.B, s segment.Store) {
 		}
 	}
 }
+
+// Find returns tag as s.Tags lists it, and fails the test when it is not listed.
+func Find(t testing.TB, s segment.Store, tag string) segment.Tag {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tags, err := s.Tags(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range tags {
+		if x.Name == tag {
+			return x
+		}
+	}
+	t.Fatalf("Tags does not list %s", tag)
+	return segment.Tag{}
+}
+
+// ReturnGuards checks that s refuses to take back a block above the tag's Max or
+// one that overlaps a block returned before: handing those out could issue a value
+// twice.
+func ReturnGuards(t *testing.T, s segment.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tag := Create(t, s, 0, 10)
+	if _, err := s.Take(ctx, tag, 100, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Return(ctx, tag, segment.Block{First: 20, Last: 30}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []segment.Block{{First: 95, Last: 101}, {First: 30, Last: 40}, {First: 10, Last: 20}, {First: 21, Last: 29}, {First: 20, Last: 30}, {First: 1, Last: 100}} {
+		if err := s.Return(ctx, tag, b); err == nil {
+			t.Errorf("Return of %d..%d accepted", b.First, b.Last)
+		}
+	}
+	for _, b := range []segment.Block{{First: 31, Last: 40}, {First: 10, Last: 19}} {
+		if err := s.Return(ctx, tag, b); err != nil {
+			t.Errorf("Return of %d..%d: %v", b.First, b.Last, err)
+		}
+	}
+	if x := Find(t, s, tag); x.Returned != 31 {
+		t.Errorf("Returned %d, want 31", x.Returned)
+	}
+}
