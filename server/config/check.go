@@ -1,0 +1,341 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/segment"
+)
+
+// Store URL schemes the server can open, for early checks; the store packages
+// check the rest of each URL when the server starts.
+var (
+	leaseSchemes   = []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+	segmentSchemes = []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+)
+
+// checker collects problems with the file and line of each key.
+type checker struct {
+	c     *Config
+	probs []Problem
+}
+
+func (k *checker) add(path []string, format string, a ...any) {
+	k.probs = append(k.probs, Problem{File: k.c.File, Line: k.c.line(path...), Key: strings.Join(path, "."), What: fmt.Sprintf(format, a...)})
+}
+
+func (c *Config) check(env func(string) (string, bool)) []Problem {
+	k := &checker{c: c}
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			k.add([]string{"listen"}, "%q is not host:port (e.g. 127.0.0.1:8080, or :8080 for every interface)", c.Listen)
+		}
+	}
+	if c.MaxCount < 0 || c.MaxCount > 10_000_000 {
+		k.add([]string{"max_count"}, "%d is out of range: give 1 to 10,000,000 (default %d)", c.MaxCount, DefaultMaxCount)
+	}
+	if c.MaxBodyBytes < 0 {
+		k.add([]string{"max_body_bytes"}, "%d is negative", c.MaxBodyBytes)
+	}
+	k.duration([]string{"shutdown_timeout"}, c.ShutdownTimeout, false)
+	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+		k.add([]string{"tls"}, "give both cert and key, or neither")
+	}
+	if len(c.Namespaces) == 0 {
+		k.add([]string{"namespaces"}, "no namespace: give at least one, e.g. namespaces: {default: {strategy: snowflake}}")
+	}
+	for _, name := range c.order() {
+		ns := c.Namespaces[name]
+		p := []string{"namespaces", name}
+		if !validName(name) {
+			k.add(p, "namespace name %q: use 1 to 64 letters, digits, '_', '-' or '.' (it is a URL path segment)", name)
+		}
+		if ns == nil {
+			k.add(p, "empty namespace: give strategy: one of %s", strings.Join(strategies, ", "))
+			continue
+		}
+		k.namespace(p, name, ns, env)
+	}
+	return k.probs
+}
+
+// order returns the namespace names in file order, then any others sorted.
+func (c *Config) order() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range c.Order {
+		if _, ok := c.Namespaces[n]; ok && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	var rest []string
+	for n := range c.Namespaces {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sortStrings(rest)
+	c.Order = append(out, rest...)
+	return c.Order
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-' || ch == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func (k *checker) namespace(p []string, name string, ns *Namespace, env func(string) (string, bool)) {
+	blocks := map[string]bool{
+		"snowflake": ns.Snowflake != nil, "segment": ns.Segment != nil, "redis": ns.Redis != nil,
+		"uuidv7": ns.UUIDv7 != nil, "objectid": ns.ObjectID != nil,
+	}
+	known := false
+	for _, s := range strategies {
+		if ns.Strategy == s {
+			known = true
+		}
+	}
+	switch {
+	case ns.Strategy == "":
+		k.add(append(p, "strategy"), "missing: give one of %s", strings.Join(strategies, ", "))
+	case !known:
+		k.add(append(p, "strategy"), "unknown strategy %q: use one of %s", ns.Strategy, strings.Join(strategies, ", "))
+	}
+	for _, s := range strategies {
+		if blocks[s] && s != ns.Strategy {
+			k.add(append(p, s), "settings for %s, but the strategy is %q: remove them or change the strategy", s, ns.Strategy)
+		}
+	}
+	ns.Resolved = nil
+	for i, t := range ns.Tokens {
+		if len(t) < 16 {
+			k.add(append(p, "tokens"), "token %d is %d characters: use at least 16 random characters", i+1, len(t))
+		}
+		ns.Resolved = append(ns.Resolved, t)
+	}
+	for _, e := range ns.TokenEnv {
+		v, ok := env(e)
+		switch {
+		case !ok || v == "":
+			k.add(append(p, "token_env"), "environment variable %s is not set (or empty): set it to the token, or remove it from token_env", e)
+		case len(v) < 16:
+			k.add(append(p, "token_env"), "the token in %s is %d characters: use at least 16 random characters", e, len(v))
+		default:
+			ns.Resolved = append(ns.Resolved, v)
+		}
+	}
+	switch ns.Strategy {
+	case "snowflake":
+		if ns.Snowflake == nil {
+			ns.Snowflake = &Snowflake{}
+		}
+		k.snowflake(append(p, "snowflake"), ns.Snowflake)
+	case "segment":
+		if ns.Segment == nil {
+			ns.Segment = &Segment{}
+		}
+		k.segment(append(p, "segment"), name, ns.Segment)
+	case "redis":
+		if ns.Redis == nil {
+			k.add(p, "strategy redis needs a redis: block with at least url: redis://host:6379/0")
+			return
+		}
+		k.redis(append(p, "redis"), name, ns.Redis)
+	}
+}
+
+func (k *checker) layout(p []string, text string) *layout.Layout {
+	if text == "" {
+		text = DefaultLayout
+	}
+	l, err := layout.Parse(text)
+	if err != nil {
+		k.add(p, "%v", err)
+		return nil
+	}
+	if l.Exhausted(time.Now()) {
+		k.add(p, "layout %s ran out of time on %s: choose a layout with a later epoch or a longer time field", text, l.Lifetime().Format(time.DateOnly))
+		return nil
+	}
+	return l
+}
+
+func (k *checker) snowflake(p []string, s *Snowflake) {
+	l := k.layout(append(p, "layout"), s.Layout)
+	if l != nil && s.Node != "" {
+		if _, err := l.ParseNodeValues(s.Node); err != nil {
+			k.add(append(p, "node"), "%v", err)
+		}
+	}
+	if l != nil && len(l.NodeFields()) == 0 {
+		k.add(append(p, "layout"), "layout %s has no node field to lease; one server process per ID space would be needed, which the server cannot check: choose a layout with a node field", l)
+	}
+	if l != nil {
+		var names []string
+		for _, f := range l.NodeFields() {
+			names = append(names, f.Name)
+		}
+		for _, f := range s.Lease.Fields {
+			if !contains(names, f) {
+				k.add(append(p, "lease", "fields"), "the layout has no node field %q; its node fields are %s", f, strings.Join(names, ", "))
+			}
+		}
+	}
+	k.oneOf(append(p, "overflow"), s.Overflow, "wait", "borrow")
+	k.oneOf(append(p, "behind"), s.Behind, "fail", "logical")
+	k.oneOf(append(p, "start"), s.Start, "zero", "random", "continue")
+	k.duration(append(p, "max_drift"), s.MaxDrift, false)
+	k.duration(append(p, "wait_threshold"), s.WaitThreshold, false)
+	if s.MaxDrift != "" && s.Overflow != "borrow" && s.Behind != "logical" {
+		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical")
+	}
+	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.Start != "random" {
+		k.add(append(p, "random_below"), "give a positive number, with start: random")
+	}
+	lp := append(p, "lease")
+	if s.Lease.Store != "" {
+		k.url(append(lp, "store"), s.Lease.Store, leaseSchemes)
+	}
+	if s.Lease.Scope != "" {
+		if err := lease.CheckScope(s.Lease.Scope); err != nil {
+			k.add(append(lp, "scope"), "%v", err)
+		}
+	}
+	if s.Lease.Fixed != nil && *s.Lease.Fixed < 0 {
+		k.add(append(lp, "fixed"), "%d is negative", *s.Lease.Fixed)
+	}
+	k.duration(append(lp, "ttl"), s.Lease.TTL, false)
+	k.duration(append(lp, "window"), s.Lease.Window, false)
+}
+
+func (k *checker) segment(p []string, name string, s *Segment) {
+	for i, u := range s.Stores {
+		k.url(append(p, "stores", fmt.Sprint(i)), u, segmentSchemes)
+	}
+	tag := s.Tag
+	if tag == "" {
+		tag = name
+	}
+	if err := segment.CheckTagName(tag); err != nil {
+		k.add(append(p, "tag"), "%v", err)
+	}
+	if s.Create != nil {
+		step := s.Create.Step
+		if step == 0 {
+			step = DefaultSegmentStep
+		}
+		if err := segment.CheckStep(step); err != nil {
+			k.add(append(p, "create", "step"), "%v", err)
+		}
+		if s.Create.Start < 0 {
+			k.add(append(p, "create", "start"), "%d is negative", s.Create.Start)
+		}
+	}
+	k.duration(append(p, "runway"), s.Runway, false)
+	k.duration(append(p, "target"), s.Target, false)
+	k.duration(append(p, "fetch_timeout"), s.FetchTimeout, false)
+	if s.MaxStep < 0 || s.MaxStep > segment.MaxStep {
+		k.add(append(p, "max_step"), "%d is out of range 0..%d", s.MaxStep, int64(segment.MaxStep))
+	}
+	if s.Prefetch < 0 || s.Prefetch >= 1 {
+		k.add(append(p, "prefetch"), "%v is out of range: give a share such as 0.1 (at least 0, below 1)", s.Prefetch)
+	}
+}
+
+func (k *checker) redis(p []string, name string, r *Redis) {
+	if r.URL == "" {
+		k.add(append(p, "url"), "missing: give the Redis server, e.g. redis://127.0.0.1:6379/0")
+	} else {
+		k.url(append(p, "url"), r.URL, []string{"redis", "rediss"})
+	}
+	l := k.layout(append(p, "layout"), r.Layout)
+	if l != nil && r.Node != "" {
+		if _, err := l.ParseNodeValues(r.Node); err != nil {
+			k.add(append(p, "node"), "%v", err)
+		}
+	}
+	key := r.Key
+	if key == "" {
+		key = name
+	}
+	if strings.ContainsAny(key, "{} \t\r\n") || len(key) > 200 {
+		k.add(append(p, "key"), "%q: no braces, spaces or control characters, at most 200 bytes", key)
+	}
+	k.duration(append(p, "behind_wait"), r.BehindWait, true)
+}
+
+func (k *checker) oneOf(p []string, v string, allowed ...string) {
+	if v != "" && !contains(allowed, v) {
+		k.add(p, "%q: use one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+func (k *checker) duration(p []string, v string, negOK bool) {
+	if v == "" {
+		return
+	}
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		k.add(p, "%q is not a duration such as 500ms, 10s or 1m", v)
+	case d < 0 && !negOK:
+		k.add(p, "%q is negative", v)
+	}
+}
+
+func (k *checker) url(p []string, raw string, schemes []string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		k.add(p, "%q is not a store URL: use one of the schemes %s", lease.RedactURL(raw), strings.Join(schemes, ", "))
+		return
+	}
+	if !contains(schemes, strings.ToLower(u.Scheme)) {
+		k.add(p, "unknown scheme %q: use one of %s", u.Scheme, strings.Join(schemes, ", "))
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortStrings(xs []string) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
+
+// Duration parses a duration key already checked by Load; empty gives def.
+func Duration(v string, def time.Duration) time.Duration {
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,368 @@
+// Package config reads and checks the configuration of `flurry serve`: the listen
+// address, TLS files, limits, and the namespaces with their strategies and tokens.
+//
+// A configuration is YAML (see docs/flurry.example.yaml for every key). Load reads
+// and checks it whole: unknown keys, wrong types and bad values are all collected
+// and returned together as a *Error that names the file, line and key of each, so a
+// server with a bad configuration never half-starts.
+//
+// The zero-configuration server (Default) has one snowflake namespace, "default",
+// with a node value leased from a local file, and one segment namespace, "segment",
+// whose tag lives in an SQLite file, both under the data directory.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults of the server's settings.
+const (
+	DefaultListen      = "127.0.0.1:8080"
+	DefaultDataDir     = "./flurry-data"
+	DefaultMaxCount    = 100_000
+	DefaultMaxBody     = 64 << 10
+	DefaultShutdown    = "30s"
+	DefaultNamespace   = "default"
+	DefaultSegmentName = "segment"
+	// DefaultLayout is the layout of snowflake namespaces that name none: Twitter's
+	// 41 bits of milliseconds, from 2025, with a 6-bit worker field (64 node values,
+	// plenty for one machine's file leases) and a 16-bit sequence, so one node issues
+	// up to 65.5 million IDs a second: a server answering batches is not held to
+	// Twitter's 4.1 million.
+	DefaultLayout = "time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16"
+	// DefaultSegmentStep is the step a missing tag is created with when the
+	// namespace's create key (or the embedded default) asks for it.
+	DefaultSegmentStep = 1000
+)
+
+// Strategies names the strategies a namespace may have.
+var strategies = []string{"snowflake", "segment", "redis", "uuidv7", "objectid"}
+
+// Strategies returns the names of the strategies a namespace may have.
+func Strategies() []string { return append([]string(nil), strategies...) }
+
+// Config is the whole configuration of a server.
+type Config struct {
+	// Listen is the TCP address to listen on. Empty means DefaultListen.
+	Listen string `yaml:"listen"`
+	// DataDir holds the embedded stores: the file leases and the SQLite segment file.
+	// Empty means DefaultDataDir.
+	DataDir string `yaml:"data_dir"`
+	// MaxCount is the largest count one request may ask for. Zero means
+	// DefaultMaxCount.
+	MaxCount int `yaml:"max_count"`
+	// MaxBodyBytes limits request bodies (gRPC and JSON calls). Zero means
+	// DefaultMaxBody.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ShutdownTimeout bounds a graceful shutdown (a Go duration). Empty means 30s.
+	ShutdownTimeout string `yaml:"shutdown_timeout"`
+	// TLS serves HTTPS (and gRPC over TLS) when both files are given.
+	TLS TLS `yaml:"tls"`
+	// Namespaces maps a namespace's name to its settings.
+	Namespaces map[string]*Namespace `yaml:"namespaces"`
+
+	// Order lists the namespaces in the order of the file (the map has none).
+	Order []string `yaml:"-"`
+	// File is the file the configuration came from; empty for Default.
+	File string `yaml:"-"`
+
+	root *yaml.Node
+}
+
+// TLS names the certificate and key files, PEM-encoded.
+type TLS struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// Namespace is one namespace: a strategy, its settings and its tokens.
+type Namespace struct {
+	// Strategy is one of snowflake, segment, redis, uuidv7, objectid.
+	Strategy string `yaml:"strategy"`
+	// Tokens are accepted bearer tokens, written in the file (prefer TokenEnv).
+	Tokens []string `yaml:"tokens"`
+	// TokenEnv names environment variables that each hold an accepted token.
+	TokenEnv []string `yaml:"token_env"`
+
+	Snowflake *Snowflake `yaml:"snowflake"`
+	Segment   *Segment   `yaml:"segment"`
+	Redis     *Redis     `yaml:"redis"`
+	UUIDv7    *struct{}  `yaml:"uuidv7"`
+	ObjectID  *struct{}  `yaml:"objectid"`
+
+	// Resolved is filled by Load: the tokens from Tokens and TokenEnv.
+	Resolved []string `yaml:"-"`
+}
+
+// Snowflake configures a snowflake namespace: a layout, the generator's policies
+// and the lease its node value comes from.
+type Snowflake struct {
+	// Layout is a preset name or a layout's text form. Empty means DefaultLayout.
+	Layout string `yaml:"layout"`
+	// Node gives node fields that are not leased, "datacenter=1".
+	Node string `yaml:"node"`
+	// Overflow is wait (default) or borrow; Behind is fail (default) or logical.
+	Overflow string `yaml:"overflow"`
+	Behind   string `yaml:"behind"`
+	// MaxDrift bounds borrow and logical (a Go duration; empty means 1s).
+	MaxDrift string `yaml:"max_drift"`
+	// WaitThreshold is the clock step back slept off (empty means 10ms).
+	WaitThreshold string `yaml:"wait_threshold"`
+	// Start is zero (default), random or continue; RandomBelow bounds random.
+	Start       string `yaml:"start"`
+	RandomBelow int    `yaml:"random_below"`
+	// Lease says where the node value comes from.
+	Lease Lease `yaml:"lease"`
+}
+
+// Lease configures the lease of a snowflake namespace's node value.
+type Lease struct {
+	// Store is a lease store URL. Empty means file://<data_dir>/leases.
+	Store string `yaml:"store"`
+	// Scope names the pool. Empty means the namespace's name.
+	Scope string `yaml:"scope"`
+	// Fields are the leased node fields. Empty means every field not in Node.
+	Fields []string `yaml:"fields"`
+	// Fixed leases exactly this value (a value from configuration).
+	Fixed *int64 `yaml:"fixed"`
+	// TTL and Window are Go durations; empty means 10s and 2s.
+	TTL    string `yaml:"ttl"`
+	Window string `yaml:"window"`
+}
+
+// Segment configures a segment namespace: one tag, served from one or more stores.
+type Segment struct {
+	// Stores are segment store URLs; several make residue classes. Empty means
+	// sqlite://<data_dir>/segments.db.
+	Stores []string `yaml:"stores"`
+	// Tag is the tag served. Empty means the namespace's name.
+	Tag string `yaml:"tag"`
+	// Create makes the tag in every store where it is missing, with this step.
+	Create *CreateTag `yaml:"create"`
+	// Runway, Target and FetchTimeout are Go durations (segment.Options).
+	Runway       string  `yaml:"runway"`
+	Target       string  `yaml:"target"`
+	FetchTimeout string  `yaml:"fetch_timeout"`
+	MaxStep      int64   `yaml:"max_step"`
+	Prefetch     float64 `yaml:"prefetch"`
+}
+
+// CreateTag is how a missing tag is created.
+type CreateTag struct {
+	// Step is the tag's configured step. Zero means DefaultSegmentStep.
+	Step int64 `yaml:"step"`
+	// Start is the counter the tag starts at: its first ID is Start+1.
+	Start int64 `yaml:"start"`
+}
+
+// Redis configures a Redis-native namespace (package redisgen).
+type Redis struct {
+	// URL is the Redis server, redis://host:6379/0. Required.
+	URL string `yaml:"url"`
+	// Layout as for snowflake. Empty means DefaultLayout.
+	Layout string `yaml:"layout"`
+	// Key is the redisgen namespace (its keys are {key}:node and {key}:last). Empty
+	// means the namespace's name.
+	Key string `yaml:"key"`
+	// Node, when set, is written to Redis's node key at start ("worker=3").
+	Node string `yaml:"node"`
+	// BehindWait is how long a call waits for Redis's clock (empty means 10ms).
+	BehindWait string `yaml:"behind_wait"`
+}
+
+// Problem is one thing wrong in a configuration.
+type Problem struct {
+	File string // the file, or empty
+	Line int    // 1-based; 0 when unknown
+	Key  string // dotted path, e.g. namespaces.orders.snowflake.layout
+	What string // what is wrong and what to do
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+	} else if p.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", p.Line)
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key + ": ")
+	}
+	b.WriteString(p.What)
+	return b.String()
+}
+
+// Error lists every problem of a configuration. It matches ErrInvalid.
+type Error struct{ Problems []Problem }
+
+// ErrInvalid is matched (errors.Is) by the *Error of Load, Parse and Check.
+var ErrInvalid = errors.New("config: invalid configuration")
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	n := len(lines)
+	s := "problem"
+	if n != 1 {
+		s = "problems"
+	}
+	return fmt.Sprintf("configuration has %d %s:\n  %s", n, s, strings.Join(lines, "\n  "))
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// Default returns the configuration of a server started without one: a "default"
+// snowflake namespace with a file lease and a "segment" namespace whose tag is
+// created in SQLite if missing, both under DataDir.
+func Default() *Config {
+	c := &Config{
+		Namespaces: map[string]*Namespace{
+			DefaultNamespace:   {Strategy: "snowflake", Snowflake: &Snowflake{}},
+			DefaultSegmentName: {Strategy: "segment", Segment: &Segment{Create: &CreateTag{Step: DefaultSegmentStep}}},
+		},
+		Order: []string{DefaultNamespace, DefaultSegmentName},
+	}
+	return c
+}
+
+// Load reads and checks the configuration file at path.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w; pass --config with a readable YAML file (see docs/flurry.example.yaml)", err)
+	}
+	return Parse(path, b, os.LookupEnv)
+}
+
+// Parse reads and checks a configuration from its YAML text. file names it in
+// problems; env looks up token_env variables (os.LookupEnv).
+func Parse(file string, data []byte, env func(string) (string, bool)) (*Config, error) {
+	c := &Config{File: file}
+	var probs []Problem
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &Error{Problems: []Problem{{File: file, What: yamlMsg(err)}}}
+	}
+	if len(root.Content) == 0 {
+		return nil, &Error{Problems: []Problem{{File: file, What: "the file is empty; give at least one namespace under namespaces:"}}}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, m := range te.Errors {
+				probs = append(probs, lineProblem(file, m))
+			}
+		} else {
+			return nil, &Error{Problems: []Problem{{File: file, What: yamlMsg(err)}}}
+		}
+	}
+	c.root = root.Content[0]
+	if ns := mapValue(c.root, "namespaces"); ns != nil && ns.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(ns.Content); i += 2 {
+			c.Order = append(c.Order, ns.Content[i].Value)
+		}
+	}
+	probs = append(probs, c.check(env)...)
+	if len(probs) > 0 {
+		sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
+		return nil, &Error{Problems: probs}
+	}
+	return c, nil
+}
+
+// Check validates a configuration built in code (such as Default after changes)
+// and resolves its tokens.
+func (c *Config) Check(env func(string) (string, bool)) error {
+	if probs := c.check(env); len(probs) > 0 {
+		return &Error{Problems: probs}
+	}
+	return nil
+}
+
+// lineProblem turns yaml.v3's "line 3: field x not found in type config.Lease"
+// into a Problem.
+func lineProblem(file, m string) Problem {
+	p := Problem{File: file, What: m}
+	var line int
+	if n, _ := fmt.Sscanf(m, "line %d:", &line); n == 1 {
+		p.Line = line
+		p.What = strings.TrimSpace(m[strings.Index(m, ":")+1:])
+	}
+	if f, ok := strings.CutPrefix(p.What, "field "); ok {
+		if name, typ, ok := strings.Cut(f, " not found in type "); ok {
+			p.What = fmt.Sprintf("unknown key %q (in %s); check its spelling against docs/flurry.example.yaml", name, strings.TrimPrefix(typ, "config."))
+		}
+	}
+	return p
+}
+
+func yamlMsg(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ") + " (not valid YAML)"
+}
+
+// mapValue returns the value node of key in mapping n, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// line returns the line of the deepest node of path that exists (keys are
+// mapping keys; the key's own line is reported for the last one).
+func (c *Config) line(path ...string) int {
+	n, line := c.root, 0
+	for _, k := range path {
+		if n == nil || n.Kind != yaml.MappingNode {
+			break
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				line = n.Content[i].Line
+				n = n.Content[i+1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return line
+}
+
+// ResolveData returns the data directory with its default applied, made absolute.
+func (c *Config) ResolveData() string {
+	d := c.DataDir
+	if d == "" {
+		d = DefaultDataDir
+	}
+	if a, err := filepath.Abs(d); err == nil {
+		return a
+	}
+	return d
+}

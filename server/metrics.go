@@ -1,0 +1,149 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own. Request
+// latencies are histograms observed per request; everything else is read from the
+// generators' Stats at scrape time by a Collector, so the hot path pays for one
+// histogram observation and one atomic add.
+type metrics struct {
+	reg     *prometheus.Registry
+	latency *prometheus.HistogramVec
+	errors  *prometheus.CounterVec
+}
+
+// nsMetrics are a namespace's pre-resolved observers.
+type nsMetrics struct {
+	next, rpc, leaf prometheus.Observer
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "flurry_request_duration_seconds",
+		Help:    "Time to serve an ID request, by namespace and route (next: GET /v1/{ns}/next, rpc: IDService.Next, leaf: Leaf's get routes).",
+		Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 50e-3, 0.25, 1},
+	}, []string{"namespace", "route"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flurry_request_errors_total",
+		Help: "ID requests answered with an error, by namespace and HTTP status.",
+	}, []string{"namespace", "status"})
+	for _, ns := range s.order {
+		ns.metrics = nsMetrics{
+			next: m.latency.WithLabelValues(ns.name, "next"),
+			rpc:  m.latency.WithLabelValues(ns.name, "rpc"),
+			leaf: m.latency.WithLabelValues(ns.name, "leaf"),
+		}
+	}
+	m.reg.MustRegister(m.latency, m.errors, &collector{s: s},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func desc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, []string{"namespace"}, nil)
+}
+
+// collector reads the namespaces' state at scrape time.
+type collector struct{ s *Server }
+
+var (
+	dIssued        = desc("flurry_ids_issued_total", "IDs issued since the server started.")
+	dOverflow      = desc("flurry_sequence_overflow_waits_total", "Waits for the next tick because a tick's sequence ran out (snowflake).")
+	dWaited        = desc("flurry_sequence_wait_seconds_total", "Time spent in those waits and in clock step-back waits (snowflake).")
+	dBehind        = desc("flurry_clock_behind_events_total", "Times the clock was found behind the last issued tick beyond the allowed drift (snowflake).")
+	dBehindGap     = desc("flurry_clock_behind_max_gap_seconds", "The largest clock-behind gap seen (snowflake).")
+	dBehindErrs    = desc("flurry_clock_behind_errors_total", "Requests refused because the clock was behind (snowflake).")
+	dLeaseHeld     = desc("flurry_lease_held", "1 while the namespace holds a lease on a node value, else 0.")
+	dLeaseValue    = desc("flurry_lease_value", "The leased node value.")
+	dLeaseLeft     = desc("flurry_lease_window_left_seconds", "How much of the reserved window (high-water mark minus now) is left.")
+	dLeaseRenew    = desc("flurry_lease_renewals_total", "Successful lease renewals.")
+	dLeaseFail     = desc("flurry_lease_failures_total", "Failed lease renewals.")
+	dLeaseLoss     = desc("flurry_lease_losses_total", "Leases lost.")
+	dSegFetch      = desc("flurry_segment_fetches_total", "Segment ranges taken from the stores.")
+	dSegClaim      = desc("flurry_segment_claimed_total", "Segment ranges that were handed-back ranges.")
+	dSegFail       = desc("flurry_segment_fetch_failures_total", "Segment fetch attempts where no store answered.")
+	dSegBuffered   = desc("flurry_segment_buffered_ids", "IDs servable without any store: the rest of the current range plus the next.")
+	dSegNextReady  = desc("flurry_segment_next_ready", "1 when the next range is buffered.")
+	dSegRunway     = desc("flurry_segment_runway_seconds", "How long the buffered IDs last at the recent rate (0 while the rate is unknown).")
+	dSegRate       = desc("flurry_segment_rate_ids_per_second", "The recent rate of the segment namespace.")
+	dSegStep       = desc("flurry_segment_step", "The step the next fresh range is asked with.")
+	dLifeLeft      = desc("flurry_time_field_life_left_seconds", "Time until the layout's time field runs out.")
+	dReady         = desc("flurry_namespace_ready", "1 when the namespace can issue now (snowflake and segment; what /readyz checks).")
+	allDescriptors = []*prometheus.Desc{dIssued, dOverflow, dWaited, dBehind, dBehindGap, dBehindErrs, dLeaseHeld, dLeaseValue, dLeaseLeft,
+		dLeaseRenew, dLeaseFail, dLeaseLoss, dSegFetch, dSegClaim, dSegFail, dSegBuffered, dSegNextReady, dSegRunway, dSegRate, dSegStep, dLifeLeft, dReady}
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescriptors {
+		ch <- d
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for _, ns := range c.s.order {
+		n := ns.name
+		g := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, n)
+		}
+		cnt := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, n)
+		}
+		cnt(dIssued, float64(ns.issued.Load()))
+		if ns.layout != nil {
+			g(dLifeLeft, ns.layout.Lifetime().Sub(now).Seconds())
+		}
+		if ns.gen != nil {
+			st := ns.gen.Stats()
+			cnt(dOverflow, float64(st.OverflowWaits))
+			cnt(dWaited, st.Waited.Seconds())
+			cnt(dBehind, float64(st.ClockBehind))
+			g(dBehindGap, st.MaxBehind.Seconds())
+			cnt(dBehindErrs, float64(st.BehindErrors))
+		}
+		if ns.sess != nil {
+			st := ns.sess.Status()
+			g(dLeaseHeld, b2f(st.Held))
+			g(dLeaseValue, float64(st.Value))
+			g(dLeaseLeft, st.WindowLeft.Seconds())
+			cnt(dLeaseRenew, float64(st.Renewals))
+			cnt(dLeaseFail, float64(st.Failures))
+			cnt(dLeaseLoss, float64(st.Losses))
+		}
+		if ns.alloc != nil {
+			st := ns.alloc.Stats()
+			cnt(dSegFetch, float64(st.Fetches))
+			cnt(dSegClaim, float64(st.Claimed))
+			cnt(dSegFail, float64(st.Failures))
+			g(dSegBuffered, float64(st.Buffered))
+			g(dSegNextReady, b2f(st.NextReady))
+			g(dSegRunway, st.Runway.Seconds())
+			g(dSegRate, st.Rate)
+			g(dSegStep, float64(st.Step))
+		}
+		if ns.sess != nil || ns.alloc != nil {
+			ok, _ := ns.ready(context.Background())
+			g(dReady, b2f(ok))
+		}
+	}
+}

@@ -1,0 +1,365 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/api/flurryv1"
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/redisgen"
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/server/config"
+	"github.com/flurryid/flurry/snowflake"
+)
+
+// intSource issues integer IDs: a snowflake generator, a segment allocator, a Redis
+// generator. NextN fills all of dst or returns the error that stopped it.
+type intSource interface {
+	Next(ctx context.Context) (flurry.ID, error)
+	NextN(ctx context.Context, dst []flurry.ID) (int, error)
+}
+
+// textSource issues IDs whose form is text (uuidv7, objectid): appendNext appends
+// n IDs to dst, each followed by sep, and decode splits one apart.
+type textSource interface {
+	appendNext(ctx context.Context, dst []byte, n int, sep byte) ([]byte, error)
+	decode(id string) (*flurryv1.DecodeResponse, error)
+}
+
+// namespace is one configured namespace and everything it holds.
+type namespace struct {
+	name     string
+	strategy string
+	ints     intSource  // integer strategies
+	text     textSource // text strategies
+	layout   *layout.Layout
+	tokens   [][]byte
+	issued   atomic.Int64
+	metrics  nsMetrics
+
+	// snowflake
+	gen        *snowflake.Generator
+	sess       *lease.Session
+	leaseStore lease.Store
+	leaseURL   string
+	// segment
+	alloc     *segment.Allocator
+	segStores []segment.Store
+	segURLs   []string
+	// redis
+	rgen     *redisgen.Generator
+	redisURL string
+
+	// closers run in reverse order on close, after the sources above.
+	closers []func(ctx context.Context) error
+}
+
+// authorized reports whether the request's Authorization header carries one of the
+// namespace's tokens (always true for a namespace without tokens).
+func (ns *namespace) authorized(header string) bool {
+	if len(ns.tokens) == 0 {
+		return true
+	}
+	tok, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok {
+		return false
+	}
+	found := 0
+	for _, t := range ns.tokens {
+		found |= subtle.ConstantTimeCompare([]byte(tok), t)
+	}
+	return found == 1
+}
+
+// nextN fills dst with IDs of an integer namespace: all of it, or an error.
+func (ns *namespace) nextN(ctx context.Context, dst []flurry.ID) error {
+	for len(dst) > 0 {
+		n, err := ns.ints.NextN(ctx, dst)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("the generator returned no ID")
+		}
+		dst = dst[n:]
+	}
+	return nil
+}
+
+// ready reports whether the namespace can issue now, and why not.
+func (ns *namespace) ready(ctx context.Context) (bool, string) {
+	switch {
+	case ns.sess != nil:
+		st := ns.sess.Status()
+		now := time.Now()
+		switch {
+		case !st.Held:
+			return false, "no lease held on a node value (store " + ns.leaseURL + "): " + oneLine(st.LastError)
+		case !now.Before(st.Until):
+			return false, "the lease's grant ran out unrenewed (store " + ns.leaseURL + "): " + oneLine(st.LastError)
+		case now.Before(st.Above):
+			return false, fmt.Sprintf("the clock is %v behind the node value's high-water mark", st.Above.Sub(now).Round(time.Millisecond))
+		}
+		return true, ""
+	case ns.alloc != nil:
+		st := ns.alloc.Stats()
+		if st.Buffered <= 0 && st.Err != nil {
+			return false, "no IDs buffered and no store answers: " + oneLine(st.Err.Error())
+		}
+		return true, ""
+	case ns.rgen != nil:
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if _, err := ns.rgen.Node(cctx); err != nil {
+			return false, oneLine(err.Error())
+		}
+		return true, ""
+	}
+	return true, ""
+}
+
+// close stops the namespace: ranges handed back, lease released, stores closed.
+func (ns *namespace) close(ctx context.Context) error {
+	var errs []error
+	if ns.alloc != nil {
+		if err := ns.alloc.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("namespace %s: handing segment ranges back: %w", ns.name, err))
+		}
+	}
+	if ns.sess != nil {
+		if err := ns.sess.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("namespace %s: releasing the lease: %w (the value stays held until its lease expires)", ns.name, err))
+		}
+	}
+	if ns.gen != nil {
+		ns.gen.Close()
+	}
+	if ns.rgen != nil {
+		ns.rgen.Close()
+	}
+	for i := len(ns.closers) - 1; i >= 0; i-- {
+		if err := ns.closers[i](ctx); err != nil {
+			errs = append(errs, fmt.Errorf("namespace %s: %w", ns.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// builder makes namespaces from configuration.
+type builder struct {
+	opts    *Options
+	dataDir string
+	clock   clock.Clock
+}
+
+func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (*namespace, error) {
+	ns := &namespace{name: name, strategy: c.Strategy}
+	for _, t := range c.Resolved {
+		ns.tokens = append(ns.tokens, []byte(t))
+	}
+	var err error
+	switch c.Strategy {
+	case "snowflake":
+		err = b.snowflake(ctx, ns, c.Snowflake)
+	case "segment":
+		err = b.segment(ctx, ns, c.Segment)
+	case "redis":
+		err = b.redis(ctx, ns, c.Redis)
+	default:
+		src, ok := b.opts.textStrategies()[c.Strategy]
+		if !ok {
+			err = fmt.Errorf("strategy %s is not built into this flurry yet; use snowflake, segment or redis", c.Strategy)
+			break
+		}
+		ns.text, err = src(ctx)
+	}
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		ns.close(cctx)
+		return nil, fmt.Errorf("namespace %s (%s): %w", name, c.Strategy, err)
+	}
+	return ns, nil
+}
+
+func parseLayout(text string) (*layout.Layout, error) {
+	if text == "" {
+		text = config.DefaultLayout
+	}
+	return layout.Parse(text)
+}
+
+func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowflake) error {
+	l, err := parseLayout(c.Layout)
+	if err != nil {
+		return err
+	}
+	ns.layout = l
+	var node layout.NodeValues
+	given := map[string]bool{}
+	if c.Node != "" {
+		if node, err = l.ParseNodeValues(c.Node); err != nil {
+			return err
+		}
+		for _, pair := range strings.Split(c.Node, ",") {
+			if k, _, ok := strings.Cut(pair, "="); ok {
+				given[strings.TrimSpace(k)] = true
+			}
+		}
+	}
+	leased := c.Lease.Fields
+	if len(leased) == 0 {
+		for _, f := range l.NodeFields() {
+			if !given[f.Name] {
+				leased = append(leased, f.Name)
+			}
+		}
+	}
+	if len(leased) == 0 {
+		return fmt.Errorf("node %q gives every node field, so none is left to lease: leave out the fields to lease", c.Node)
+	}
+	gopts := snowflake.Options{Layout: l, Namespace: ns.name, Clock: b.clock, WarnBefore: -1}
+	switch c.Overflow {
+	case "borrow":
+		gopts.Overflow = snowflake.Borrow
+	}
+	switch c.Behind {
+	case "logical":
+		gopts.Behind = snowflake.Logical
+	}
+	switch c.Start {
+	case "random":
+		gopts.Start = snowflake.StartRandom
+		gopts.RandomBelow = c.RandomBelow
+	case "continue":
+		gopts.Start = snowflake.StartContinue
+	}
+	gopts.MaxDrift = config.Duration(c.MaxDrift, 0)
+	gopts.WaitThreshold = config.Duration(c.WaitThreshold, 0)
+
+	url := c.Lease.Store
+	if url == "" {
+		dir := filepath.Join(b.dataDir, "leases")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating the lease directory: %w; check --data", err)
+		}
+		url = "file://" + dir
+	}
+	ns.leaseURL = lease.RedactURL(url)
+	store, err := b.opts.openLease(ctx, url)
+	if err != nil {
+		return fmt.Errorf("opening lease store %s: %w", ns.leaseURL, err)
+	}
+	ns.closers = append(ns.closers, func(context.Context) error { return store.Close() })
+	ns.leaseStore = store
+	scope := c.Lease.Scope
+	if scope == "" {
+		scope = ns.name
+	}
+	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
+		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
+		TTL: config.Duration(c.Lease.TTL, 0), Window: config.Duration(c.Lease.Window, 0),
+		Logger: b.opts.Logger.With("namespace", ns.name),
+	})
+	if err != nil {
+		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)
+	}
+	ns.gen, ns.sess, ns.ints = g, s, g
+	return nil
+}
+
+func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment) error {
+	urls := c.Stores
+	if len(urls) == 0 {
+		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
+			return fmt.Errorf("creating the data directory: %w; check --data", err)
+		}
+		urls = []string{"sqlite://" + filepath.Join(b.dataDir, "segments.db")}
+	}
+	tag := c.Tag
+	if tag == "" {
+		tag = ns.name
+	}
+	if b.opts.OpenSegmentStore == nil {
+		return errors.New("this program cannot open segment stores (Options.OpenSegmentStore is nil)")
+	}
+	for _, u := range urls {
+		ns.segURLs = append(ns.segURLs, lease.RedactURL(u))
+		st, err := b.opts.OpenSegmentStore(ctx, u)
+		if err != nil {
+			return fmt.Errorf("opening segment store %s: %w", lease.RedactURL(u), err)
+		}
+		ns.segStores = append(ns.segStores, st)
+		ns.closers = append(ns.closers, func(context.Context) error { return st.Close() })
+		if c.Create != nil {
+			step := c.Create.Step
+			if step == 0 {
+				step = config.DefaultSegmentStep
+			}
+			err := st.Create(ctx, segment.Tag{Name: tag, Step: step, Max: c.Create.Start, Description: "created by flurry serve for namespace " + ns.name})
+			if err != nil && !errors.Is(err, segment.ErrTagExists) {
+				return fmt.Errorf("creating tag %s in %s: %w", tag, lease.RedactURL(u), err)
+			}
+		}
+	}
+	a, err := segment.New(ctx, segment.Options{
+		Stores: ns.segStores, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
+		Target: config.Duration(c.Target, 0), Runway: config.Duration(c.Runway, 0),
+		FetchTimeout: config.Duration(c.FetchTimeout, 0), Clock: b.clock,
+		Logger: b.opts.Logger.With("namespace", ns.name),
+	})
+	if err != nil {
+		if errors.Is(err, segment.ErrUnknownTag) {
+			return fmt.Errorf("%w; create it with flurry segment create, or add create: {step: 1000} to the namespace's segment settings", err)
+		}
+		return err
+	}
+	ns.alloc, ns.ints = a, a
+	return nil
+}
+
+func (b *builder) redis(ctx context.Context, ns *namespace, c *config.Redis) error {
+	l, err := parseLayout(c.Layout)
+	if err != nil {
+		return err
+	}
+	ns.layout = l
+	key := c.Key
+	if key == "" {
+		key = ns.name
+	}
+	ns.redisURL = lease.RedactURL(c.URL)
+	g, err := redisgen.New(ctx, redisgen.Options{
+		URL: c.URL, Namespace: key, Layout: l, BehindWait: config.Duration(c.BehindWait, 0),
+		Logger: b.opts.Logger.With("namespace", ns.name),
+	})
+	if err != nil {
+		return err
+	}
+	ns.rgen, ns.ints = g, g
+	if c.Node != "" {
+		nv, err := l.ParseNodeValues(c.Node)
+		if err != nil {
+			return err
+		}
+		if err := g.SetNode(ctx, nv); err != nil {
+			return fmt.Errorf("setting the node value in Redis: %w", err)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", "; ")
+}
