@@ -1,0 +1,529 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/flurryid/flurry"
+	flurryv1 "github.com/flurryid/flurry/api/flurryv1"
+	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
+)
+
+// Client hands out IDs of flurry servers' namespaces from per-namespace buffers
+// that it refills in batches, failing over between servers. It is safe for
+// concurrent use. Create it with New and Close it when done.
+type Client struct {
+	servers    []*server
+	last       atomic.Int32 // index of the last server that answered
+	transport  Transport
+	token      string
+	tokens     map[string]string
+	batch      int
+	low        int
+	timeout    time.Duration
+	backoff    time.Duration
+	maxBackoff time.Duration
+	ownHTTP    *http.Client // made by New; its idle connections are closed on Close
+
+	ctx    context.Context // ends on Close; background refills run under it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex // guards closed and writers of namespaces
+	closed     bool
+	namespaces atomic.Pointer[map[string]*Namespace] // copy on write
+}
+
+// server is one server and its failure state.
+type server struct {
+	url string
+	rpc flurryv1connect.IDServiceClient
+
+	requests atomic.Int64
+	failures atomic.Int64
+
+	mu        sync.Mutex
+	inARow    int       // failures since the last success
+	downUntil time.Time // passed over until then
+	lastErr   error
+}
+
+// New checks opts and returns a Client. It does not contact the servers: the first
+// Next of a namespace does.
+func New(opts Options) (*Client, error) {
+	if len(opts.Servers) == 0 {
+		return nil, errors.New("client: no server; set Options.Servers to at least one URL such as http://127.0.0.1:8080")
+	}
+	if opts.Transport > GRPC {
+		return nil, fmt.Errorf("client: unknown %v; use client.HTTP or client.GRPC", opts.Transport)
+	}
+	c := &Client{
+		transport:  opts.Transport,
+		token:      opts.Token,
+		tokens:     maps(opts.Tokens),
+		batch:      opts.Batch,
+		low:        opts.LowWater,
+		timeout:    opts.Timeout,
+		backoff:    opts.Backoff,
+		maxBackoff: opts.MaxBackoff,
+	}
+	switch {
+	case c.batch < 0:
+		return nil, fmt.Errorf("client: Batch %d is negative; use 0 for the default (%d)", c.batch, DefaultBatch)
+	case c.batch == 0:
+		c.batch = DefaultBatch
+	}
+	switch {
+	case c.low == 0:
+		c.low = c.batch / 2
+	case c.low < 0:
+		c.low = 0 // remaining < 0 never holds: no prefetch
+	}
+	if c.timeout < 0 || c.backoff < 0 || c.maxBackoff < 0 {
+		return nil, errors.New("client: Timeout, Backoff and MaxBackoff must not be negative; use 0 for the defaults")
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.backoff == 0 {
+		c.backoff = DefaultBackoff
+	}
+	if c.maxBackoff == 0 {
+		c.maxBackoff = max(DefaultMaxBackoff, c.backoff)
+	}
+	if c.maxBackoff < c.backoff {
+		return nil, fmt.Errorf("client: MaxBackoff %v is below Backoff %v", c.maxBackoff, c.backoff)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = newHTTPClient(opts.Transport)
+		c.ownHTTP = hc
+	}
+	copts := []connect.ClientOption{
+		// IDs barely compress and gzip costs more than the bytes it saves on a LAN.
+		connect.WithAcceptCompression("gzip", nil, nil),
+	}
+	if opts.Transport == GRPC {
+		copts = append(copts, connect.WithGRPC())
+	}
+	seen := make(map[string]bool)
+	for _, s := range opts.Servers {
+		u, err := normalizeServer(s)
+		if err != nil {
+			return nil, err
+		}
+		if seen[u] {
+			return nil, fmt.Errorf("client: server %s is listed twice", u)
+		}
+		seen[u] = true
+		c.servers = append(c.servers, &server{url: u, rpc: flurryv1connect.NewIDServiceClient(hc, u, copts...)})
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	empty := map[string]*Namespace{}
+	c.namespaces.Store(&empty)
+	return c, nil
+}
+
+func maps(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// newHTTPClient returns an HTTP client with keep-alive sized for many concurrent
+// requests and, for GRPC, HTTP/2 with and without TLS.
+func newHTTPClient(t Transport) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 1024
+	tr.MaxIdleConnsPerHost = 256
+	if t == GRPC {
+		var p http.Protocols
+		p.SetHTTP2(true)
+		p.SetUnencryptedHTTP2(true)
+		tr.Protocols = &p
+	}
+	return &http.Client{Transport: tr}
+}
+
+// Next returns an ID of the namespace, from its buffer when it holds one (no
+// network, no allocation), else after waiting for a refill, which ctx bounds. See
+// the package documentation for the order of the IDs and the errors.
+func (c *Client) Next(ctx context.Context, namespace string) (flurry.ID, error) {
+	v, err := c.Namespace(namespace).ints.next(ctx)
+	return flurry.ID(v), err
+}
+
+// NextText returns a text ID (uuidv7, objectid) of the namespace, buffered as Next
+// does.
+func (c *Client) NextText(ctx context.Context, namespace string) (string, error) {
+	return c.Namespace(namespace).texts.next(ctx)
+}
+
+// Namespace returns the handle of a namespace, whose Next skips the lookup by name.
+// Handles are cached: every call with one name returns the same handle.
+func (c *Client) Namespace(name string) *Namespace {
+	if ns, ok := (*c.namespaces.Load())[name]; ok {
+		return ns
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.namespaces.Load()
+	if ns, ok := old[name]; ok {
+		return ns
+	}
+	ns := &Namespace{name: name}
+	ns.ints = newBuffer(c, ns, takeInts)
+	ns.texts = newBuffer(c, ns, takeTexts)
+	if c.closed {
+		ns.ints.closed, ns.texts.closed = true, true
+	}
+	m := make(map[string]*Namespace, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[name] = ns
+	c.namespaces.Store(&m)
+	return ns
+}
+
+// Fetch asks a server for count IDs of the namespace, with failover, bypassing the
+// buffer: ids for integer namespaces, text for text ones. count is at most the
+// servers' max_count (100,000 unless configured).
+func (c *Client) Fetch(ctx context.Context, namespace string, count int) (ids []flurry.ID, text []string, err error) {
+	if count < 1 || count > 1<<31 {
+		return nil, nil, fmt.Errorf("client: count %d is out of range; ask for 1 or more: %w", count, ErrInvalidArgument)
+	}
+	if c.isClosed() {
+		return nil, nil, ErrClosed
+	}
+	resp, err := c.nextRPC(ctx, namespace, count, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(resp.Ids) > 0 {
+		ids = make([]flurry.ID, len(resp.Ids))
+		for i, v := range resp.Ids {
+			ids[i] = flurry.ID(v)
+		}
+	}
+	return ids, resp.TextIds, nil
+}
+
+// Decode asks a server to split an ID of the namespace into its time and fields,
+// with failover.
+func (c *Client) Decode(ctx context.Context, namespace, id string) (*flurryv1.DecodeResponse, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	var out *flurryv1.DecodeResponse
+	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
+		req := connect.NewRequest(&flurryv1.DecodeRequest{Namespace: namespace, Id: id})
+		c.auth(req.Header(), namespace)
+		resp, err := s.rpc.Decode(ctx, req)
+		if err == nil {
+			out = resp.Msg
+		}
+		return err
+	})
+	return out, err
+}
+
+// Info asks a server to describe its namespaces (all when namespace is empty), with
+// failover.
+func (c *Client) Info(ctx context.Context, namespace string) (*flurryv1.InfoResponse, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	var out *flurryv1.InfoResponse
+	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
+		req := connect.NewRequest(&flurryv1.InfoRequest{Namespace: namespace})
+		c.auth(req.Header(), namespace)
+		resp, err := s.rpc.Info(ctx, req)
+		if err == nil {
+			out = resp.Msg
+		}
+		return err
+	})
+	return out, err
+}
+
+// Close stops the background refills, waits for them, and drops every buffered ID:
+// IDs fetched but not yet returned are lost (never handed out later or twice).
+// Calls after Close return ErrClosed. Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	for _, ns := range *c.namespaces.Load() {
+		ns.ints.close()
+		ns.texts.close()
+	}
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	if c.ownHTTP != nil {
+		c.ownHTTP.CloseIdleConnections()
+	}
+	return nil
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// ServerStats describes one server as the client sees it.
+type ServerStats struct {
+	URL       string
+	Requests  int64     // requests sent
+	Failures  int64     // of which failed (refused, timed out, UNAVAILABLE)
+	DownUntil time.Time // passed over until then; zero when in use
+	LastError error     // the last failure, nil after a success
+}
+
+// Stats returns the servers' counters, in the order of Options.Servers.
+func (c *Client) Stats() []ServerStats {
+	out := make([]ServerStats, len(c.servers))
+	for i, s := range c.servers {
+		s.mu.Lock()
+		out[i] = ServerStats{URL: s.url, Requests: s.requests.Load(), Failures: s.failures.Load(), DownUntil: s.downUntil, LastError: s.lastErr}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// auth sets the bearer token of the namespace, if any.
+func (c *Client) auth(h http.Header, namespace string) {
+	tok, ok := c.tokens[namespace]
+	if !ok {
+		tok = c.token
+	}
+	if tok != "" {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+}
+
+// nextRPC asks for count IDs with failover. check, when not nil, vets a response
+// before it is accepted: an error from it counts as that server's failure.
+func (c *Client) nextRPC(ctx context.Context, namespace string, count int, check func(*flurryv1.NextResponse) error) (*flurryv1.NextResponse, error) {
+	var out *flurryv1.NextResponse
+	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
+		req := connect.NewRequest(&flurryv1.NextRequest{Namespace: namespace, Count: uint32(count)})
+		c.auth(req.Header(), namespace)
+		resp, err := s.rpc.Next(ctx, req)
+		if err != nil {
+			return err
+		}
+		if err := validate(resp.Msg, count); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(resp.Msg); err != nil {
+				return err
+			}
+		}
+		out = resp.Msg
+		return nil
+	})
+	return out, err
+}
+
+// validate refuses a response that breaks the contract: no IDs, more than asked,
+// or integer IDs that are negative or not strictly increasing (a duplicate would
+// be one).
+func validate(m *flurryv1.NextResponse, count int) error {
+	n := len(m.Ids) + len(m.TextIds)
+	switch {
+	case n == 0:
+		return errors.New("server answered with no IDs")
+	case n > count:
+		return fmt.Errorf("server answered with %d IDs for %d asked", n, count)
+	}
+	prev := int64(-1)
+	for _, v := range m.Ids {
+		if v <= prev {
+			return fmt.Errorf("server answered with IDs out of order or repeated (%d after %d)", v, prev)
+		}
+		prev = v
+	}
+	return nil
+}
+
+// failover runs call against the servers in order, starting from the last good
+// one and passing over servers in backoff (they are tried last, soonest first,
+// rather than not at all). It returns nil at the first success; a refusal that
+// another server would repeat (unknown namespace, token, invalid argument, wrong
+// kind) at once; ctx's error when ctx ends; else an *Error with every attempt.
+func (c *Client) failover(ctx context.Context, namespace string, call func(context.Context, *server) error) error {
+	n := len(c.servers)
+	start := int(c.last.Load())
+	now := time.Now()
+	var attempts []Attempt
+	var later []int
+	try := func(i int) (bool, error) {
+		s := c.servers[i]
+		err := c.attempt(ctx, s, call)
+		if err == nil {
+			c.last.Store(int32(i))
+			return true, nil
+		}
+		if ctx.Err() != nil {
+			return true, fmt.Errorf("client: namespace %q: %w", namespace, ctx.Err())
+		}
+		if r := refusal(err, namespace, s.url); r != nil {
+			return true, r
+		}
+		s.fail(err, c.backoff, c.maxBackoff)
+		attempts = append(attempts, Attempt{Server: s.url, Err: err})
+		return false, nil
+	}
+	for k := range n {
+		i := (start + k) % n
+		if c.servers[i].isDown(now) {
+			later = append(later, i)
+			continue
+		}
+		if done, err := try(i); done {
+			return err
+		}
+	}
+	slices.SortStableFunc(later, func(a, b int) int { return c.servers[a].until().Compare(c.servers[b].until()) })
+	for _, i := range later {
+		if done, err := try(i); done {
+			return err
+		}
+	}
+	return &Error{Namespace: namespace, Attempts: attempts}
+}
+
+// attempt runs call against one server under the per-request timeout.
+func (c *Client) attempt(ctx context.Context, s *server, call func(context.Context, *server) error) error {
+	s.requests.Add(1)
+	rctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
+	defer cancel()
+	err := call(rctx, s)
+	if err == nil {
+		s.ok()
+		return nil
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errTimeout) {
+		return fmt.Errorf("no answer within %v (Options.Timeout): %w", c.timeout, err)
+	}
+	return err
+}
+
+var errTimeout = errors.New("client: request timed out")
+
+// RefusedError is returned when a server refuses a request for a reason that
+// another server would repeat, so the client does not fail over: an unknown
+// namespace, a refused token, an invalid request, or the wrong kind of ID. It
+// matches the sentinel of its reason (ErrUnknownNamespace, ErrUnauthenticated,
+// ErrInvalidArgument, ErrWrongKind) with [errors.Is] and unwraps to the server's
+// error.
+type RefusedError struct {
+	Namespace string
+	Server    string
+	Reason    error // one of the sentinels above
+	Err       error // the server's answer, usually a *connect.Error
+}
+
+// Error says who refused what, and what to do.
+func (e *RefusedError) Error() string {
+	hint := ""
+	switch e.Reason {
+	case ErrUnknownNamespace:
+		hint = "; check the namespace's name and the server's configuration"
+	case ErrUnauthenticated:
+		hint = "; pass a token the namespace accepts (Options.Token, --token)"
+	case ErrInvalidArgument:
+		hint = "; ask for fewer IDs at once (Options.Batch, -n) or fix the request"
+	case ErrWrongKind:
+		hint = "; use NextText for uuidv7 and objectid namespaces, Next for the others"
+	}
+	return fmt.Sprintf("%v: namespace %q on %s: %v%s", e.Reason, e.Namespace, e.Server, e.Err, hint)
+}
+
+// Is reports whether target is the reason's sentinel.
+func (e *RefusedError) Is(target error) bool { return target == e.Reason }
+
+// Unwrap returns the server's answer.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// wrongKind is what a check returns for a response of the other kind of ID.
+type wrongKind struct{ msg string }
+
+func (w *wrongKind) Error() string { return w.msg }
+
+// refusal returns the error to give the caller at once when err is a refusal that
+// failover cannot fix, else nil.
+func refusal(err error, namespace, url string) error {
+	if wk, ok := errors.AsType[*wrongKind](err); ok {
+		return &RefusedError{Namespace: namespace, Server: url, Reason: ErrWrongKind, Err: wk}
+	}
+	var reason error
+	switch connect.CodeOf(err) {
+	case connect.CodeNotFound:
+		reason = ErrUnknownNamespace
+	case connect.CodeUnauthenticated, connect.CodePermissionDenied:
+		reason = ErrUnauthenticated
+	case connect.CodeInvalidArgument, connect.CodeOutOfRange:
+		reason = ErrInvalidArgument
+	default:
+		return nil
+	}
+	return &RefusedError{Namespace: namespace, Server: url, Reason: reason, Err: err}
+}
+
+func (s *server) isDown(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return now.Before(s.downUntil)
+}
+
+func (s *server) until() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downUntil
+}
+
+func (s *server) ok() {
+	s.mu.Lock()
+	s.inARow, s.downUntil, s.lastErr = 0, time.Time{}, nil
+	s.mu.Unlock()
+}
+
+// fail marks the server down for base·2^(failures in a row - 1), capped at max,
+// less a random jitter of up to half, so clients that saw one outage do not all
+// come back at the same instant.
+func (s *server) fail(err error, base, maxd time.Duration) {
+	s.failures.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inARow++
+	d := base
+	for i := 1; i < s.inARow && d < maxd; i++ {
+		d *= 2
+	}
+	d = min(d, maxd)
+	d -= time.Duration(rand.Int64N(int64(d)/2 + 1))
+	s.downUntil = time.Now().Add(d)
+	s.lastErr = err
+}

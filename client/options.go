@@ -1,0 +1,150 @@
+package client
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Transport is the protocol the client speaks to the servers.
+type Transport uint8
+
+const (
+	// HTTP is the Connect protocol (binary Protobuf over HTTP/1.1 POST, keep-alive);
+	// it passes any HTTP proxy or load balancer. The zero Transport.
+	HTTP Transport = iota
+	// GRPC is gRPC: over HTTP/2 with TLS for https:// servers, and over cleartext
+	// HTTP/2 (h2c, prior knowledge) for http:// ones.
+	GRPC
+)
+
+// String returns "http" or "grpc".
+func (t Transport) String() string {
+	switch t {
+	case HTTP:
+		return "http"
+	case GRPC:
+		return "grpc"
+	}
+	return fmt.Sprintf("Transport(%d)", t)
+}
+
+// Defaults of Options.
+const (
+	DefaultBatch      = 1000
+	DefaultTimeout    = 2 * time.Second
+	DefaultBackoff    = 100 * time.Millisecond
+	DefaultMaxBackoff = 10 * time.Second
+)
+
+// Options configures a Client. Only Servers is required; the zero value of every
+// other field means its default.
+type Options struct {
+	// Servers are the base URLs of flurry servers ("http://10.0.0.1:8080"; a bare
+	// "host:port" means http://), tried in this order at first. At least one.
+	Servers []string
+	// Transport is HTTP (zero) or GRPC.
+	Transport Transport
+	// Token is sent as "Authorization: Bearer <Token>" when not empty.
+	Token string
+	// Tokens overrides Token for the namespaces it names.
+	Tokens map[string]string
+
+	// Batch is how many IDs one request asks for. Zero means DefaultBatch. It must
+	// not exceed the servers' max_count (100,000 unless configured).
+	Batch int
+	// LowWater is the number of buffered IDs below which a namespace's buffer is
+	// refilled in the background, one request in flight per namespace. Zero means
+	// Batch/2; a negative value turns prefetching off (a refill starts only when
+	// the buffer is empty, and the caller waits for it).
+	LowWater int
+
+	// Timeout bounds each request to one server; past it the server counts as
+	// failed and the next is tried. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Backoff is how long a failed server is passed over after its first failure;
+	// each further failure in a row doubles it, up to MaxBackoff, with random
+	// jitter of up to half. A server that answers again is used again at once.
+	// Zero means DefaultBackoff and DefaultMaxBackoff.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+
+	// HTTPClient makes the requests. Nil means a client of the client's own, with
+	// keep-alive and, for GRPC, HTTP/2 (h2c for http:// servers). Its Timeout, if
+	// any, applies on top of Timeout.
+	HTTPClient *http.Client
+}
+
+// ParseServers splits a comma-separated list of server addresses, as a --server
+// flag takes it, into normalized base URLs: a bare host:port gets http://, a
+// trailing slash is dropped. It refuses an empty list, a scheme other than http or
+// https, a missing host, a query, a fragment and user information (send tokens with
+// Options.Token, never in a URL).
+func ParseServers(s string) ([]string, error) {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		u, err := normalizeServer(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("client: no server address in %q; give one such as http://127.0.0.1:8080", s)
+	}
+	return out, nil
+}
+
+// normalizeServer checks one server address and returns its base URL.
+func normalizeServer(s string) (string, error) {
+	raw := strings.TrimSpace(s)
+	if raw == "" {
+		return "", fmt.Errorf("client: empty server address; give one such as http://127.0.0.1:8080")
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("client: server %q is not a URL (%w); give one such as http://127.0.0.1:8080", s, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("client: server %q: scheme %q is not http or https", s, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return "", fmt.Errorf("client: server %q has no host; give one such as http://127.0.0.1:8080", s)
+	case u.User != nil:
+		return "", fmt.Errorf("client: server %q holds user information; pass a token with Options.Token (--token) instead", redact(u))
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", fmt.Errorf("client: server %q has a query or fragment; give only scheme, host, port and path", s)
+	case u.Opaque != "":
+		return "", fmt.Errorf("client: server %q is not a URL of the form http://host:port", s)
+	}
+	if p := u.Port(); p != "" {
+		var n int
+		for _, c := range p {
+			if c < '0' || c > '9' {
+				return "", fmt.Errorf("client: server %q: port %q is not a number", s, p)
+			}
+			n = n*10 + int(c-'0')
+			if n > 65535 {
+				return "", fmt.Errorf("client: server %q: port %q is above 65535", s, p)
+			}
+		}
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
