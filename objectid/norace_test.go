@@ -1,0 +1,5 @@
+//go:build !race
+
+package objectid
+
+const raceEnabled = false

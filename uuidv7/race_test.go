@@ -1,0 +1,5 @@
+//go:build race
+
+package uuidv7
+
+const raceEnabled = true
