@@ -323,6 +323,72 @@ func Open(ctx context.Context, rawURL string, o ParseOptions) (*sql.DB, Config, 
 	return db, c, nil
 }
 
+// Handle is the database side of a SQL store: the *sql.DB, its engine, the store's
+// main table and the tables to make on first use.
+type Handle struct {
+	DB     *sql.DB
+	Engine Engine
+	Table  string
+	Schema Schema
+	ownsDB bool // Close closes DB
+}
+
+// NewHandle checks what a store's New is given: a database, a known engine, a table
+// name (empty means o.DefaultTable, at most o.MaxTableLen long) and o.BusyTimeout.
+// The caller fills in Schema.
+func NewHandle(db *sql.DB, e Engine, o ParseOptions) (*Handle, error) {
+	if db == nil {
+		return nil, errors.New("New needs a *sql.DB")
+	}
+	if !e.Known() {
+		return nil, fmt.Errorf("unknown dialect Dialect(%d); use Postgres, MySQL or SQLite", int(e))
+	}
+	table := o.Table
+	if table == "" {
+		table = o.DefaultTable
+	}
+	if err := CheckTable(table, o.MaxTableLen); err != nil {
+		return nil, err
+	}
+	if o.BusyTimeout < 0 {
+		return nil, fmt.Errorf("BusyTimeout %v is negative", o.BusyTimeout)
+	}
+	return &Handle{DB: db, Engine: e, Table: table}, nil
+}
+
+// OpenHandle opens the database rawURL names and passes it to newHandle, which
+// makes the store and returns its Handle. The Handle then owns the database (its
+// Close closes it), and its tables are made. On any failure the database is closed.
+func OpenHandle(ctx context.Context, rawURL string, o ParseOptions, newHandle func(*sql.DB, Config) (*Handle, error)) error {
+	db, c, err := Open(ctx, rawURL, o)
+	if err != nil {
+		return err
+	}
+	h, err := newHandle(db, c)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	h.ownsDB = true
+	if err := h.Ensure(ctx); err != nil {
+		db.Close()
+		return fmt.Errorf("%w (opening %s)", err, c.Redacted)
+	}
+	return nil
+}
+
+// Ensure makes the store's tables if needed, until it has succeeded once.
+func (h *Handle) Ensure(ctx context.Context) error { return h.Schema.Ensure(ctx, h.DB) }
+
+// Close closes the database if OpenHandle opened it; a store made on the caller's
+// *sql.DB leaves it open.
+func (h *Handle) Close() error {
+	if h.ownsDB {
+		return h.DB.Close()
+	}
+	return nil
+}
+
 // A Table is one table a store keeps.
 type Table struct {
 	Name   string

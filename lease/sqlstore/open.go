@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
@@ -12,20 +13,17 @@ import (
 // documentation for the URL forms and their query keys. Errors never show the URL's
 // password.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	db, c, err := sqlconn.Open(ctx, rawURL, parseOptions(opts))
+	var s *Store
+	err := sqlconn.OpenHandle(ctx, rawURL, parseOptions(opts), func(db *sql.DB, c sqlconn.Config) (*sqlconn.Handle, error) {
+		opts.Table = c.Table
+		var err error
+		if s, err = newStore(db, Dialect(c.Engine), opts); err != nil {
+			return nil, err
+		}
+		return s.h, nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("lease/sqlstore: %w", err)
-	}
-	opts.Table = c.Table
-	s, err := New(db, Dialect(c.Engine), opts)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.ownsDB = true
-	if err := s.ensure(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w (opening %s)", err, c.Redacted)
 	}
 	return s, nil
 }

@@ -34,12 +34,9 @@ type Options struct {
 
 // Store is a lease.Store in a SQL table. It is safe for concurrent use.
 type Store struct {
-	db      *sql.DB
+	h       *sqlconn.Handle
 	dialect Dialect
-	table   string
 	q       queries
-	ownsDB  bool // Close closes db
-	schema  sqlconn.Schema
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -52,25 +49,23 @@ var _ lease.Store = (*Store)(nil)
 // (pgx, go-sql-driver/mysql, modernc.org/sqlite); with other drivers they are
 // returned as they are.
 func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
-	if db == nil {
-		return nil, errors.New("lease/sqlstore: New needs a *sql.DB")
-	}
-	if !sqlconn.Engine(dialect).Known() {
-		return nil, fmt.Errorf("lease/sqlstore: unknown dialect %v; use Postgres, MySQL or SQLite", dialect)
-	}
-	table := opts.Table
-	if table == "" {
-		table = DefaultTable
-	}
-	if err := sqlconn.CheckTable(table, 0); err != nil {
+	s, err := newStore(db, dialect, opts)
+	if err != nil {
 		return nil, fmt.Errorf("lease/sqlstore: %w", err)
 	}
-	if opts.BusyTimeout < 0 {
-		return nil, fmt.Errorf("lease/sqlstore: BusyTimeout %v is negative", opts.BusyTimeout)
+	return s, nil
+}
+
+// newStore is New with errors that lack the package prefix.
+func newStore(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
+	h, err := sqlconn.NewHandle(db, sqlconn.Engine(dialect), parseOptions(opts))
+	if err != nil {
+		return nil, err
 	}
-	s := &Store{db: db, dialect: dialect, table: table, q: dialect.queries(table)}
-	s.schema.Tables = []sqlconn.Table{{Name: table, Create: s.q.create, Probe: s.q.probe}}
-	s.schema.SkipCreate = opts.SkipCreate
+	s := &Store{h: h, dialect: dialect, q: dialect.queries(h.Table)}
+	h.Schema = sqlconn.Schema{SkipCreate: opts.SkipCreate, Tables: []sqlconn.Table{
+		{Name: h.Table, Create: s.q.create, Probe: s.q.probe},
+	}}
 	return s, nil
 }
 
@@ -78,23 +73,18 @@ func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Table returns the name of the store's table.
-func (s *Store) Table() string { return s.table }
+func (s *Store) Table() string { return s.h.Table }
 
 // DB returns the store's database handle.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.h.DB }
 
 // Close closes the database handle if Open made it; a store made by New leaves the
 // caller's handle open. It does not release leases.
-func (s *Store) Close() error {
-	if s.ownsDB {
-		return s.db.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.h.Close() }
 
 // ensure creates the table if needed, once it has succeeded for this store.
 func (s *Store) ensure(ctx context.Context) error {
-	if err := s.schema.Ensure(ctx, s.db); err != nil {
+	if err := s.h.Ensure(ctx); err != nil {
 		return fmt.Errorf("lease/sqlstore: %w", err)
 	}
 	return nil
@@ -126,7 +116,7 @@ func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, 
 		row     candidate
 		haveRow bool
 	)
-	err := s.db.QueryRowContext(ctx, s.q.freeRow, scope, size).Scan(&row.value, &row.mark, &row.token)
+	err := s.h.DB.QueryRowContext(ctx, s.q.freeRow, scope, size).Scan(&row.value, &row.mark, &row.token)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -138,7 +128,7 @@ func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, 
 		zeroRows int64
 		after    sql.NullInt64
 	)
-	if err := s.db.QueryRowContext(ctx, s.q.missing, scope, scope, size, scope).Scan(&zeroRows, &after); err != nil {
+	if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, scope, size, scope).Scan(&zeroRows, &after); err != nil {
 		return candidate{}, false, err
 	}
 	gap := candidate{value: -1}
@@ -179,7 +169,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func() (candidate, bool, error) {
 		c := candidate{value: value}
 		var free int64
-		err := s.db.QueryRowContext(ctx, s.q.one, scope, value).Scan(&c.mark, &c.token, &free)
+		err := s.h.DB.QueryRowContext(ctx, s.q.one, scope, value).Scan(&c.mark, &c.token, &free)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return c, true, nil
@@ -214,9 +204,9 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			}
 			var res sql.Result
 			if c.hasRow {
-				res, err = s.db.ExecContext(ctx, s.q.claim, owner, token, ms, scope, c.value, c.token, c.mark)
+				res, err = s.h.DB.ExecContext(ctx, s.q.claim, owner, token, ms, scope, c.value, c.token, c.mark)
 			} else {
-				res, err = s.db.ExecContext(ctx, s.q.insert, scope, c.value, owner, token, ms)
+				res, err = s.h.DB.ExecContext(ctx, s.q.insert, scope, c.value, owner, token, ms)
 			}
 			if err != nil {
 				return err
@@ -236,7 +226,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			var live int64
 			err := s.retry(ctx, func() error {
 				var expires int64
-				err := s.db.QueryRowContext(ctx, s.q.readBack, scope, c.value, token).Scan(&l.Owner, &expires, &l.Mark, &live)
+				err := s.h.DB.QueryRowContext(ctx, s.q.readBack, scope, c.value, token).Scan(&l.Owner, &expires, &l.Mark, &live)
 				l.Expires = utcMs(expires)
 				return err
 			})
@@ -274,7 +264,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	}
 	out := l
 	err := s.retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, s.q.renew, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token)
+		res, err := s.h.DB.ExecContext(ctx, s.q.renew, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token)
 		if err != nil {
 			return err
 		}
@@ -283,7 +273,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 			return err
 		}
 		var expires, live int64
-		err = s.db.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &live)
+		err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &live)
 		if errors.Is(err, sql.ErrNoRows) {
 			return lost
 		}
@@ -325,7 +315,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 	}
 	var n int64
 	err := s.retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, s.q.release, mark, l.Scope, l.Value, l.Token)
+		res, err := s.h.DB.ExecContext(ctx, s.q.release, mark, l.Scope, l.Value, l.Token)
 		if err != nil {
 			return err
 		}
@@ -353,7 +343,7 @@ func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) 
 	var out []lease.Record
 	err := s.retry(ctx, func() error {
 		out = out[:0]
-		rows, err := s.db.QueryContext(ctx, s.q.list, scope)
+		rows, err := s.h.DB.QueryContext(ctx, s.q.list, scope)
 		if err != nil {
 			return err
 		}

@@ -123,7 +123,7 @@ func TestExpiryByDatabaseClock(t *testing.T) {
 			if l, err = s.Renew(ctx, l, 3*time.Second, 5000); err != nil {
 				t.Fatal(err)
 			}
-			shift := "UPDATE " + s.table + " SET expires_ms = expires_ms - 3000 WHERE scope = ?"
+			shift := "UPDATE " + s.Table() + " SET expires_ms = expires_ms - 3000 WHERE scope = ?"
 			if s.dialect == Postgres {
 				shift = sqlconn.Dollars(shift)
 			}

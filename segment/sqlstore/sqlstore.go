@@ -39,12 +39,9 @@ type Options struct {
 
 // Store is a segment.Store in two SQL tables. It is safe for concurrent use.
 type Store struct {
-	db      *sql.DB
+	h       *sqlconn.Handle
 	dialect Dialect
-	table   string
 	q       queries
-	ownsDB  bool // Close closes db
-	schema  sqlconn.Schema
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -59,29 +56,25 @@ var _ segment.Store = (*Store)(nil)
 // drivers they are returned as they are. With go-sql-driver/mysql, set
 // InterpolateParams to save a round trip per statement.
 func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
-	if db == nil {
-		return nil, errors.New("segment/sqlstore: New needs a *sql.DB")
-	}
-	if !sqlconn.Engine(dialect).Known() {
-		return nil, fmt.Errorf("segment/sqlstore: unknown dialect %v; use Postgres, MySQL or SQLite", dialect)
-	}
-	table := opts.Table
-	if table == "" {
-		table = DefaultTable
-	}
-	if err := sqlconn.CheckTable(table, maxTableLen); err != nil {
+	s, err := newStore(db, dialect, opts)
+	if err != nil {
 		return nil, fmt.Errorf("segment/sqlstore: %w", err)
 	}
-	if opts.BusyTimeout < 0 {
-		return nil, fmt.Errorf("segment/sqlstore: BusyTimeout %v is negative", opts.BusyTimeout)
+	return s, nil
+}
+
+// newStore is New with errors that lack the package prefix.
+func newStore(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
+	h, err := sqlconn.NewHandle(db, sqlconn.Engine(dialect), parseOptions(opts))
+	if err != nil {
+		return nil, err
 	}
-	returned := table + "_returned"
-	s := &Store{db: db, dialect: dialect, table: table, q: dialect.queries(table, returned)}
-	s.schema.Tables = []sqlconn.Table{
-		{Name: table, Create: s.q.createTags, Probe: s.q.probeTags},
+	returned := h.Table + "_returned"
+	s := &Store{h: h, dialect: dialect, q: dialect.queries(h.Table, returned)}
+	h.Schema = sqlconn.Schema{SkipCreate: opts.SkipCreate, Tables: []sqlconn.Table{
+		{Name: h.Table, Create: s.q.createTags, Probe: s.q.probeTags},
 		{Name: returned, Create: s.q.createReturned, Probe: s.q.probeReturned},
-	}
-	s.schema.SkipCreate = opts.SkipCreate
+	}}
 	return s, nil
 }
 
@@ -89,23 +82,18 @@ func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Table returns the name of the store's tag table.
-func (s *Store) Table() string { return s.table }
+func (s *Store) Table() string { return s.h.Table }
 
 // DB returns the store's database handle.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.h.DB }
 
 // Close closes the database handle if Open made it; a store made by New leaves the
 // caller's handle open.
-func (s *Store) Close() error {
-	if s.ownsDB {
-		return s.db.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.h.Close() }
 
 // ensure creates the tables if needed, once it has succeeded for this store.
 func (s *Store) ensure(ctx context.Context) error {
-	if err := s.schema.Ensure(ctx, s.db); err != nil {
+	if err := s.h.Ensure(ctx); err != nil {
 		return fmt.Errorf("segment/sqlstore: %w", err)
 	}
 	return nil
@@ -119,7 +107,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error
 		return err
 	}
 	err := sqlconn.Retry(ctx, func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
+		tx, err := s.h.DB.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -136,7 +124,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error
 		return err
 	case sqlconn.Transient(err):
 		return fmt.Errorf("segment/sqlstore: %s: gave up after %d attempts, each ended by a deadlock, lock timeout or busy database; the database is overloaded, or a session holds the tag's row locked (look for an open transaction on %s): %w",
-			what, sqlconn.Attempts, s.table, err)
+			what, sqlconn.Attempts, s.h.Table, err)
 	}
 	return fmt.Errorf("segment/sqlstore: %s: %w", what, err)
 }
@@ -154,7 +142,7 @@ func (s *Store) lock(ctx context.Context, tx *sql.Tx, tag string) (row, error) {
 	var r row
 	err := tx.QueryRowContext(ctx, s.q.lock, tag).Scan(&maxID, &r.step)
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("segment/sqlstore: tag %s in %s: %w", tag, s.table, segment.ErrUnknownTag)
+		return r, fmt.Errorf("segment/sqlstore: tag %s in %s: %w", tag, s.h.Table, segment.ErrUnknownTag)
 	}
 	if err != nil {
 		return r, err
@@ -269,7 +257,7 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) error {
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", t.Name, s.table, segment.ErrTagExists)
+			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", t.Name, s.h.Table, segment.ErrTagExists)
 		}
 		// The tag did not exist, so whatever its name has in the returned table was
 		// left by a tag deleted by hand: its values may be issued again now.
@@ -316,7 +304,7 @@ func (s *Store) stepErr(err error, step int64) error {
 
 func (s *Store) narrowStep() string {
 	return fmt.Sprintf("a step above 2^31-1 needs a BIGINT step column, and %s's is narrower, as Leaf's INT is; widen it with %s, or use a smaller step",
-		s.table, s.dialect.widenStep(s.table))
+		s.h.Table, s.dialect.widenStep(s.h.Table))
 }
 
 // SetStep implements segment.Store.
@@ -347,7 +335,7 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 	var out []segment.Tag
 	err := sqlconn.Retry(ctx, func() error {
 		out = out[:0]
-		rows, err := s.db.QueryContext(ctx, s.q.list)
+		rows, err := s.h.DB.QueryContext(ctx, s.q.list)
 		if err != nil {
 			return err
 		}
@@ -376,7 +364,7 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: list the tags of %s: %w", s.table, err)
+		return nil, fmt.Errorf("segment/sqlstore: list the tags of %s: %w", s.h.Table, err)
 	}
 	// By bytes, as Go compares strings, whatever the column's collation.
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

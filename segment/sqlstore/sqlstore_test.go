@@ -92,6 +92,16 @@ func maxID(t testing.TB, s *Store, tag string) int64 {
 	return id
 }
 
+// newTag creates a fresh tag with the given start and step.
+func newTag(t testing.TB, s *Store, start, step int64) string {
+	t.Helper()
+	tag := segmenttest.TagName(t)
+	if err := s.Create(testCtx(t), segment.Tag{Name: tag, Max: start, Step: step}); err != nil {
+		t.Fatalf("Create(%s): %v", tag, err)
+	}
+	return tag
+}
+
 func findTag(t testing.TB, s *Store, tag string) segment.Tag {
 	t.Helper()
 	tags, err := s.Tags(testCtx(t))
@@ -315,10 +325,7 @@ func TestManyTakers(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			u := e.url(t)
 			setup := openStore(t, u, Options{})
-			tag := segmenttest.TagName(t)
-			if err := setup.Create(testCtx(t), segment.Tag{Name: tag, Step: 10}); err != nil {
-				t.Fatal(err)
-			}
+			tag := newTag(t, setup, 0, 10)
 			const takers, takes = 16, 60
 			stores := make([]*Store, takers)
 			for i := range stores {
@@ -377,10 +384,7 @@ func TestTopOfRange(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			s := openStore(t, e.url(t), Options{})
-			tag := segmenttest.TagName(t)
-			if err := s.Create(ctx, segment.Tag{Name: tag, Max: math.MaxInt64 - 3, Step: 10}); err != nil {
-				t.Fatal(err)
-			}
+			tag := newTag(t, s, math.MaxInt64-3, 10)
 			if id := maxID(t, s, tag); id != math.MaxInt64-2 {
 				t.Fatalf("max_id %d", id)
 			}
@@ -401,10 +405,7 @@ func TestTopOfRange(t *testing.T) {
 				}
 			}
 
-			top := segmenttest.TagName(t)
-			if err := s.Create(ctx, segment.Tag{Name: top, Max: math.MaxInt64, Step: 10}); err != nil {
-				t.Fatal(err)
-			}
+			top := newTag(t, s, math.MaxInt64, 10)
 			if got := findTag(t, s, top); got.Max != math.MaxInt64 {
 				t.Fatalf("created at the top, listed %+v", got)
 			}
@@ -422,10 +423,7 @@ func TestReturnChecks(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			s := openStore(t, e.url(t), Options{})
-			tag := segmenttest.TagName(t)
-			if err := s.Create(ctx, segment.Tag{Name: tag, Step: 10}); err != nil {
-				t.Fatal(err)
-			}
+			tag := newTag(t, s, 0, 10)
 			if _, err := s.Take(ctx, tag, 100, 0, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -461,10 +459,7 @@ func TestUpdatedByDatabaseClock(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			s := openStore(t, e.url(t), Options{})
-			tag := segmenttest.TagName(t)
-			if err := s.Create(ctx, segment.Tag{Name: tag, Step: 10}); err != nil {
-				t.Fatal(err)
-			}
+			tag := newTag(t, s, 0, 10)
 			exec(t, s, "UPDATE "+s.Table()+" SET update_time = '2001-02-03 04:05:06' WHERE biz_tag = ?", tag)
 			if got := findTag(t, s, tag).Updated; got.Year() != 2001 {
 				t.Fatalf("Updated %v after setting 2001-02-03", got)
@@ -487,11 +482,8 @@ func TestUpdatedByDatabaseClock(t *testing.T) {
 // and Close leaves the handle open.
 func TestNew(t *testing.T) {
 	ctx := testCtx(t)
-	c, err := parseURL("sqlite://"+filepath.Join(t.TempDir(), "segments.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := c.DB()
+	// The caller's own handle, by the driver's name, without Open's settings.
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "segments.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,11 +542,8 @@ func BenchmarkTake(b *testing.B) {
 	for _, e := range engines() {
 		b.Run(e.name, func(b *testing.B) {
 			s := openStore(b, e.url(b), Options{})
-			tag := segmenttest.TagName(b)
+			tag := newTag(b, s, 0, 1000)
 			ctx := context.Background()
-			if err := s.Create(ctx, segment.Tag{Name: tag, Step: 1000}); err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := s.Take(ctx, tag, 1000, 0, 0); err != nil {
