@@ -93,6 +93,15 @@
     return y + ' y ' + mo + ' mo';
   }
 
+  // How long a segment's buffer lasts; the server reports 0 while it has no rate
+  // (no range used up yet).
+  function runway(sg, short) {
+    if (num(sg.buffered) === 0) return short ? 'empty' : 'none: buffer empty';
+    const r = num(sg.runwaySeconds);
+    if (num(sg.rate) > 0 || r > 0) return span(r);
+    return short ? 'idle' : 'no demand yet';
+  }
+
   function clockTime(d) { return d.toLocaleTimeString('en-GB', { hour12: false }); }
 
   function fields(list) {
@@ -141,7 +150,7 @@
     const q = (s) => el.querySelector(s);
     const parts = {
       name: q('.ns-name'), strategy: q('.strategy'), token: q('.token-pill'), ready: q('.ready'),
-      reason: q('.reason'), issued: q('.issued'), rate: q('.rate'), life: q('.life'),
+      reason: q('.reason'), issued: q('.issued'), rate: q('.rate'), life: q('.life'), lifeLabel: q('.life-label'),
       layoutSec: q('.layout-sec'), leaseSec: q('.lease-sec'), segmentSec: q('.segment-sec'),
     };
     parts.name.textContent = name;
@@ -162,6 +171,19 @@
     p.reason.hidden = !!ns.ready || !ns.notReadyReason;
     setText(p.reason, ns.ready ? '' : (ns.notReadyReason || ''));
 
+    // A namespace with tokens is described in full only to a caller with one.
+    const locked = ns.tokenRequired && !ns.layout && !ns.lease && !ns.segment;
+    c.el.classList.toggle('locked', locked);
+    if (locked) {
+      p.reason.hidden = false;
+      setText(p.reason, (ns.ready ? '' : (ns.notReadyReason || 'not ready') + '. ') +
+        'Enter this namespace\'s bearer token at the top to see its state.');
+      for (const el of [p.issued, p.rate, p.life]) setText(el, '—');
+      p.layoutSec.hidden = p.leaseSec.hidden = p.segmentSec.hidden = true;
+      c.prev = null;
+      return c;
+    }
+
     // Rate between two polls, from the issued counter.
     const issued = num(ns.issued);
     if (c.prev && issued >= c.prev.issued && now > c.prev.at) {
@@ -174,6 +196,15 @@
     setText(p.rate, rate(c.rate));
 
     const l = ns.layout;
+    const sg = ns.segment;
+    if (sg && (sg.tag || sg.step) && !(l && l.text)) {
+      // Segment IDs carry no time: what runs out is the buffer.
+      setText(p.lifeLabel, 'Runway');
+      setText(p.life, runway(sg, true));
+      p.life.title = 'how long the buffered IDs last at the current rate';
+    } else {
+      setText(p.lifeLabel, 'Life left');
+    }
     if (l && l.text) {
       const left = num(l.lifeLeftSeconds);
       setText(p.life, left > 0 ? span(left) : 'exhausted');
@@ -187,7 +218,7 @@
       setRows(p.layoutSec.querySelector('dl'), rows);
       p.layoutSec.hidden = false;
     } else {
-      setText(p.life, ns.strategy === 'segment' ? 'n/a' : '—');
+      if (!sg) setText(p.life, '—');
       p.layoutSec.hidden = true;
     }
 
@@ -214,17 +245,15 @@
       p.leaseSec.hidden = true;
     }
 
-    const sg = ns.segment;
     if (sg && (sg.tag || sg.step)) {
       const rows = [];
       if (sg.tag) rows.push(['Tag', sg.tag, 'code']);
       if (sg.stores && sg.stores.length) rows.push(['Stores', sg.stores.join(', '), 'code']);
       rows.push(['Current range', int(sg.currentFirst) + ' – ' + int(sg.currentLast)]);
-      rows.push(['Issued from it', int(sg.issued)]);
+      rows.push(['Used of range', int(sg.issued)]);
       rows.push(['Buffered', int(sg.buffered) + (sg.nextReady ? ' (next range ready)' : '')]);
-      rows.push(['Runway', sg.runwaySeconds === undefined ? '—' : span(num(sg.runwaySeconds)),
-        num(sg.runwaySeconds) < 10 && num(sg.buffered) === 0 ? 'bad' : '']);
-      if (sg.rate !== undefined) rows.push(['Demand', rate(num(sg.rate))]);
+      rows.push(['Runway', runway(sg), num(sg.buffered) === 0 ? 'bad' : '']);
+      rows.push(['Demand', num(sg.rate) > 0 ? rate(num(sg.rate)) : 'not measured yet']);
       rows.push(['Step', int(sg.step)]);
       rows.push(['Fetches', int(sg.fetches)]);
       rows.push(['Last error', sg.lastError || 'none', sg.lastError ? 'bad' : '']);
@@ -287,22 +316,33 @@
     msg += lastOK ? '; the state below is from ' + clockTime(lastOK) + '.' : '.';
     setText(b, msg);
     b.hidden = false;
-    for (const c of cards.values()) c.el.classList.add('stale');
+    for (const c of cards.values()) {
+      c.el.classList.add('stale');
+      pill(c.parts.ready, 'no contact', 'warn');
+      c.prev = null; // no rate across the gap
+    }
     if (lastOK) setText($('updated'), 'stale · last updated ' + clockTime(lastOK));
     else setText($('ns-empty'), 'Waiting for the server…');
   }
 
   // ---- polling -------------------------------------------------------------
 
-  let timer = 0;
+  // One Info call at a time: a poll asked for while one runs (a new token) runs
+  // right after it.
+  let timer = 0, inflight = false, rerun = false;
   async function poll() {
     clearTimeout(timer);
+    if (inflight) { rerun = true; return; }
+    inflight = true;
     try {
       onInfo(await call('Info', {}));
       setBanner(null);
     } catch (e) {
       setBanner(e instanceof CallError ? e : new CallError('', String(e), true));
+    } finally {
+      inflight = false;
     }
+    if (rerun) { rerun = false; poll(); return; }
     timer = setTimeout(tick, POLL_MS);
   }
   function tick() {
@@ -419,16 +459,21 @@
   function initToken() {
     const input = $('token');
     input.value = token();
+    let again = 0;
     input.addEventListener('input', () => {
       try {
         const v = input.value.trim();
         if (v) sessionStorage.setItem(TOKEN_KEY, v); else sessionStorage.removeItem(TOKEN_KEY);
       } catch (_) { /* storage disabled: token() falls back to the field */ }
+      // Show what the new token unlocks without waiting for the next poll.
+      clearTimeout(again);
+      again = setTimeout(poll, 300);
     });
     $('token-clear').addEventListener('click', () => {
       input.value = '';
       try { sessionStorage.removeItem(TOKEN_KEY); } catch (_) { /* ignore */ }
       input.focus();
+      poll();
     });
     $('token-form').addEventListener('submit', (ev) => ev.preventDefault());
   }
