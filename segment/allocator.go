@@ -353,6 +353,11 @@ func (a *Allocator) run() {
 				pause = retryMin
 				continue
 			}
+			if a.closed {
+				// Close cancelled the fetch; nothing to report.
+				a.mu.Unlock()
+				return
+			}
 			if errors.Is(err, ErrUnknownTag) || errors.Is(err, ErrRangeExhausted) {
 				a.permErr = err
 			} else if a.fetchErr == nil {

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmenturl"
+	"github.com/spf13/cobra"
+)
+
+// segFlags are gen's flags for serving a segment tag.
+type segFlags struct {
+	urls   []string
+	tag    string
+	runway time.Duration
+}
+
+func (sf *segFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&sf.urls, "segment", nil, "serve plain integer IDs of --tag from this segment store (see flurry segment --help); repeat it for several databases, each then hands out one residue class")
+	f.StringVar(&sf.tag, "tag", "", "with --segment: the tag to serve (create it with flurry segment create)")
+	f.DurationVar(&sf.runway, "runway", 0, "with --segment: keep this long of IDs buffered at the current rate, for database outages")
+}
+
+// check refuses flag combinations that make no sense with or without --segment.
+func (sf *segFlags) check(cmd *cobra.Command) error {
+	if len(sf.urls) == 0 {
+		if cmd.Flags().Changed("tag") || cmd.Flags().Changed("runway") {
+			return usageErr("--tag and --runway apply only with --segment")
+		}
+		return nil
+	}
+	if sf.tag == "" {
+		return usageErr("--segment needs --tag, the tag to serve")
+	}
+	if err := segment.CheckTagName(sf.tag); err != nil {
+		return &usageError{err: err}
+	}
+	for _, name := range []string{"layout", "node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return usageErr("--%s does not apply with --segment: segment IDs are plain integers from a database", name)
+		}
+	}
+	if sf.runway < 0 {
+		return usageErr("--runway must not be negative")
+	}
+	return nil
+}
+
+// genSegment prints n IDs of a segment tag. On exit, also on Ctrl-C or a closed
+// pipe, it hands the unused rest of its ranges back to the stores, so the next run
+// continues without a gap.
+func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.Writer) (err error) {
+	var stores []segment.Store
+	defer func() {
+		for _, s := range stores {
+			s.Close()
+		}
+	}()
+	names := make([]string, len(sf.urls))
+	for i, u := range sf.urls {
+		s, err := segmenturl.Open(ctx, u)
+		if err != nil {
+			return err
+		}
+		stores = append(stores, s)
+		names[i] = lease.RedactURL(u)
+	}
+	a, err := segment.New(ctx, segment.Options{Stores: stores, Tag: sf.tag, Runway: sf.runway})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if cerr := a.Close(cctx); cerr != nil {
+			fmt.Fprintf(stderr, "flurry: gen: %s\n", oneLine(cerr))
+			if err == nil {
+				err = cerr
+			}
+		}
+	}()
+	st := a.Stats()
+	where := names[st.Store]
+	if len(names) > 1 {
+		where = fmt.Sprintf("%s (residue class %d of %d: %s)", where, st.Store, len(names), strings.Join(names, ", "))
+	}
+	fmt.Fprintf(stderr, "flurry: gen: serving tag %s from %s, first range %d..%d\n", sf.tag, where, st.CurrentFirst, st.CurrentLast)
+	return generate(ctx, a, n, stdout, stderr, true)
+}
+
+// segmentPause reports whether err is a segment outage gen waits out.
+func segmentPause(err error) bool { return errors.Is(err, segment.ErrUnavailable) }

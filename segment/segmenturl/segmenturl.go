@@ -1,0 +1,75 @@
+// Package segmenturl opens a segment.Store from a URL, choosing the store package by
+// scheme. It imports every store, so programs that want only one should import that
+// store's package instead.
+//
+//	sqlite:///var/lib/flurry/segments.db          segment/sqlstore, SQLite (the embedded default)
+//	postgres://user@host:5432/db?sslmode=disable  segment/sqlstore, PostgreSQL
+//	mysql://user:pass@host:3306/db                segment/sqlstore, MySQL or MariaDB
+//	redis://[:pass@]host:6379/0                   segment/redisstore
+//	etcd://host:2379[,host:2379]/prefix           segment/etcdstore
+//
+// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table. Each
+// store's package documents the options its URL takes.
+package segmenturl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/etcdstore"
+	"github.com/flurryid/flurry/segment/redisstore"
+	"github.com/flurryid/flurry/segment/sqlstore"
+)
+
+type opener func(ctx context.Context, rawURL string) (segment.Store, error)
+
+// openers is built per call, not kept in a package variable, so nothing here can be
+// changed from outside.
+func openers() map[string]opener {
+	sql := func(ctx context.Context, u string) (segment.Store, error) {
+		return sqlstore.Open(ctx, u, sqlstore.Options{})
+	}
+	rds := func(ctx context.Context, u string) (segment.Store, error) {
+		return redisstore.Open(ctx, u, redisstore.Options{})
+	}
+	return map[string]opener{
+		"sqlite":     sql,
+		"postgres":   sql,
+		"postgresql": sql,
+		"mysql":      sql,
+		"redis":      rds,
+		"rediss":     rds,
+		"etcd": func(ctx context.Context, u string) (segment.Store, error) {
+			return etcdstore.Open(ctx, u, etcdstore.Options{})
+		},
+	}
+}
+
+// Schemes lists the URL schemes Open understands.
+func Schemes() []string {
+	var out []string
+	for k := range openers() {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Open returns the store a URL names. An unknown scheme is an error that lists the
+// known ones; errors never show the URL's password.
+func Open(ctx context.Context, rawURL string) (segment.Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return nil, fmt.Errorf("segment: %q is not a store URL; use one of %s", lease.RedactURL(rawURL), strings.Join(Schemes(), ", "))
+	}
+	open, ok := openers()[strings.ToLower(u.Scheme)]
+	if !ok {
+		return nil, fmt.Errorf("segment: unknown store scheme %q; use one of %s", u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	return open(ctx, rawURL)
+}
