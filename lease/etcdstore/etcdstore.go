@@ -529,7 +529,9 @@ func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) 
 		if err != nil {
 			return nil, fmt.Errorf("lease/etcdstore: list %s: %w", scope, err)
 		}
-		if ttl.TTL > 0 {
+		// etcd gives the remaining TTL in whole seconds, rounded down, and -1 for a
+		// lease that is gone: 0 is a lease in its last second, still held.
+		if ttl.TTL >= 0 {
 			r.Held, r.Owner, r.Token, r.Expires = true, h.Owner, h.Token, now.Add(time.Duration(ttl.TTL)*time.Second)
 		}
 	}
