@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/layout"
+)
+
+// redisNamespace returns the test Redis's URL and a fresh namespace whose keys are
+// deleted when the test ends.
+func redisNamespace(t *testing.T) (string, string) {
+	t.Helper()
+	u := testenv.Redis.URL(t)
+	b := make([]byte, 8)
+	rand.Read(b)
+	ns := "flurry-test-cli-" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		o, err := redis.ParseURL(u)
+		if err != nil {
+			return
+		}
+		c := redis.NewClient(o)
+		defer c.Close()
+		c.Del(context.Background(), "{"+ns+"}:node", "{"+ns+"}:last")
+	})
+	return u, ns
+}
+
+func TestGenRedis(t *testing.T) {
+	u, ns := redisNamespace(t)
+
+	r := cli(t, "", "gen", "--redis", u, "--namespace", ns, "-n", "5")
+	wantOneLineError(t, r, 1, "node value not set", "flurry redis set-node")
+
+	if r := cli(t, "", "redis", "set-node", u, "--namespace", ns, "datacenter=3,worker=30"); r.code != 0 || r.stdout != "" {
+		t.Fatalf("set-node: %+v", r)
+	}
+	if r := cli(t, "", "redis", "get-node", u, "--namespace", ns); r.code != 0 || r.stdout != "datacenter=3,worker=30\n" {
+		t.Fatalf("get-node: %+v", r)
+	}
+
+	const n = 20000
+	r = cli(t, "", "gen", "--redis", u, "--namespace", ns, "--layout", "twitter", "-n", "20000")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("gen --redis: %+v", r)
+	}
+	l, _ := layout.Lookup("twitter")
+	ids := lines(r.stdout)
+	if len(ids) != n {
+		t.Fatalf("%d IDs, want %d", len(ids), n)
+	}
+	var prev flurry.ID
+	for _, s := range ids {
+		id, err := flurry.ParseID(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id <= prev {
+			t.Fatalf("ID %d after %d", id, prev)
+		}
+		prev = id
+		if p, err := l.Decompose(id); err != nil || p.Nodes != (layout.NodeValues{3, 30}) {
+			t.Fatalf("ID %d decodes to %+v, %v", id, p, err)
+		}
+	}
+
+	// A layout of another shape on the namespace is refused.
+	cli(t, "", "redis", "set-node", u, "--namespace", ns, "--layout", "sonyflake", "42")
+	r = cli(t, "", "gen", "--redis", u, "--namespace", ns, "--layout", "sonyflake", "-n", "1")
+	wantOneLineError(t, r, 1, "another layout", "new namespace")
+}
+
+func TestGenRedisUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen", "--namespace", "x"}, "--namespace applies only with --redis"},
+		{[]string{"gen", "--redis", "redis://127.0.0.1:1/0", "--node", "worker=1"}, "--node does not apply with --redis"},
+		{[]string{"gen", "--redis", "redis://127.0.0.1:1/0", "--lease", "file:///tmp/x"}, "--lease does not apply with --redis"},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "5"}, "give each as name=value"},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "datacenter=1"}, "node field worker is not given"},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "datacenter=32,worker=1"}, "datacenter 32 does not fit in 5 bits"},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "--layout", "sonyflake", "x"}, `"x" is not a whole number`},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "--layout", "mastodon", "1"}, "no node field"},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0"}, "takes the Redis URL and the node value"},
+		{[]string{"redis", "get-node"}, "takes the Redis URL"},
+		{[]string{"redis", "bogus"}, `unknown command "bogus"`},
+	} {
+		r := cli(t, "", tc.args...)
+		wantOneLineError(t, r, 2, tc.want)
+	}
+	r := cli(t, "", "redis", "get-node", "redis://u:sekrit@127.0.0.1:1/0?dial_timeout=100ms&max_retries=-1")
+	wantOneLineError(t, r, 1, "does not answer")
+	if strings.Contains(r.stderr, "sekrit") {
+		t.Errorf("error %q shows the password", r.stderr)
+	}
+}
+
+// FuzzParseNodeArg: set-node's value is accepted or refused, never with a panic;
+// what is accepted fits the layout and reads back the same from its text form.
+func FuzzParseNodeArg(f *testing.F) {
+	for _, s := range []string{"datacenter=1,worker=3", "5", "worker=3", " datacenter = 31 , worker=0", "datacenter=1,worker=3,worker=4", "=", ",", "datacenter=-1,worker=1"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	twitter, _ := layout.Lookup("twitter")
+	sonyflake, _ := layout.Lookup("sonyflake")
+	f.Fuzz(func(t *testing.T, s string, single bool) {
+		l := twitter
+		if single {
+			l = sonyflake
+		}
+		nv, err := parseNodeArg(l, s)
+		if err != nil {
+			return
+		}
+		if _, err := l.NodeMask(nv); err != nil {
+			t.Fatalf("accepted %q as %v, which does not fit: %v", s, nv, err)
+		}
+		back, err := parseNodeArg(l, l.FormatNodeValues(nv))
+		if err != nil || back != nv {
+			t.Fatalf("%q -> %v -> %q -> %v, %v", s, nv, l.FormatNodeValues(nv), back, err)
+		}
+	})
+}
