@@ -33,6 +33,7 @@ func newGenCmd() *cobra.Command {
 		randomBelow int
 		lf          leaseFlags
 		rf          redisFlags
+		sf          segFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "gen",
@@ -69,6 +70,15 @@ recovers, however long that takes; a lease acquired again may hold another value
 (IDs stay increasing). On exit, also on Ctrl-C or a closed pipe, it releases the
 lease, so the next holder may take the value at once.
 
+--segment URL --tag NAME prints plain integers (1, 2, 3, ...) of a tag of a segment
+store instead (Leaf-segment, Flickr tickets; see flurry segment --help): ranges are
+taken from the database a step at a time, the next one fetched in the background.
+Several processes may serve one tag; no ID is printed twice. Repeat --segment for
+several databases: store k of N hands out IDs = k (mod N), and gen moves to the next
+one when a database is down, pausing only when none answers and the buffered IDs
+are used. On exit it hands the unused rest of its ranges back, so the next run
+continues without a gap; after kill -9 that rest is skipped, never reissued.
+
 FLURRY_CLOCK_SKEW=-10s shifts this process's clock, to test clock steps across
 processes. It is announced on standard error; never set it in production.
 
@@ -80,9 +90,15 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
   flurry gen -n 10 --layout sonyflake --node machine=42 --start random
   flurry gen -n 1000000 --overflow borrow --max-drift 50ms --node worker=7
   flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node datacenter=1
-  flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node-from ordinal`,
+  flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node-from ordinal
+  flurry gen -n 10 --segment sqlite:///tmp/ids.db --tag order`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := sf.check(cmd); err != nil {
+				return err
+			} else if len(sf.urls) > 0 {
+				return genSegment(cmd.Context(), &sf, n, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			l, err := layout.Parse(layoutText)
 			if err != nil {
 				return err
@@ -147,6 +163,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 	f.IntVar(&randomBelow, "random-below", 0, "with --start random: the start is below this (default 100)")
 	lf.register(cmd)
 	rf.register(cmd)
+	sf.register(cmd)
 	return cmd
 }
 
@@ -249,7 +266,7 @@ func pauseFor(err error) (time.Duration, bool) {
 	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
 		return min(max(cb.Gap, 10*time.Millisecond), time.Second), true
 	}
-	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) {
+	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) || segmentPause(err) {
 		return poll, true
 	}
 	return 0, false
