@@ -1,0 +1,547 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/bits"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	flurryv1 "github.com/flurryid/flurry/api/flurryv1"
+	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
+)
+
+// benchFlags are bench's settings.
+type benchFlags struct {
+	clientFlags
+	concurrency int
+	count       uint64
+	duration    time.Duration
+	warmup      time.Duration
+	rate        float64
+	redisURL    string
+	jsonOut     bool
+}
+
+func newBenchCmd() *cobra.Command {
+	var bf benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Load a flurry server (and Redis INCR, for comparison) and report latency",
+		Long: `bench sends requests for IDs to a flurry server and prints requests/s, IDs/s,
+errors and latency percentiles (p50, p99, p999, max).
+
+Closed loop (the default): --concurrency workers each send a request, wait for
+the answer, and send the next: this measures the most the server gives.
+
+Open loop (--rate R): requests are scheduled at R per second in total, each at an
+intended send time, whatever happened to earlier ones, and spread over up to
+--concurrency workers. Latency is measured from the intended send time, not from
+when a worker got round to sending, so a stall counts against every request it
+delayed (no coordinated omission, as in wrk2); when the workers cannot keep up,
+the achieved rate falls below R and latency grows, as it would for real callers.
+
+By default each request is the plain GET route, /v1/{namespace}/next?count=N,
+over HTTP/1.1 keep-alive connections (one per worker); --grpc sends IDService.Next
+over gRPC (HTTP/2, h2c for http://) instead. With several --server values the
+workers are spread over them.
+
+--redis redis://host:6379/0 then runs the same load as INCRBY (INCR when --count
+is 1) of one key against Redis, for a baseline side by side.
+
+The first --warmup of the run is not counted. Latencies are kept in log-linear
+buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
+		Example: `  flurry bench --server http://127.0.0.1:8080 --concurrency 64 --count 1 --duration 10s
+  flurry bench --rate 20000 --duration 30s --redis redis://127.0.0.1:6379/0
+  flurry bench --grpc --count 1000 --concurrency 8`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			servers, err := bf.serverList()
+			if err != nil {
+				return err
+			}
+			switch {
+			case bf.concurrency < 1:
+				return usageErr("--concurrency must be at least 1")
+			case bf.count < 1 || bf.count > 1<<31:
+				return usageErr("--count must be between 1 and 2147483648")
+			case bf.duration <= 0:
+				return usageErr("--duration must be positive")
+			case bf.warmup < 0:
+				return usageErr("--warmup must not be negative")
+			case bf.rate < 0 || bf.rate != bf.rate:
+				return usageErr("--rate must not be negative")
+			}
+			var targets []benchTarget
+			t, err := newFlurryTarget(servers, &bf)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			targets = append(targets, t)
+			if bf.redisURL != "" {
+				rt, err := newRedisTarget(bf.redisURL, &bf)
+				if err != nil {
+					return usageErr("--redis: %v", err)
+				}
+				targets = append(targets, rt)
+			}
+			defer func() {
+				for _, t := range targets {
+					t.close()
+				}
+			}()
+			out := cmd.OutOrStdout()
+			var results []benchResult
+			for _, t := range targets {
+				r := runBench(cmd.Context(), t, &bf)
+				results = append(results, r)
+				if !bf.jsonOut {
+					r.print(out)
+				}
+				if cmd.Context().Err() != nil {
+					break
+				}
+			}
+			if bf.jsonOut {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(results); err != nil {
+					return quietPipe(err)
+				}
+			} else if len(results) == 2 {
+				printComparison(out, results[0], results[1])
+			}
+			for _, r := range results {
+				if r.Requests == 0 && r.Errors > 0 {
+					return fmt.Errorf("bench: every request to %s failed: %s", r.Target, r.FirstError)
+				}
+			}
+			return cmd.Context().Err()
+		},
+	}
+	bf.register(cmd, "server URL, repeated or comma-separated; workers are spread over them")
+	f := cmd.Flags()
+	f.IntVar(&bf.concurrency, "concurrency", 64, "workers (and connections)")
+	f.Var(countValue{&bf.count}, "count", "IDs per request")
+	f.DurationVar(&bf.duration, "duration", 10*time.Second, "how long to measure, after --warmup")
+	f.DurationVar(&bf.warmup, "warmup", time.Second, "load sent first and not counted")
+	f.Float64Var(&bf.rate, "rate", 0, "open loop at this many requests/s in total; 0 means closed loop")
+	f.StringVar(&bf.redisURL, "redis", "", "also run the load as INCR against this Redis, redis://host:6379/0")
+	f.BoolVar(&bf.jsonOut, "json", false, "print the results as JSON")
+	bf.count = 1
+	return cmd
+}
+
+// benchTarget sends one request for count IDs.
+type benchTarget interface {
+	name() string
+	do(ctx context.Context, worker int) (ids int, err error)
+	close()
+}
+
+// httpTarget sends GET /v1/{namespace}/next?count=N&format=text.
+type httpTarget struct {
+	urls  []string // one per server
+	token string
+	hc    *http.Client
+}
+
+// grpcTarget sends IDService.Next over gRPC.
+type grpcTarget struct {
+	servers []string
+	rpcs    []flurryv1connect.IDServiceClient
+	req     *flurryv1.NextRequest
+	token   string
+	hc      *http.Client
+}
+
+func newFlurryTarget(servers []string, bf *benchFlags) (benchTarget, error) {
+	tr := &http.Transport{
+		MaxIdleConns:        bf.concurrency * len(servers),
+		MaxIdleConnsPerHost: bf.concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	hc := &http.Client{Transport: tr, Timeout: bf.timeout}
+	if bf.grpc {
+		var p http.Protocols
+		p.SetHTTP2(true)
+		p.SetUnencryptedHTTP2(true)
+		tr.Protocols = &p
+		tr.ForceAttemptHTTP2 = true
+		t := &grpcTarget{servers: servers, token: bf.token, hc: hc,
+			req: &flurryv1.NextRequest{Namespace: bf.namespace, Count: uint32(bf.count)}}
+		for _, s := range servers {
+			t.rpcs = append(t.rpcs, flurryv1connect.NewIDServiceClient(hc, s, connect.WithGRPC(), connect.WithAcceptCompression("gzip", nil, nil)))
+		}
+		return t, nil
+	}
+	t := &httpTarget{token: bf.token, hc: hc}
+	for _, s := range servers {
+		t.urls = append(t.urls, s+"/v1/"+url.PathEscape(bf.namespace)+"/next?count="+strconv.FormatUint(bf.count, 10)+"&format=text")
+	}
+	return t, nil
+}
+
+func (t *httpTarget) name() string {
+	return "GET " + strings.Join(t.urls, " ") + " (HTTP/1.1 keep-alive)"
+}
+
+func (t *httpTarget) do(ctx context.Context, worker int) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.urls[worker%len(t.urls)], nil)
+	if err != nil {
+		return 0, err
+	}
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var buf [4096]byte
+	n, lines := 0, 0
+	var first []byte
+	for {
+		m, err := resp.Body.Read(buf[:])
+		if resp.StatusCode != http.StatusOK && len(first) < 200 {
+			first = append(first, buf[:min(m, 200-len(first))]...)
+		}
+		for _, c := range buf[:m] {
+			if c == '\n' {
+				lines++
+			}
+		}
+		n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(first)))
+	}
+	return lines, nil
+}
+
+func (t *httpTarget) close() { t.hc.CloseIdleConnections() }
+
+func (t *grpcTarget) name() string {
+	return "gRPC IDService.Next " + strings.Join(t.servers, " ")
+}
+
+func (t *grpcTarget) do(ctx context.Context, worker int) (int, error) {
+	req := connect.NewRequest(t.req)
+	if t.token != "" {
+		req.Header().Set("Authorization", "Bearer "+t.token)
+	}
+	resp, err := t.rpcs[worker%len(t.rpcs)].Next(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	return len(resp.Msg.Ids) + len(resp.Msg.TextIds), nil
+}
+
+func (t *grpcTarget) close() { t.hc.CloseIdleConnections() }
+
+// redisTarget sends INCRBY key count (INCR for 1).
+type redisTarget struct {
+	rdb   *redis.Client
+	key   string
+	count int64
+	url   string
+}
+
+func newRedisTarget(raw string, bf *benchFlags) (benchTarget, error) {
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w; give one such as redis://127.0.0.1:6379/0", err)
+	}
+	opts.PoolSize = bf.concurrency
+	opts.MinIdleConns = min(bf.concurrency, 64)
+	u, _ := url.Parse(raw)
+	return &redisTarget{rdb: redis.NewClient(opts), key: "flurry:bench:" + bf.namespace, count: int64(bf.count), url: u.Redacted()}, nil
+}
+
+func (t *redisTarget) name() string {
+	if t.count == 1 {
+		return "Redis INCR " + t.key + " at " + t.url
+	}
+	return fmt.Sprintf("Redis INCRBY %s %d at %s", t.key, t.count, t.url)
+}
+
+func (t *redisTarget) do(ctx context.Context, _ int) (int, error) {
+	var err error
+	if t.count == 1 {
+		err = t.rdb.Incr(ctx, t.key).Err()
+	} else {
+		err = t.rdb.IncrBy(ctx, t.key, t.count).Err()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int(t.count), nil
+}
+
+func (t *redisTarget) close() { t.rdb.Close() }
+
+// benchResult is one target's run.
+type benchResult struct {
+	Target      string  `json:"target"`
+	Mode        string  `json:"mode"` // "closed loop" or "open loop"
+	Concurrency int     `json:"concurrency"`
+	Count       uint64  `json:"count"`
+	Rate        float64 `json:"rate,omitempty"` // asked for, open loop
+	Seconds     float64 `json:"seconds"`
+	Requests    int64   `json:"requests"`
+	IDs         int64   `json:"ids"`
+	Errors      int64   `json:"errors"`
+	FirstError  string  `json:"first_error,omitempty"`
+	RequestsPS  float64 `json:"requests_per_second"`
+	IDsPS       float64 `json:"ids_per_second"`
+	// Latencies, in nanoseconds in JSON.
+	P50  time.Duration `json:"p50_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	P999 time.Duration `json:"p999_ns"`
+	Max  time.Duration `json:"max_ns"`
+	// ServiceP99 is the p99 of the time from actual send to answer, open loop only:
+	// the gap to P99 is time requests waited for a free worker or a late timer.
+	ServiceP99 time.Duration `json:"service_p99_ns,omitempty"`
+}
+
+// runBench runs bf's load against t for --warmup plus --duration, or until ctx ends.
+func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
+	workers := bf.concurrency
+	hists := make([]histogram, workers)
+	svc := make([]histogram, workers)
+	var ids, errs atomic.Int64
+	var firstErr atomic.Pointer[string]
+	start := time.Now()
+	measureFrom := start.Add(bf.warmup)
+	end := measureFrom.Add(bf.duration)
+	var period time.Duration
+	if bf.rate > 0 {
+		period = time.Duration(float64(time.Second) / bf.rate)
+		if period <= 0 {
+			period = 1
+		}
+	}
+	var next atomic.Int64 // open loop: the next request's number
+	rctx, cancel := context.WithDeadline(ctx, end.Add(bf.timeout))
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			h, sh := &hists[w], &svc[w]
+			for rctx.Err() == nil {
+				var intended time.Time
+				if period > 0 {
+					k := next.Add(1) - 1
+					intended = start.Add(time.Duration(k) * period)
+					if !intended.Before(end) {
+						return
+					}
+					if d := time.Until(intended); d > 0 {
+						t := time.NewTimer(d)
+						select {
+						case <-t.C:
+						case <-rctx.Done():
+							t.Stop()
+							return
+						}
+					}
+				}
+				sent := time.Now()
+				if period == 0 {
+					if !sent.Before(end) {
+						return
+					}
+					intended = sent
+				}
+				n, err := t.do(rctx, w)
+				done := time.Now()
+				if intended.Before(measureFrom) {
+					continue
+				}
+				if err != nil {
+					if rctx.Err() != nil {
+						return
+					}
+					if errs.Add(1) == 1 {
+						s := oneLine(err)
+						firstErr.Store(&s)
+					}
+					continue
+				}
+				ids.Add(int64(n))
+				h.record(done.Sub(intended))
+				sh.record(done.Sub(sent))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := min(time.Since(measureFrom), bf.duration)
+	if elapsed <= 0 {
+		elapsed = time.Nanosecond
+	}
+	var all, allSvc histogram
+	for i := range hists {
+		all.merge(&hists[i])
+		allSvc.merge(&svc[i])
+	}
+	r := benchResult{
+		Target:      t.name(),
+		Mode:        "closed loop",
+		Concurrency: workers,
+		Count:       bf.count,
+		Seconds:     elapsed.Seconds(),
+		Requests:    int64(all.n),
+		IDs:         ids.Load(),
+		Errors:      errs.Load(),
+		P50:         all.quantile(0.50),
+		P99:         all.quantile(0.99),
+		P999:        all.quantile(0.999),
+		Max:         all.max,
+	}
+	if period > 0 {
+		r.Mode, r.Rate = "open loop", bf.rate
+		r.ServiceP99 = allSvc.quantile(0.99)
+	}
+	if p := firstErr.Load(); p != nil {
+		r.FirstError = *p
+	}
+	r.RequestsPS = float64(r.Requests) / r.Seconds
+	r.IDsPS = float64(r.IDs) / r.Seconds
+	return r
+}
+
+func (r benchResult) print(w io.Writer) {
+	fmt.Fprintf(w, "target    %s\n", r.Target)
+	if r.Rate > 0 {
+		fmt.Fprintf(w, "load      open loop at %s requests/s, up to %d workers, %d IDs per request, %.1fs (latency from the intended send time)\n",
+			strconv.FormatFloat(r.Rate, 'f', -1, 64), r.Concurrency, r.Count, r.Seconds)
+	} else {
+		fmt.Fprintf(w, "load      closed loop, %d workers, %d IDs per request, %.1fs\n", r.Concurrency, r.Count, r.Seconds)
+	}
+	fmt.Fprintf(w, "requests  %s (%s/s)\n", group(uint64(r.Requests)), group(uint64(r.RequestsPS+0.5)))
+	fmt.Fprintf(w, "IDs       %s (%s/s)\n", group(uint64(r.IDs)), group(uint64(r.IDsPS+0.5)))
+	fmt.Fprintf(w, "errors    %d", r.Errors)
+	if r.FirstError != "" {
+		fmt.Fprintf(w, " (first: %s)", r.FirstError)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "latency   p50 %v  p99 %v  p999 %v  max %v\n", round(r.P50), round(r.P99), round(r.P999), round(r.Max))
+	if r.Rate > 0 {
+		fmt.Fprintf(w, "service   p99 %v (from the actual send; the rest of p99 is waiting for a worker or a late timer)\n", round(r.ServiceP99))
+	}
+	fmt.Fprintln(w)
+}
+
+func printComparison(w io.Writer, a, b benchResult) {
+	fmt.Fprintf(w, "%-10s %14s %14s %10s %10s %10s %10s\n", "", "requests/s", "IDs/s", "p50", "p99", "p999", "max")
+	for _, r := range []struct {
+		label string
+		r     benchResult
+	}{{"flurry", a}, {"redis", b}} {
+		fmt.Fprintf(w, "%-10s %14s %14s %10v %10v %10v %10v\n", r.label, group(uint64(r.r.RequestsPS+0.5)), group(uint64(r.r.IDsPS+0.5)),
+			round(r.r.P50), round(r.r.P99), round(r.r.P999), round(r.r.Max))
+	}
+}
+
+// round keeps three significant digits of a latency for printing.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d >= 100*time.Microsecond:
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(100 * time.Nanosecond)
+}
+
+// histogram counts latencies in log-linear buckets, as HdrHistogram does: values
+// below 128 ns each have a bucket, and every power of two above is split into 64
+// buckets, so a bucket is at most 1/64 (1.6%) of its values wide. It needs no
+// locking: each worker has its own, merged at the end.
+type histogram struct {
+	counts [histBuckets]uint64
+	n      uint64
+	max    time.Duration
+}
+
+const (
+	histSub     = 7 // 2^7 = 128 exact buckets, then 64 per power of two
+	histBuckets = (64-histSub+1)*(1<<(histSub-1)) + (1 << (histSub - 1))
+)
+
+// bucketOf returns the bucket of v nanoseconds.
+func bucketOf(v uint64) int {
+	if v < 1<<histSub {
+		return int(v)
+	}
+	shift := bits.Len64(v) - histSub // >= 1
+	return shift<<(histSub-1) + int(v>>shift)
+}
+
+// bucketMax returns the largest value in bucket i.
+func bucketMax(i int) uint64 {
+	if i < 1<<histSub {
+		return uint64(i)
+	}
+	shift := i>>(histSub-1) - 1
+	m := uint64(i - shift<<(histSub-1))
+	return (m+1)<<shift - 1
+}
+
+func (h *histogram) record(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	h.counts[bucketOf(uint64(d))]++
+	h.n++
+	h.max = max(h.max, d)
+}
+
+func (h *histogram) merge(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
+	h.max = max(h.max, o.max)
+}
+
+// quantile returns the smallest bucket bound at or below which a fraction q of
+// the values lie (HdrHistogram's "highest equivalent value"), never above max.
+func (h *histogram) quantile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(h.n) + 0.5)
+	rank = max(rank, 1)
+	var seen uint64
+	for i, c := range h.counts {
+		seen += c
+		if seen >= rank {
+			return min(time.Duration(bucketMax(i)), h.max)
+		}
+	}
+	return h.max
+}

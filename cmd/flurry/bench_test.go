@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/testenv"
+)
+
+func TestBenchClosedLoop(t *testing.T) {
+	ts := startFlurryServer(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"http", nil},
+		{"grpc", []string{"--grpc"}},
+		{"count", []string{"--count", "100"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"bench", "--server", ts.URL, "--concurrency", "4", "--duration", "300ms", "--warmup", "50ms"}, tc.args...)
+			r := cli(t, "", args...)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			for _, w := range []string{"closed loop, 4 workers", "requests/s", "errors    0", "p50", "p99", "p999", "max"} {
+				if !strings.Contains(r.stdout, w) && !strings.Contains(r.stdout, strings.TrimSuffix(w, "/s")) {
+					t.Errorf("output lacks %q:\n%s", w, r.stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestBenchOpenLoopJSON(t *testing.T) {
+	ts := startFlurryServer(t)
+	r := cli(t, "", "bench", "--server", ts.URL, "--rate", "500", "--duration", "400ms", "--warmup", "0s", "--concurrency", "8", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var res []benchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	got := res[0]
+	// 400 ms at 500/s schedules exactly 200 requests; none may be added.
+	if got.Mode != "open loop" || got.Errors != 0 || got.Requests == 0 || got.Requests > 200 || got.IDs != got.Requests {
+		t.Errorf("result %+v, want an open loop of at most 200 requests, no errors", got)
+	}
+	if !(got.P50 <= got.P99 && got.P99 <= got.P999 && got.P999 <= got.Max) || got.P50 <= 0 {
+		t.Errorf("percentiles out of order: %+v", got)
+	}
+}
+
+func TestBenchRedisBaseline(t *testing.T) {
+	ts := startFlurryServer(t)
+	redisURL := testenv.Redis.URL(t)
+	r := cli(t, "", "bench", "--server", ts.URL, "--redis", redisURL, "--concurrency", "2", "--duration", "200ms", "--warmup", "0s", "--count", "10")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, w := range []string{"Redis INCRBY flurry:bench:default 10", "flurry ", "redis "} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	if strings.Count(r.stdout, "errors    0") != 2 {
+		t.Errorf("errors in:\n%s", r.stdout)
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	ts := startFlurryServer(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"every request fails", []string{"--server", ts.URL, "--namespace", "nope"}, 1, []string{"every request", "404"}},
+		{"concurrency", []string{"--concurrency", "0"}, 2, []string{"--concurrency"}},
+		{"count", []string{"--count", "0"}, 2, []string{"--count"}},
+		{"duration", []string{"--duration", "0s"}, 2, []string{"--duration"}},
+		{"rate", []string{"--rate", "-1"}, 2, []string{"--rate"}},
+		{"redis", []string{"--redis", "http://x"}, 2, []string{"--redis"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"bench", "--duration", "100ms", "--warmup", "0s", "--concurrency", "2"}, tc.args...)
+			r := cli(t, "", args...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", r.code, tc.code, r.stderr)
+			}
+			if !strings.HasPrefix(r.stderr, "flurry: ") || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("stderr %q is not one flurry: line", r.stderr)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q lacks %q", r.stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	var vals []time.Duration
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		v := time.Duration(r.ExpFloat64() * float64(200*time.Microsecond))
+		vals = append(vals, v)
+		h.record(v)
+	}
+	slices.Sort(vals)
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+		exact := vals[max(0, int(q*float64(len(vals))+0.5)-1)]
+		got := h.quantile(q)
+		if got < exact || float64(got-exact) > float64(exact)/64+1 {
+			t.Errorf("q%v: %v, exact %v: want within 1/64 above", q, got, exact)
+		}
+	}
+	if h.max != vals[len(vals)-1] || h.quantile(1) != h.max {
+		t.Errorf("max %v, quantile(1) %v, want %v", h.max, h.quantile(1), vals[len(vals)-1])
+	}
+	var empty histogram
+	if empty.quantile(0.99) != 0 {
+		t.Error("quantile of an empty histogram")
+	}
+}
+
+func FuzzHistogramBucket(f *testing.F) {
+	for _, v := range []uint64{0, 1, 127, 128, 129, 255, 256, 1e6, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v uint64) {
+		i := bucketOf(v)
+		if i < 0 || i >= histBuckets {
+			t.Fatalf("bucketOf(%d) = %d, out of [0,%d)", v, i, histBuckets)
+		}
+		hi := bucketMax(i)
+		if v > hi {
+			t.Fatalf("bucketMax(bucketOf(%d)) = %d, below the value", v, hi)
+		}
+		if hi-v > v/64 {
+			t.Fatalf("bucket of %d reaches %d: wider than 1/64", v, hi)
+		}
+		if i > 0 && bucketMax(i-1) >= v {
+			t.Fatalf("bucket %d below %d's holds it too (max %d)", i-1, v, bucketMax(i-1))
+		}
+		if v < ^uint64(0) && bucketOf(v+1) < i {
+			t.Fatalf("buckets not monotonic at %d", v)
+		}
+	})
+}
