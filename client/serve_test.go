@@ -1,0 +1,193 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/testenv"
+)
+
+// flurryServe is a `flurry serve` process.
+type flurryServe struct {
+	url    string
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+// buildFlurry builds the flurry command into a temporary directory, or skips the
+// test when this build has no serve command.
+func buildFlurry(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the flurry binary and runs servers")
+	}
+	gobin, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go"))
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "flurry")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, "../cmd/flurry").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if err := exec.Command(bin, "serve", "--help").Run(); err != nil {
+		t.Skipf("this build of flurry has no serve command (%v)", err)
+	}
+	return bin
+}
+
+// startServe starts `flurry serve` with a configuration whose "default" namespace
+// leases its node value from leaseStore, and waits until it is ready.
+func startServe(t *testing.T, bin, leaseStore string) *flurryServe {
+	t.Helper()
+	dir := t.TempDir()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	conf := filepath.Join(dir, "flurry.yaml")
+	yaml := fmt.Sprintf(`listen: %s
+data_dir: %s
+namespaces:
+  default:
+    strategy: snowflake
+    snowflake:
+      lease:
+        store: %s
+`, addr, filepath.Join(dir, "data"), leaseStore)
+	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &flurryServe{url: "http://" + addr, stderr: new(bytes.Buffer)}
+	s.cmd = exec.Command(bin, "serve", "--config", conf)
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { s.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				s.cmd.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", s.url, s.stderr)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("flurry serve at %s not ready after 30s (last: %v)\n%s", s.url, err, s.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestFailoverServeKilled runs two `flurry serve` processes whose "default"
+// namespaces lease distinct node values from one store, loads them through one
+// client from several goroutines, and SIGKILLs the server in use mid-load: no
+// error may reach a caller and no ID may come twice. It runs on the file lease
+// store and, when reachable, PostgreSQL.
+func TestFailoverServeKilled(t *testing.T) {
+	bin := buildFlurry(t)
+	stores := map[string]func(t *testing.T) string{
+		"file":     func(t *testing.T) string { return "file://" + t.TempDir() },
+		"postgres": func(t *testing.T) string { return testenv.Postgres.URL(t) },
+	}
+	for _, name := range []string{"file", "postgres"} {
+		for _, tr := range []Transport{HTTP, GRPC} {
+			t.Run(name+"/"+tr.String(), func(t *testing.T) {
+				store := stores[name](t)
+				a := startServe(t, bin, store)
+				b := startServe(t, bin, store)
+				failoverUnderLoad(t, tr, a, b)
+			})
+		}
+	}
+}
+
+func failoverUnderLoad(t *testing.T, tr Transport, a, b *flurryServe) {
+	c, err := New(Options{Servers: []string{a.url, b.url}, Transport: tr, Batch: 200, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const workers, total = 8, 400_000
+	var (
+		taken atomic.Int64
+		wg    sync.WaitGroup
+		got   = make([][]flurry.ID, workers)
+		errs  = make(chan error, workers)
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for w := range workers {
+		wg.Go(func() {
+			ns := c.Namespace("default")
+			for taken.Add(1) <= total {
+				id, err := ns.Next(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				got[w] = append(got[w], id)
+			}
+		})
+	}
+	// Kill the first server, the one in use, a third of the way through.
+	for taken.Load() < total/3 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.cmd.Wait()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a caller got an error: %v", err)
+	}
+	seen := make(map[flurry.ID]bool, total)
+	for _, ids := range got {
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("ID %d handed out twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != total {
+		t.Errorf("%d IDs, want %d", len(seen), total)
+	}
+	st := c.Stats()
+	t.Logf("stats: %+v", st)
+	if st[0].Requests == 0 || st[1].Requests == 0 {
+		t.Errorf("not both servers served: %+v", st)
+	}
+	if st[0].Failures == 0 {
+		t.Errorf("the killed server never failed: %+v", st[0])
+	}
+}
