@@ -62,6 +62,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newLeaseCmd(), newRedisCmd(), newSegmentCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd())
 	root.AddCommand(newGetCmd(), newBenchCmd())
 	return root
 }

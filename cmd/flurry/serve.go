@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flurryid/flurry/segment/segmenturl"
+	"github.com/flurryid/flurry/server"
+	"github.com/flurryid/flurry/server/config"
+)
+
+// serveFlags are serve's flags; each one overrides its key in --config.
+type serveFlags struct {
+	config   string
+	data     string
+	listen   string
+	tlsCert  string
+	tlsKey   string
+	maxCount int
+	check    bool
+}
+
+func newServeCmd() *cobra.Command {
+	var sf serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve IDs over HTTP/JSON and gRPC",
+		Long: `serve runs the flurry ID server: the IDService (gRPC, gRPC-Web and Connect
+JSON on one port), plain GET routes for curl, Meituan Leaf's routes, /metrics,
+/healthz and /readyz.
+
+Without --config it serves the embedded default: a snowflake namespace "default"
+whose node value is leased from a file under --data, and a segment namespace
+"segment" whose tag lives in an SQLite file under --data. With --config it serves
+the namespaces of a YAML file (see docs/flurry.example.yaml); a configuration with
+any problem is refused whole, every problem listed.
+
+SIGINT or SIGTERM shut it down gracefully: it stops accepting, finishes requests in
+flight, hands unused segment ranges back and releases its leases.`,
+		Example: `  flurry serve
+  curl 'http://127.0.0.1:8080/v1/default/next?count=3'
+  flurry serve --config flurry.yaml --listen :8443 --tls-cert cert.pem --tls-key key.pem
+  flurry serve --config flurry.yaml --check`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), cmd, &sf, cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sf.config, "config", "", "YAML configuration file (default: the embedded default)")
+	f.StringVar(&sf.data, "data", "", "data directory of the embedded stores (file leases, SQLite segments) (default "+config.DefaultDataDir+")")
+	f.StringVar(&sf.listen, "listen", "", "address to listen on (default "+config.DefaultListen+")")
+	f.StringVar(&sf.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate file (with --tls-key)")
+	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM key file of --tls-cert")
+	f.IntVar(&sf.maxCount, "max-count", 0, fmt.Sprintf("the most IDs one request may ask for (default %d)", config.DefaultMaxCount))
+	f.BoolVar(&sf.check, "check", false, "check the configuration, print the problems or \"ok\", and exit")
+	return cmd
+}
+
+func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io.Writer) error {
+	cfg := config.Default()
+	if sf.config != "" {
+		c, err := config.Load(sf.config)
+		if err != nil {
+			return err
+		}
+		cfg = c
+	}
+	changed := cmd.Flags().Changed
+	if changed("data") {
+		cfg.DataDir = sf.data
+	}
+	if changed("listen") {
+		cfg.Listen = sf.listen
+	}
+	if changed("tls-cert") || changed("tls-key") {
+		cfg.TLS = config.TLS{Cert: sf.tlsCert, Key: sf.tlsKey}
+	}
+	if changed("max-count") {
+		cfg.MaxCount = sf.maxCount
+	}
+	if err := cfg.Check(os.LookupEnv); err != nil {
+		return err
+	}
+	if sf.check {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), "ok")
+		return err
+	}
+	listen := cfg.Listen
+	if listen == "" {
+		listen = config.DefaultListen
+	}
+	clk, err := clockFromEnv(stderr)
+	if err != nil {
+		return err
+	}
+	lines := newLineHandler(stderr)
+	lines.showInfo()
+	log := slog.New(lines)
+
+	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	srv, err := server.New(startCtx, server.Options{
+		Config: cfg, OpenSegmentStore: segmenturl.Open, Logger: log, Version: versionLine(), Clock: clk,
+	})
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: 130, err: fmt.Errorf("serve: interrupted while starting: %w", err)}
+		}
+		return fmt.Errorf("serve: %w", err)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return errors.Join(fmt.Errorf("serve: %w; choose another address with --listen", err), srv.Close(cctx))
+	}
+	scheme := "http"
+	if srv.TLS() {
+		scheme = "https"
+	}
+	base := scheme + "://" + ln.Addr().String()
+	names := srv.Namespaces()
+	fmt.Fprintf(stderr, "flurry: serving namespaces %s; data in %s\n", strings.Join(names, ", "), cfg.ResolveData())
+	fmt.Fprintf(stderr, "flurry: listening on %s (gRPC, gRPC-Web, Connect JSON and plain GET)\n", base)
+	fmt.Fprintf(stderr, "flurry: ask for an ID: curl '%s/v1/%s/next'   (?count=1000&format=text for many)\n", base, names[0])
+	if err := srv.Serve(ctx, ln); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	fmt.Fprintln(stderr, "flurry: stopped: requests finished, segment ranges handed back, leases released")
+	return nil
+}

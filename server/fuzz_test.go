@@ -1,0 +1,80 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/flurryid/flurry/server/config"
+)
+
+// serveFuzz runs one request through the handler and checks what must hold for
+// any input: no panic (a panic fails the fuzzer), a known status, and an error
+// body of one line.
+func serveFuzz(t *testing.T, h http.Handler, method, target string, hdr http.Header) {
+	req, err := http.NewRequest(method, "http://flurry.test"+target, nil)
+	if err != nil {
+		return
+	}
+	req.Header = hdr
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	switch rec.Code {
+	case 200, 301, 307, 308, 400, 401, 404, 405, 500, 503: // 30x: ServeMux cleans paths such as // by redirecting
+	default:
+		t.Fatalf("%s %q: status %d", method, target, rec.Code)
+	}
+	if rec.Code == 500 && !strings.HasPrefix(target, "/api/") {
+		t.Fatalf("%s %q: 500 %q", method, target, rec.Body.String())
+	}
+	if rec.Code >= 400 && rec.Code != 405 && strings.Count(rec.Body.String(), "\n") != 1 {
+		t.Fatalf("%s %q: error body not one line: %q", method, target, rec.Body.String())
+	}
+}
+
+func FuzzNextRoute(f *testing.F) {
+	s, _ := newServer(f, basicYAML, nil)
+	for _, seed := range []string{"default", "orders", "secret", "nope", "", "%00", "a/b"} {
+		f.Add(seed, "count=3&format=number", "text/plain", "Bearer "+testToken)
+	}
+	f.Add("default", "count=%zz&format=%", "", "")
+	f.Add("default", "count=99999999999999999999", "", "Bearer")
+	f.Fuzz(func(t *testing.T, ns, query, accept, auth string) {
+		hdr := http.Header{}
+		hdr.Set("Accept", accept)
+		hdr.Set("Authorization", auth)
+		serveFuzz(t, s.Handler(), "GET", "/v1/"+ns+"/next?"+query, hdr)
+		serveFuzz(t, s.Handler(), "GET", "/api/segment/get/"+ns+"?"+query, hdr)
+		serveFuzz(t, s.Handler(), "GET", "/api/snowflake/get/"+ns, hdr)
+	})
+}
+
+func FuzzDecodeRoute(f *testing.F) {
+	s, _ := newServer(f, basicYAML, nil)
+	for _, seed := range []string{"1", "0", "-1", "9223372036854775807", "9223372036854775808", "abc", "", "1e5", "%20"} {
+		f.Add("default", seed)
+		f.Add("orders", seed)
+	}
+	f.Fuzz(func(t *testing.T, ns, id string) {
+		serveFuzz(t, s.Handler(), "GET", "/v1/"+ns+"/decode/"+id, nil)
+		serveFuzz(t, s.Handler(), "GET", "/decodeSnowflakeId?snowflakeId="+id+"&namespace="+ns, nil)
+	})
+}
+
+func FuzzConfig(f *testing.F) {
+	f.Add([]byte(basicYAML))
+	f.Add([]byte("namespaces:\n  a: {strategy: segment, segment: {stores: [x], prefetch: 3}}\n"))
+	f.Add([]byte("listen: [\n"))
+	f.Add([]byte("namespaces: {a: {strategy: redis}}"))
+	f.Add([]byte("namespaces: {a: {strategy: snowflake, snowflake: {layout: 'time:41:1ms:2025-01-01T00:00:00Z,seq:22'}}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := config.Parse("f.yaml", data, nil)
+		if err == nil && len(c.Namespaces) == 0 {
+			t.Fatalf("accepted a configuration without namespaces")
+		}
+		if err != nil && strings.TrimSpace(err.Error()) == "" {
+			t.Fatalf("empty error")
+		}
+	})
+}
