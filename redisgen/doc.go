@@ -52,7 +52,7 @@
 //
 //	{orders}:node   hash  node field name -> value, e.g. datacenter 1, worker 3
 //	{orders}:last   hash  tick -> last tick issued, seq -> last sequence value used in it,
-//	                      shape -> the layout's Shape (a namespace serves one layout)
+//	                      layout -> the layout's text form (a namespace serves one layout)
 //
 // Neither expires. The last key is the namespace's high-water mark: deleting it
 // while Redis's clock is behind the tick it held allows duplicates. There is no

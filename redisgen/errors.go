@@ -31,9 +31,9 @@ var (
 	ErrNodeInvalid = errors.New("redisgen: invalid node value")
 
 	// ErrLayoutMismatch is wrapped by the error of Next and NextN when the namespace
-	// has issued IDs with a layout of another shape: ticks and sequences of one shape
-	// mean nothing in another, so the IDs could collide. Use a new namespace for a
-	// new layout.
+	// has issued IDs with another layout: ticks, sequences and node fields of one
+	// layout mean other things in another, so the IDs could collide. Use a new
+	// namespace for a new layout.
 	ErrLayoutMismatch = errors.New("redisgen: namespace used with another layout")
 
 	// ErrBeforeEpoch is wrapped by the error of Next and NextN when Redis TIME reads

@@ -47,7 +47,7 @@ func FuzzParseReply(f *testing.F) {
 			if r.wait < 0 {
 				t.Fatalf("accepted %v with wait %v", input, r.wait)
 			}
-		case statusExhausted, statusNodeMissing, statusNodeInvalid, statusShape:
+		case statusExhausted, statusNodeMissing, statusNodeInvalid, statusLayout:
 		default:
 			t.Fatalf("accepted unknown status in %v", input)
 		}

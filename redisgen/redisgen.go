@@ -49,7 +49,8 @@ type Options struct {
 	// may not contain { or }, spaces or control characters, and is at most 200 bytes.
 	Namespace string
 	// Layout is the bit layout of the IDs. Required. Every generator of a namespace
-	// must use a layout of the same shape (checked in Redis: ErrLayoutMismatch).
+	// must use the same layout: the same fields, names, unit and epoch (checked in
+	// Redis: ErrLayoutMismatch).
 	Layout *layout.Layout
 	// BehindWait is the longest one call waits, in all, for Redis TIME to reach the
 	// last issued tick before it returns a *ClockBehindError. Zero means
@@ -123,7 +124,7 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	g.args = []any{0, l.Epoch().UnixMilli(), l.Unit().Milliseconds(), l.MaxTick(), l.MaxSequence(),
-		l.TimeShift(), l.SequenceShift(), l.Shape(), len(l.NodeFields())}
+		l.TimeShift(), l.SequenceShift(), l.String(), len(l.NodeFields())}
 	shift := l.Bits()
 	for _, f := range l.Fields() {
 		shift -= f.Bits
@@ -311,9 +312,9 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 			}
 			return 0, fmt.Errorf("%w: namespace %q: key %s field %q holds %q, not a value of the %d-bit field; set it again with Generator.SetNode or `flurry redis set-node`",
 				ErrNodeInvalid, g.ns, g.keys[0], r.field, clip(r.raw), g.nodeBits(r.field))
-		case statusShape:
-			return 0, fmt.Errorf("%w: namespace %q issued IDs of layout shape %s, this generator's layout %s has shape %s; use a new namespace for a new layout",
-				ErrLayoutMismatch, g.ns, clip(r.raw), g.l, g.l.Shape())
+		case statusLayout:
+			return 0, fmt.Errorf("%w: namespace %q issued IDs of layout %s, not of this generator's %s; use a new namespace for a new layout",
+				ErrLayoutMismatch, g.ns, r.raw, g.l)
 		case statusBeforeEpoch:
 			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is %v before the epoch %s; fix the Redis server's clock",
 				ErrBeforeEpoch, g.ns, r.wait, g.l.Epoch().Format(time.RFC3339Nano))

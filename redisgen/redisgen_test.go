@@ -251,7 +251,7 @@ func TestOverflow(t *testing.T) {
 // failover to a server whose clock is behind) without touching the server's clock.
 func setLast(t testing.TB, c redis.UniversalClient, ns string, l *layout.Layout, tick, seq int64) {
 	t.Helper()
-	if err := c.HSet(testCtx(t), lastKey(ns), "tick", tick, "seq", seq, "shape", l.Shape()).Err(); err != nil {
+	if err := c.HSet(testCtx(t), lastKey(ns), "tick", tick, "seq", seq, "layout", l.String()).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -396,19 +396,27 @@ func TestLayoutMismatch(t *testing.T) {
 	if _, err := tw.Next(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// leaf has twitter's shape: same bits, other names. It may share the namespace
-	// (with a node key field of its own).
-	leaf := newGen(t, Options{Client: c, Namespace: ns, Layout: mustLayout(t, "leaf")})
-	if err := leaf.SetNode(ctx, layout.NodeValues{33}); err != nil {
-		t.Fatal(err)
+	// The twitter preset written out is the same layout.
+	same := newGen(t, Options{Client: c, Namespace: ns, Layout: mustLayout(t, mustLayout(t, "twitter").String())})
+	if _, err := same.Next(ctx); err != nil {
+		t.Fatalf("twitter's text form on a twitter namespace: %v", err)
 	}
-	if _, err := leaf.Next(ctx); err != nil {
-		t.Fatalf("leaf on a twitter namespace: %v", err)
-	}
-	sf := newGen(t, Options{Client: c, Namespace: ns, Layout: mustLayout(t, "sonyflake")})
-	sf.SetNode(ctx, layout.NodeValues{1})
-	if _, err := sf.Next(ctx); !errors.Is(err, ErrLayoutMismatch) {
-		t.Fatalf("sonyflake on a twitter namespace: %v; want ErrLayoutMismatch", err)
+	// leaf has twitter's bits with other node fields (worker:10 against
+	// datacenter:5,worker:5): the "worker" value would mean two things.
+	for _, other := range []string{"leaf", "sonyflake", "time:41:1ms:2010-11-04T01:42:54.658Z,datacenter:5,worker:5,seq:12"} {
+		g := newGen(t, Options{Client: c, Namespace: ns, Layout: mustLayout(t, other)})
+		_, err := g.Next(ctx)
+		if !errors.Is(err, ErrLayoutMismatch) && !errors.Is(err, ErrNodeUnset) {
+			t.Fatalf("%s on a twitter namespace: %v; want ErrLayoutMismatch", other, err)
+		}
+		g.SetNode(ctx, layout.NodeValues{1})
+		if _, err := g.Next(ctx); !errors.Is(err, ErrLayoutMismatch) {
+			t.Fatalf("%s on a twitter namespace: %v; want ErrLayoutMismatch", other, err)
+		}
+		if _, err := tw.Next(ctx); err != nil && !errors.Is(err, ErrNodeInvalid) {
+			t.Fatal(err)
+		}
+		tw.SetNode(ctx, layout.NodeValues{1, 1})
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 // KEYS[1] {ns}:node  hash: node field name -> value (decimal)
 // KEYS[2] {ns}:last  hash: tick -> the last tick issued, seq -> the last sequence
 //
-//	value used in it, shape -> the layout's Shape
+//	value used in it, layout -> the layout's text form
 //
 // ARGV: n, epoch (Unix ms), unit (ms), max tick, max sequence, time shift,
-// sequence shift, shape, k (number of node fields), then k triples of node field
+// sequence shift, layout text, k (number of node fields), then k triples of node field
 // name, max value and shift.
 //
 // Replies (first element is the status):
@@ -25,7 +25,7 @@ import (
 //	{3, tick}                 the time field is exhausted at this tick
 //	{4, field}                the node hash lacks this field
 //	{5, field, raw}           the node field holds raw, which is not a value of the field
-//	{6, shape}                the namespace was used with a layout of another shape
+//	{6, layout}               the namespace was used with another layout (its text form)
 //	{7, gap}                  Redis TIME is gap µs before the layout's epoch
 //
 // Lua numbers are IEEE doubles, exact only up to 2^53, so the ID is never held as
@@ -53,7 +53,7 @@ local maxTick = tonumber(ARGV[4])
 local seqMax = tonumber(ARGV[5])
 local timeShift = tonumber(ARGV[6])
 local seqShift = tonumber(ARGV[7])
-local shape = ARGV[8]
+local layout = ARGV[8]
 local k = tonumber(ARGV[9])
 
 if k > 0 then
@@ -78,8 +78,8 @@ if nowMs < epoch then return {7, epoch * 1000 - nowUs} end
 local tick = math.floor((nowMs - epoch) / unit)
 if tick > maxTick then return {3, tick} end
 
-local st = redis.call('HMGET', KEYS[2], 'tick', 'seq', 'shape')
-if st[3] and st[3] ~= shape then return {6, st[3]} end
+local st = redis.call('HMGET', KEYS[2], 'tick', 'seq', 'layout')
+if st[3] and st[3] ~= layout then return {6, st[3]} end
 local last, seq = tonumber(st[1]), tonumber(st[2])
 local first = 0
 if last ~= nil and seq ~= nil then
@@ -95,7 +95,7 @@ if last ~= nil and seq ~= nil then
 end
 local granted = math.min(n, seqMax - first + 1)
 redis.call('HSET', KEYS[2], 'tick', string.format('%.0f', tick),
-  'seq', string.format('%.0f', first + granted - 1), 'shape', shape)
+  'seq', string.format('%.0f', first + granted - 1), 'layout', layout)
 put(tick, timeShift)
 put(first, seqShift)
 return {0, hi, lo, granted}
@@ -109,7 +109,7 @@ const (
 	statusExhausted
 	statusNodeMissing
 	statusNodeInvalid
-	statusShape
+	statusLayout
 	statusBeforeEpoch
 )
 
@@ -122,7 +122,7 @@ type reply struct {
 	last    int64         // statusBehind: the last issued tick
 	tick    int64         // statusBehind, statusExhausted: Redis's tick
 	field   string        // statusNodeMissing, statusNodeInvalid
-	raw     string        // statusNodeInvalid: the stored value; statusShape: the stored shape
+	raw     string        // statusNodeInvalid: the stored value; statusLayout: the stored layout
 }
 
 // parseReply decodes what issueScript returned. It checks the shape of the reply
@@ -216,7 +216,7 @@ func parseReply(v any, want int64) (reply, error) {
 			return reply{}, err
 		}
 		r.field, r.raw = s[0], s[1]
-	case statusShape:
+	case statusLayout:
 		s, err := strs(1)
 		if err != nil {
 			return reply{}, err
