@@ -57,7 +57,8 @@ type Options struct {
 	// DefaultBehindWait (10 ms); negative means fail at once.
 	BehindWait time.Duration
 	// Logger receives warnings: a layout near the end of its lifetime (once, from
-	// New) and clock-behind refusals. Nil means no logging.
+	// New), and the first clock-behind refusal after an ID was issued (not every
+	// refused call). Nil means no logging.
 	Logger *slog.Logger
 }
 
@@ -79,6 +80,7 @@ type Generator struct {
 	behindWait time.Duration
 	log        *slog.Logger
 	closed     atomic.Bool
+	behind     atomic.Bool // a clock-behind refusal was logged; cleared by the next issue
 }
 
 // New checks opts, connects (for a URL), checks that Redis answers and loads the
@@ -274,6 +276,9 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		}
 		switch r.status {
 		case statusIssued:
+			if g.behind.Load() {
+				g.behind.Store(false)
+			}
 			step := flurry.ID(1) << g.seqShift
 			id := flurry.ID(r.first)
 			for i := range dst[:r.granted] {
@@ -296,8 +301,10 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 				continue
 			}
 			e := &ClockBehindError{Namespace: g.ns, Gap: r.wait, LastTick: r.last, Tick: r.tick}
-			g.log.Warn("redisgen: Redis clock behind the last issued tick; refusing to issue",
-				"namespace", g.ns, "gap", r.wait, "last_tick", r.last, "tick", r.tick)
+			if !g.behind.Swap(true) {
+				g.log.Warn("redisgen: Redis clock behind the last issued tick; refusing to issue until it catches up",
+					"namespace", g.ns, "gap", r.wait, "last_tick", r.last, "tick", r.tick)
+			}
 			return 0, e
 		case statusExhausted:
 			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is in tick %d, past the layout's last tick %d (it ran out on %s); move to a layout with a later epoch or a longer time field, in a new namespace",

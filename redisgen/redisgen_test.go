@@ -1,11 +1,13 @@
 package redisgen
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -260,7 +262,8 @@ func TestClockBehind(t *testing.T) {
 	c := newClient(t)
 	l := mustLayout(t, "twitter")
 	ns := freshNamespace(t, c)
-	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l})
+	var logs syncBuffer
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := testCtx(t)
 	if err := g.SetNode(ctx, layout.NodeValues{1, 2}); err != nil {
 		t.Fatal(err)
@@ -285,6 +288,9 @@ func TestClockBehind(t *testing.T) {
 	}
 	if _, err := g.NextN(ctx, make([]flurry.ID, 10)); !errors.Is(err, ErrClockBehind) {
 		t.Fatalf("NextN: %v, want ErrClockBehind", err)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Errorf("%d warnings for one clock-behind episode, want 1:\n%s", n, logs.String())
 	}
 
 	// The clock "catches up": the last tick is in the past again.
@@ -512,4 +518,22 @@ func TestContextCancelledWhileWaiting(t *testing.T) {
 	if _, err := g.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next with a cancelled context: %v", err)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, for log output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
