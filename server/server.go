@@ -68,7 +68,7 @@ func (o *Options) textStrategies() map[string]func(ctx context.Context) (textSou
 	if o.TextStrategies != nil {
 		return o.TextStrategies
 	}
-	return builtinText()
+	return builtinText(o.Clock)
 }
 
 // Server holds the namespaces and serves them. Make one with New; Close it (or let

@@ -473,3 +473,30 @@ func TestRedisNamespace(t *testing.T) {
 		t.Fatalf("%d %q", code, body)
 	}
 }
+
+func TestTextStrategies(t *testing.T) {
+	_, hs := newServer(t, "namespaces:\n  u: {strategy: uuidv7}\n  o: {strategy: objectid}\n", nil)
+	for _, ns := range []string{"u", "o"} {
+		code, _, body := get(t, hs.URL+"/v1/"+ns+"/next?count=3")
+		var res struct{ IDs []string }
+		if code != 200 || json.Unmarshal([]byte(body), &res) != nil || len(res.IDs) != 3 || res.IDs[0] >= res.IDs[1] {
+			t.Fatalf("%s: %d %q", ns, code, body)
+		}
+		code, _, body = get(t, hs.URL+"/v1/"+ns+"/next?count=2000&format=text")
+		if code != 200 || strings.Count(body, "\n") != 2000 {
+			t.Fatalf("%s text: %d", ns, code)
+		}
+		code, _, body = get(t, hs.URL+"/v1/"+ns+"/decode/"+res.IDs[0])
+		if code != 200 || !strings.Contains(body, time.Now().UTC().Format("2006-01-02")) {
+			t.Fatalf("%s decode: %d %q", ns, code, body)
+		}
+		if code, _, body = get(t, hs.URL+"/v1/"+ns+"/decode/123"); code != 400 {
+			t.Fatalf("%s decode 123: %d %q", ns, code, body)
+		}
+	}
+	c := flurryv1connect.NewIDServiceClient(http.DefaultClient, hs.URL)
+	res, err := c.Next(context.Background(), connect.NewRequest(&flurryv1.NextRequest{Namespace: "u", Count: 5}))
+	if err != nil || len(res.Msg.TextIds) != 5 || len(res.Msg.TextIds[0]) != 36 {
+		t.Fatalf("%v %v", res, err)
+	}
+}

@@ -410,4 +410,3 @@ func writeTestCert(t *testing.T, dir string) (cert, key string) {
 	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
 	return cert, key
 }
-
