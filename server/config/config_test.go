@@ -1,0 +1,63 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestExampleFile(t *testing.T) {
+	b, err := os.ReadFile("../../docs/flurry.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) { return "token-from-the-environment", k == "FLURRY_ORDERS_TOKEN" }
+	c, err := Parse("flurry.example.yaml", b, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"default", "orders", "segment", "tickets", "sessions", "documents"}
+	if strings.Join(c.Order, ",") != strings.Join(want, ",") {
+		t.Errorf("order %v, want %v", c.Order, want)
+	}
+	if got := c.Namespaces["orders"].Resolved; len(got) != 1 || got[0] != "token-from-the-environment" {
+		t.Errorf("orders tokens %v", got)
+	}
+}
+
+func TestDefault(t *testing.T) {
+	if err := Default().Check(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProblems(t *testing.T) {
+	for _, c := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"empty", "", []string{"empty"}},
+		{"not yaml", "listen: [", []string{"not valid YAML"}},
+		{"no namespaces", "listen: 127.0.0.1:1\n", []string{"namespaces: no namespace"}},
+		{"typo", "namespaces:\n  a:\n    strategy: snowflake\n    snowflak: {}\n", []string{"t.yaml:4: unknown key \"snowflak\""}},
+		{"every problem", "listen: x\nmax_count: -1\nshutdown_timeout: soon\ntls: {cert: a}\nnamespaces:\n  a:\n    strategy: snowflake\n    snowflake: {layout: twiter, overflow: fast}\n  b/c:\n    strategy: segment\n    segment: {prefetch: 1, stores: ['mongodb://x']}\n  d:\n    strategy: redis\n  e:\n    strategy: uuidv8\n",
+			[]string{"t.yaml:1: listen", "t.yaml:2: max_count", "t.yaml:3: shutdown_timeout", "t.yaml:4: tls", "t.yaml:8: namespaces.a.snowflake.layout", "namespaces.a.snowflake.overflow", "namespaces.b/c: namespace name", "namespaces.b/c.segment.prefetch", "unknown scheme \"mongodb\"", "t.yaml:12: namespaces.d: strategy redis needs", "t.yaml:15: namespaces.e.strategy: unknown strategy"}},
+		{"token env", "namespaces:\n  a: {strategy: objectid, token_env: [NOPE], tokens: [short]}\n", []string{"NOPE is not set", "token 1 is 5 characters"}},
+		{"wrong block", "namespaces:\n  a: {strategy: segment, snowflake: {}}\n", []string{"settings for snowflake"}},
+		{"exhausted", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: baidu}}\n", []string{"ran out of time"}},
+		{"no node field", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: mastodon}}\n", []string{"no node field"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(c.yaml), nil)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("got %v, want ErrInvalid", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("no %q in:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
