@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flurryid/flurry"
@@ -36,19 +37,35 @@ func (ns *Namespace) Buffered() int { return ns.ints.buffered() + ns.texts.buffe
 
 // buffer holds fetched IDs of one namespace and one kind, in the order received,
 // and refills itself with one request in flight at a time.
+//
+// The batch being handed out is reached through an atomic pointer and handed out
+// by an atomic counter, so the common case of next takes no lock: one atomic add,
+// one bounds check and one comparison with the batch's refill trigger. Everything
+// else (the queue of further batches, the refill in flight, closing) is under mu.
 type buffer[T int64 | string] struct {
 	c    *Client
 	ns   *Namespace
 	take func(*flurryv1.NextResponse) ([]T, error)
 
+	cur      atomic.Pointer[batch[T]] // the batch being handed out; nil before the first and after Close
+	inflight atomic.Bool              // a refill is running (mirrors fetch != nil)
+
 	mu      sync.Mutex
-	cur     []T   // the batch being handed out
-	pos     int   // cur[pos:] is left
 	queue   [][]T // further batches, oldest first
 	queued  int   // IDs in queue
 	fetch   *fetch
 	retryAt time.Time // after a failed refill, no prefetch before then
 	closed  bool
+}
+
+// batch is one response's IDs and how far they have been handed out.
+type batch[T int64 | string] struct {
+	vals []T
+	pos  atomic.Int64 // the next index to hand out; it passes len(vals) once used up
+	// trigger is the index at which fewer than the low-water mark of IDs are left
+	// in the whole buffer: the caller that takes it, or any later one while no
+	// refill runs, starts one.
+	trigger atomic.Int64
 }
 
 // fetch is one refill in flight; done closes when it has delivered or failed.
@@ -61,46 +78,46 @@ func newBuffer[T int64 | string](c *Client, ns *Namespace, take func(*flurryv1.N
 	return &buffer[T]{c: c, ns: ns, take: take}
 }
 
-// next hands out the oldest buffered ID. The common case takes the lock, an element
-// and a comparison with the low-water mark, and allocates nothing.
+// next hands out the oldest buffered ID. The common case allocates nothing and
+// takes no lock.
 func (b *buffer[T]) next(ctx context.Context) (T, error) {
-	b.mu.Lock()
-	if b.pos < len(b.cur) {
-		v := b.cur[b.pos]
-		b.pos++
-		if b.fetch == nil && len(b.cur)-b.pos+b.queued < b.c.low {
-			b.prefetch()
+	if cb := b.cur.Load(); cb != nil {
+		if i := cb.pos.Add(1) - 1; i < int64(len(cb.vals)) {
+			if i >= cb.trigger.Load() && !b.inflight.Load() {
+				b.lowWater()
+			}
+			return cb.vals[i], nil
 		}
-		b.mu.Unlock()
-		return v, nil
 	}
 	return b.slow(ctx)
 }
 
-// slow is next when the current batch is used up. b.mu is held on entry and
-// released on return.
+// slow is next when the current batch is used up: it moves to the next batch in
+// the queue, or waits for a refill, starting one if none runs.
 func (b *buffer[T]) slow(ctx context.Context) (T, error) {
 	var zero T
 	for {
+		b.mu.Lock()
 		if b.closed {
 			b.mu.Unlock()
 			return zero, ErrClosed
 		}
-		if len(b.queue) > 0 {
-			b.cur, b.pos = b.queue[0], 0
-			b.queue[0] = nil
-			b.queue = b.queue[1:]
-			b.queued -= len(b.cur)
-			if b.pos < len(b.cur) {
-				v := b.cur[b.pos]
-				b.pos++
-				if b.fetch == nil && len(b.cur)-b.pos+b.queued < b.c.low {
-					b.prefetch()
-				}
-				b.mu.Unlock()
-				return v, nil
+		cb := b.cur.Load()
+		if cb == nil || cb.pos.Load() >= int64(len(cb.vals)) {
+			if len(b.queue) > 0 {
+				b.install()
+				cb = nil
 			}
-			continue
+		}
+		if cb = b.cur.Load(); cb != nil && cb.pos.Load() < int64(len(cb.vals)) {
+			b.mu.Unlock()
+			if i := cb.pos.Add(1) - 1; i < int64(len(cb.vals)) {
+				if i >= cb.trigger.Load() && !b.inflight.Load() {
+					b.lowWater()
+				}
+				return cb.vals[i], nil
+			}
+			continue // others took the rest first
 		}
 		f := b.fetch
 		if f == nil {
@@ -112,18 +129,48 @@ func (b *buffer[T]) slow(ctx context.Context) (T, error) {
 		case <-ctx.Done():
 			return zero, fmt.Errorf("client: namespace %q: waiting for a refill: %w", b.ns.name, context.Cause(ctx))
 		}
-		b.mu.Lock()
-		if f.err != nil && b.pos >= len(b.cur) && len(b.queue) == 0 {
-			b.mu.Unlock()
+		if f.err != nil && b.empty() {
 			return zero, f.err
 		}
 	}
 }
 
-// prefetch starts a background refill unless the last one failed less than a
-// backoff ago. b.mu is held.
-func (b *buffer[T]) prefetch() {
-	if b.closed || (!b.retryAt.IsZero() && time.Now().Before(b.retryAt)) {
+// install makes the oldest queued batch the current one. b.mu is held and the
+// queue is not empty.
+func (b *buffer[T]) install() {
+	vals := b.queue[0]
+	b.queue[0] = nil
+	b.queue = b.queue[1:]
+	b.queued -= len(vals)
+	nb := &batch[T]{vals: vals}
+	nb.trigger.Store(int64(len(vals) + b.queued - b.c.low))
+	b.cur.Store(nb)
+}
+
+// remaining returns how many IDs are buffered. b.mu is held.
+func (b *buffer[T]) remaining() int {
+	n := b.queued
+	if cb := b.cur.Load(); cb != nil {
+		n += len(cb.vals) - int(min(cb.pos.Load(), int64(len(cb.vals))))
+	}
+	return n
+}
+
+func (b *buffer[T]) empty() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.remaining() == 0
+}
+
+// lowWater starts a background refill when the buffer is below the low-water mark,
+// none runs, and the last one did not fail less than a backoff ago.
+func (b *buffer[T]) lowWater() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.fetch != nil || b.remaining() >= b.c.low {
+		return
+	}
+	if !b.retryAt.IsZero() && time.Now().Before(b.retryAt) {
 		return
 	}
 	b.start()
@@ -133,6 +180,7 @@ func (b *buffer[T]) prefetch() {
 func (b *buffer[T]) start() *fetch {
 	f := &fetch{done: make(chan struct{})}
 	b.fetch = f
+	b.inflight.Store(true)
 	b.c.wg.Go(func() { b.run(f) })
 	return f
 }
@@ -154,20 +202,29 @@ func (b *buffer[T]) run(f *fetch) {
 			}
 			f.err = err
 			b.retryAt = time.Now().Add(b.c.backoff)
-			b.fetch = nil
-			close(f.done)
-			b.mu.Unlock()
+			b.finish(f)
 			return
 		}
 		b.retryAt = time.Time{}
-		if !b.closed {
-			b.queue = append(b.queue, vals)
-			b.queued += len(vals)
+		if b.closed {
+			b.finish(f)
+			return
+		}
+		b.queue = append(b.queue, vals)
+		b.queued += len(vals)
+		if cb := b.cur.Load(); cb != nil {
+			// The current batch's trigger moves up by the IDs just queued.
+			cb.trigger.Store(int64(len(cb.vals) + b.queued - b.c.low))
 		}
 		close(f.done)
-		if b.closed || len(b.cur)-b.pos+b.queued >= b.c.low {
+		if b.remaining() >= b.c.low {
 			b.fetch = nil
+			b.inflight.Store(false)
 			b.mu.Unlock()
+			// A caller may have passed the new trigger while the lock was held.
+			if cb := b.cur.Load(); cb != nil && cb.pos.Load() >= cb.trigger.Load() {
+				b.lowWater()
+			}
 			return
 		}
 		f = &fetch{done: make(chan struct{})}
@@ -176,18 +233,29 @@ func (b *buffer[T]) run(f *fetch) {
 	}
 }
 
-// close drops the buffered IDs; calls of next from then on return ErrClosed.
+// finish ends a refill: b.mu is held on entry and released.
+func (b *buffer[T]) finish(f *fetch) {
+	b.fetch = nil
+	b.inflight.Store(false)
+	close(f.done)
+	b.mu.Unlock()
+}
+
+// close drops the buffered IDs; calls of next from then on return ErrClosed (a
+// call racing with Close may still return an ID of the dropped batch, never one
+// returned before).
 func (b *buffer[T]) close() {
 	b.mu.Lock()
 	b.closed = true
-	b.cur, b.pos, b.queue, b.queued = nil, 0, nil, 0
+	b.cur.Store(nil)
+	b.queue, b.queued = nil, 0
 	b.mu.Unlock()
 }
 
 func (b *buffer[T]) buffered() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.cur) - b.pos + b.queued
+	return b.remaining()
 }
 
 // takeInts returns a response's integer IDs, or a wrongKind error.
