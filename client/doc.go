@@ -18,14 +18,14 @@
 // Each namespace has a buffer of IDs fetched Options.Batch at a time. When fewer
 // than Options.LowWater remain, one refill request starts in the background (never
 // two at once for one namespace), so a caller waits only when IDs are used faster
-// than one request brings them. Next on a buffered ID takes a mutex and an element:
-// it does not allocate and does not touch the network.
+// than one request brings them. Next on a buffered ID is one atomic add on the
+// current batch: it takes no lock, does not allocate and does not touch the network.
 //
 // Every ID fetched is handed out at most once. On Close, IDs still buffered are
-// dropped: they are lost, never returned later or twice. A flurry ID carries the
-// time it was made, so a buffered ID is as old as its batch: keep Batch small
-// enough that a batch lasts seconds, not hours, if IDs must be close to the time of
-// use.
+// dropped: they are lost, never returned later or twice (a Next racing with Close
+// may still return one of them). A flurry ID carries the time it was made, so a
+// buffered ID is as old as its batch: keep Batch small enough that a batch lasts
+// seconds, not hours, if IDs must be close to the time of use.
 //
 // # Order
 //

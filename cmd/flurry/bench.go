@@ -347,6 +347,8 @@ func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
 	for w := range workers {
 		wg.Go(func() {
 			h, sh := &hists[w], &svc[w]
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
 			for rctx.Err() == nil {
 				var intended time.Time
 				if period > 0 {
@@ -356,11 +358,10 @@ func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
 						return
 					}
 					if d := time.Until(intended); d > 0 {
-						t := time.NewTimer(d)
+						timer.Reset(d)
 						select {
-						case <-t.C:
+						case <-timer.C:
 						case <-rctx.Done():
-							t.Stop()
 							return
 						}
 					}
