@@ -252,7 +252,7 @@ func TestManyAcquirers(t *testing.T) {
 					<-start
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
-					l, err := s.Acquire(ctx, scope, size, "racer", 5*time.Second)
+					l, err := s.Acquire(ctx, scope, size, "racer", time.Minute) // a TTL far above the test's run time: an expiry under load would hand a value on, rightly
 					mu.Lock()
 					defer mu.Unlock()
 					switch {

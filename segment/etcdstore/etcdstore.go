@@ -23,8 +23,10 @@ const DefaultPrefix = "flurry"
 
 const (
 	// attempts bounds the transactions one call makes when other callers keep
-	// changing the tag between its read and its write.
-	attempts = 200
+	// changing the tag between its read and its write. The caller's context is the
+	// real bound; this only stops a runaway. 200 was starved by 15 rivals on a
+	// loaded 2-CPU machine.
+	attempts = 5000
 	// peek is how many returned keys Take reads with the tag record.
 	peek = 8
 )
@@ -179,7 +181,9 @@ func backoff(ctx context.Context, attempt int) error {
 	if attempt < 2 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(time.Duration(mrand.Int64N(int64(min(attempt, 20)) * int64(time.Millisecond))))
+	// Random waits spread the rivals out, growing to 50 ms so that a caller that
+	// keeps losing does not keep colliding.
+	t := time.NewTimer(time.Duration(mrand.Int64N(int64(min(attempt, 50)) * int64(time.Millisecond))))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
