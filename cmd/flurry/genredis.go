@@ -48,5 +48,6 @@ func genRedisRun(ctx context.Context, l *layout.Layout, rf *redisFlags, n uint64
 		return err
 	}
 	defer g.Close()
-	return generate(ctx, g, n, stdout, stderr, false)
+	// Pause rather than fail while Redis TIME stands behind its last tick.
+	return generate(ctx, g, n, stdout, stderr, true)
 }

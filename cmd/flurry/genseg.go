@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/spf13/cobra"
@@ -95,5 +96,8 @@ func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.W
 	return generate(ctx, a, n, stdout, stderr, true)
 }
 
-// segmentPause reports whether err is a segment outage gen waits out.
-func segmentPause(err error) bool { return errors.Is(err, segment.ErrUnavailable) }
+// segmentPause reports whether err is a segment outage or a Redis clock behind its
+// last tick, which gen waits out.
+func segmentPause(err error) bool {
+	return errors.Is(err, segment.ErrUnavailable) || errors.Is(err, redisgen.ErrClockBehind)
+}
