@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -124,14 +125,23 @@ func nextQuery(raw string, acceptText bool) (count int, format int, err *apiErro
 	return count, format, nil
 }
 
+// header returns the first value of a header whose name is already canonical,
+// without Header.Get's canonicalisation of the name on every call.
+func header(r *http.Request, canonical string) string {
+	if v := r.Header[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 func acceptsText(accept string) bool {
 	return accept != "" && strings.HasPrefix(accept, "text/plain")
 }
 
 // handleNext is GET /v1/{namespace}/next: the hot path.
 func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	count, format, qerr := nextQuery(r.URL.RawQuery, acceptsText(r.Header.Get("Accept")))
+	start := s.opts.Clock.Now()
+	count, format, qerr := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
 	name := r.PathValue("namespace")
 	ns := s.namespaces[name]
 	switch {
@@ -147,7 +157,7 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 		s.countError(ns, e)
 		s.writeError(w, format, e)
 		return
-	case !ns.authorized(r.Header.Get("Authorization")):
+	case !ns.authorized(header(r, "Authorization")):
 		e := errUnauthorized(ns.name)
 		s.countError(ns, e)
 		s.writeError(w, format, e)
@@ -180,7 +190,7 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 			}
 			w.Write(b)
 		}
-		ns.metrics.next.Observe(time.Since(start).Seconds())
+		ns.metrics.next.Observe(float64(s.opts.Clock.Now()-start) / 1e9)
 	}
 	if cap(b) <= maxPooled {
 		*bp = b[:0]
@@ -196,11 +206,7 @@ func (s *Server) appendIDs(b []byte, ns *namespace, format int, one flurry.ID, i
 	}
 	switch format {
 	case fmtText:
-		ps, pe := 0, 0
-		for i, id := range ids {
-			b, ps, pe = appendID(b, id, i > 0 && id == ids[i-1]+1, ps, pe)
-			b = append(b, '\n')
-		}
+		b = appendLines(b, ids)
 	case fmtNumber:
 		if first {
 			b = append(b, `{"namespace":"`...)
@@ -258,6 +264,43 @@ func appendID(b []byte, id flurry.ID, succ bool, ps, pe int) ([]byte, int, int) 
 	}
 	b = strconv.AppendInt(b, int64(id), 10)
 	return b, start, len(b)
+}
+
+// appendLines appends ids one per line. A run of consecutive IDs is written by
+// copying the previous line into place and incrementing its digits, with the
+// buffer grown once per run.
+func appendLines(b []byte, ids []flurry.ID) []byte {
+	for i := 0; i < len(ids); {
+		start := len(b)
+		b = strconv.AppendInt(b, int64(ids[i]), 10)
+		b = append(b, '\n')
+		w := len(b) - start // digits and the newline
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		b = slices.Grow(b, (j-i-1)*w)
+		prev := start
+		k := i + 1
+		for ; k < j; k++ {
+			pos := len(b)
+			b = b[:pos+w]
+			copy(b[pos:pos+w], b[prev:prev+w])
+			d := pos + w - 2
+			for d >= pos && b[d] == '9' {
+				b[d] = '0'
+				d--
+			}
+			if d < pos { // 999 -> 1000: one digit more; start a new run here
+				b = b[:pos]
+				break
+			}
+			b[d]++
+			prev = pos
+		}
+		i = k
+	}
+	return b
 }
 
 // nextInts issues count IDs, then writes them in chunks; nothing is written

@@ -50,3 +50,21 @@ func TestNextAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendLines(t *testing.T) {
+	for _, start := range []int64{0, 7, 95, 998, 9_999_990, 1<<62 - 5, 1<<63 - 20} {
+		var ids []flurry.ID
+		for i := int64(0); i < 15; i++ {
+			ids = append(ids, flurry.ID(start+i))
+		}
+		ids = append(ids, ids[len(ids)-1]+3, ids[len(ids)-1]+4, 5) // a gap, a successor, a smaller one
+		var want []byte
+		for _, id := range ids {
+			want = strconv.AppendInt(want, int64(id), 10)
+			want = append(want, '\n')
+		}
+		if got := appendLines([]byte("x"), ids); string(got) != "x"+string(want) {
+			t.Errorf("from %d:\n got %q\nwant %q", start, got, want)
+		}
+	}
+}
