@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"slices"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
