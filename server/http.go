@@ -420,10 +420,9 @@ func (s *Server) handleDecode(w http.ResponseWriter, r *http.Request) {
 	s.writeProto(w, res)
 }
 
-var jsonOpts = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-
+// writeProto writes m as JSON with the proto's field names, every field present.
 func (s *Server) writeProto(w http.ResponseWriter, m proto.Message) {
-	b, err := jsonOpts.Marshal(m)
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(m)
 	if err != nil {
 		s.writeError(w, fmtJSON, &apiError{status: 500, msg: "encoding the answer: " + err.Error()})
 		return

@@ -29,7 +29,7 @@ func (s *Server) nameList() string {
 // decode splits id (its text form) per the namespace's strategy.
 func (s *Server) decode(ns *namespace, text string) (*flurryv1.DecodeResponse, *apiError) {
 	if ns.text != nil {
-		res, err := ns.text.decode(text)
+		res, err := ns.text.decodeID(text)
 		if err != nil {
 			return nil, errBadRequest("%s is not an ID of namespace %s (%s): %s", clipQ(text), ns.name, ns.strategy, oneLine(err.Error()))
 		}

@@ -128,12 +128,10 @@ func (s *Server) leafDecode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]string{}
-	id, err := flurry.ParseID(q.Get("snowflakeId"))
-	var d = struct{ ok bool }{}
-	if err == nil {
-		dec, derr := ns.layout.Decode(id)
-		if derr == nil {
-			d.ok = true
+	ok := false
+	if id, err := flurry.ParseID(q.Get("snowflakeId")); err == nil {
+		if dec, err := ns.layout.Decode(id); err == nil {
+			ok = true
 			ms := dec.Time.UnixMilli()
 			out["timestamp"] = strconv.FormatInt(ms, 10) + "(" + dec.Time.In(time.Local).Format("2006-01-02 15:04:05.000") + ")"
 			var worker int64
@@ -144,7 +142,7 @@ func (s *Server) leafDecode(w http.ResponseWriter, r *http.Request) {
 			out["sequenceId"] = strconv.FormatInt(dec.Sequence, 10)
 		}
 	}
-	if !d.ok {
+	if !ok {
 		out["errorMsg"] = "snowflake Id反解析发生异常!"
 	}
 	body, _ := json.Marshal(out)

@@ -43,7 +43,7 @@ func newMetrics(s *Server) *metrics {
 			leaf: m.latency.WithLabelValues(ns.name, "leaf"),
 		}
 	}
-	m.reg.MustRegister(m.latency, m.errors, &collector{s: s},
+	m.reg.MustRegister(m.latency, m.errors, &collector{s: s, d: newDescs()},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -57,37 +57,70 @@ func desc(name, help string) *prometheus.Desc {
 }
 
 // collector reads the namespaces' state at scrape time.
-type collector struct{ s *Server }
+type collector struct {
+	s *Server
+	d *descs
+}
 
-var (
-	dIssued        = desc("flurry_ids_issued_total", "IDs issued since the server started.")
-	dOverflow      = desc("flurry_sequence_overflow_waits_total", "Waits for the next tick because a tick's sequence ran out (snowflake).")
-	dWaited        = desc("flurry_sequence_wait_seconds_total", "Time spent in those waits and in clock step-back waits (snowflake).")
-	dBehind        = desc("flurry_clock_behind_events_total", "Times the clock was found behind the last issued tick beyond the allowed drift (snowflake).")
-	dBehindGap     = desc("flurry_clock_behind_max_gap_seconds", "The largest clock-behind gap seen (snowflake).")
-	dBehindErrs    = desc("flurry_clock_behind_errors_total", "Requests refused because the clock was behind (snowflake).")
-	dLeaseHeld     = desc("flurry_lease_held", "1 while the namespace holds a lease on a node value, else 0.")
-	dLeaseValue    = desc("flurry_lease_value", "The leased node value.")
-	dLeaseLeft     = desc("flurry_lease_window_left_seconds", "How much of the reserved window (high-water mark minus now) is left.")
-	dLeaseRenew    = desc("flurry_lease_renewals_total", "Successful lease renewals.")
-	dLeaseFail     = desc("flurry_lease_failures_total", "Failed lease renewals.")
-	dLeaseLoss     = desc("flurry_lease_losses_total", "Leases lost.")
-	dSegFetch      = desc("flurry_segment_fetches_total", "Segment ranges taken from the stores.")
-	dSegClaim      = desc("flurry_segment_claimed_total", "Segment ranges that were handed-back ranges.")
-	dSegFail       = desc("flurry_segment_fetch_failures_total", "Segment fetch attempts where no store answered.")
-	dSegBuffered   = desc("flurry_segment_buffered_ids", "IDs servable without any store: the rest of the current range plus the next.")
-	dSegNextReady  = desc("flurry_segment_next_ready", "1 when the next range is buffered.")
-	dSegRunway     = desc("flurry_segment_runway_seconds", "How long the buffered IDs last at the recent rate (0 while the rate is unknown).")
-	dSegRate       = desc("flurry_segment_rate_ids_per_second", "The recent rate of the segment namespace.")
-	dSegStep       = desc("flurry_segment_step", "The step the next fresh range is asked with.")
-	dLifeLeft      = desc("flurry_time_field_life_left_seconds", "Time until the layout's time field runs out.")
-	dReady         = desc("flurry_namespace_ready", "1 when the namespace can issue now (snowflake and segment; what /readyz checks).")
-	allDescriptors = []*prometheus.Desc{dIssued, dOverflow, dWaited, dBehind, dBehindGap, dBehindErrs, dLeaseHeld, dLeaseValue, dLeaseLeft,
-		dLeaseRenew, dLeaseFail, dLeaseLoss, dSegFetch, dSegClaim, dSegFail, dSegBuffered, dSegNextReady, dSegRunway, dSegRate, dSegStep, dLifeLeft, dReady}
-)
+// descs are the descriptions of the metrics the collector reads at scrape time.
+type descs struct {
+	dIssued       *prometheus.Desc
+	dOverflow     *prometheus.Desc
+	dWaited       *prometheus.Desc
+	dBehind       *prometheus.Desc
+	dBehindGap    *prometheus.Desc
+	dBehindErrs   *prometheus.Desc
+	dLeaseHeld    *prometheus.Desc
+	dLeaseValue   *prometheus.Desc
+	dLeaseLeft    *prometheus.Desc
+	dLeaseRenew   *prometheus.Desc
+	dLeaseFail    *prometheus.Desc
+	dLeaseLoss    *prometheus.Desc
+	dSegFetch     *prometheus.Desc
+	dSegClaim     *prometheus.Desc
+	dSegFail      *prometheus.Desc
+	dSegBuffered  *prometheus.Desc
+	dSegNextReady *prometheus.Desc
+	dSegRunway    *prometheus.Desc
+	dSegRate      *prometheus.Desc
+	dSegStep      *prometheus.Desc
+	dLifeLeft     *prometheus.Desc
+	dReady        *prometheus.Desc
+}
+
+func newDescs() *descs {
+	return &descs{
+		dIssued:       desc("flurry_ids_issued_total", "IDs issued since the server started."),
+		dOverflow:     desc("flurry_sequence_overflow_waits_total", "Waits for the next tick because a tick's sequence ran out (snowflake)."),
+		dWaited:       desc("flurry_sequence_wait_seconds_total", "Time spent in those waits and in clock step-back waits (snowflake)."),
+		dBehind:       desc("flurry_clock_behind_events_total", "Times the clock was found behind the last issued tick beyond the allowed drift (snowflake)."),
+		dBehindGap:    desc("flurry_clock_behind_max_gap_seconds", "The largest clock-behind gap seen (snowflake)."),
+		dBehindErrs:   desc("flurry_clock_behind_errors_total", "Requests refused because the clock was behind (snowflake)."),
+		dLeaseHeld:    desc("flurry_lease_held", "1 while the namespace holds a lease on a node value, else 0."),
+		dLeaseValue:   desc("flurry_lease_value", "The leased node value."),
+		dLeaseLeft:    desc("flurry_lease_window_left_seconds", "How much of the reserved window (high-water mark minus now) is left."),
+		dLeaseRenew:   desc("flurry_lease_renewals_total", "Successful lease renewals."),
+		dLeaseFail:    desc("flurry_lease_failures_total", "Failed lease renewals."),
+		dLeaseLoss:    desc("flurry_lease_losses_total", "Leases lost."),
+		dSegFetch:     desc("flurry_segment_fetches_total", "Segment ranges taken from the stores."),
+		dSegClaim:     desc("flurry_segment_claimed_total", "Segment ranges that were handed-back ranges."),
+		dSegFail:      desc("flurry_segment_fetch_failures_total", "Segment fetch attempts where no store answered."),
+		dSegBuffered:  desc("flurry_segment_buffered_ids", "IDs servable without any store: the rest of the current range plus the next."),
+		dSegNextReady: desc("flurry_segment_next_ready", "1 when the next range is buffered."),
+		dSegRunway:    desc("flurry_segment_runway_seconds", "How long the buffered IDs last at the recent rate (0 while the rate is unknown)."),
+		dSegRate:      desc("flurry_segment_rate_ids_per_second", "The recent rate of the segment namespace."),
+		dSegStep:      desc("flurry_segment_step", "The step the next fresh range is asked with."),
+		dLifeLeft:     desc("flurry_time_field_life_left_seconds", "Time until the layout's time field runs out."),
+		dReady:        desc("flurry_namespace_ready", "1 when the namespace can issue now (snowflake and segment; what /readyz checks)."),
+	}
+}
+
+func (d *descs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{d.dIssued, d.dOverflow, d.dWaited, d.dBehind, d.dBehindGap, d.dBehindErrs, d.dLeaseHeld, d.dLeaseValue, d.dLeaseLeft, d.dLeaseRenew, d.dLeaseFail, d.dLeaseLoss, d.dSegFetch, d.dSegClaim, d.dSegFail, d.dSegBuffered, d.dSegNextReady, d.dSegRunway, d.dSegRate, d.dSegStep, d.dLifeLeft, d.dReady}
+}
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescriptors {
+	for _, d := range c.d.all() {
 		ch <- d
 	}
 }
@@ -109,41 +142,41 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		cnt := func(d *prometheus.Desc, v float64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, n)
 		}
-		cnt(dIssued, float64(ns.issued.Load()))
+		cnt(c.d.dIssued, float64(ns.issued.Load()))
 		if ns.layout != nil {
-			g(dLifeLeft, ns.layout.Lifetime().Sub(now).Seconds())
+			g(c.d.dLifeLeft, ns.layout.Lifetime().Sub(now).Seconds())
 		}
 		if ns.gen != nil {
 			st := ns.gen.Stats()
-			cnt(dOverflow, float64(st.OverflowWaits))
-			cnt(dWaited, st.Waited.Seconds())
-			cnt(dBehind, float64(st.ClockBehind))
-			g(dBehindGap, st.MaxBehind.Seconds())
-			cnt(dBehindErrs, float64(st.BehindErrors))
+			cnt(c.d.dOverflow, float64(st.OverflowWaits))
+			cnt(c.d.dWaited, st.Waited.Seconds())
+			cnt(c.d.dBehind, float64(st.ClockBehind))
+			g(c.d.dBehindGap, st.MaxBehind.Seconds())
+			cnt(c.d.dBehindErrs, float64(st.BehindErrors))
 		}
 		if ns.sess != nil {
 			st := ns.sess.Status()
-			g(dLeaseHeld, b2f(st.Held))
-			g(dLeaseValue, float64(st.Value))
-			g(dLeaseLeft, st.WindowLeft.Seconds())
-			cnt(dLeaseRenew, float64(st.Renewals))
-			cnt(dLeaseFail, float64(st.Failures))
-			cnt(dLeaseLoss, float64(st.Losses))
+			g(c.d.dLeaseHeld, b2f(st.Held))
+			g(c.d.dLeaseValue, float64(st.Value))
+			g(c.d.dLeaseLeft, st.WindowLeft.Seconds())
+			cnt(c.d.dLeaseRenew, float64(st.Renewals))
+			cnt(c.d.dLeaseFail, float64(st.Failures))
+			cnt(c.d.dLeaseLoss, float64(st.Losses))
 		}
 		if ns.alloc != nil {
 			st := ns.alloc.Stats()
-			cnt(dSegFetch, float64(st.Fetches))
-			cnt(dSegClaim, float64(st.Claimed))
-			cnt(dSegFail, float64(st.Failures))
-			g(dSegBuffered, float64(st.Buffered))
-			g(dSegNextReady, b2f(st.NextReady))
-			g(dSegRunway, st.Runway.Seconds())
-			g(dSegRate, st.Rate)
-			g(dSegStep, float64(st.Step))
+			cnt(c.d.dSegFetch, float64(st.Fetches))
+			cnt(c.d.dSegClaim, float64(st.Claimed))
+			cnt(c.d.dSegFail, float64(st.Failures))
+			g(c.d.dSegBuffered, float64(st.Buffered))
+			g(c.d.dSegNextReady, b2f(st.NextReady))
+			g(c.d.dSegRunway, st.Runway.Seconds())
+			g(c.d.dSegRate, st.Rate)
+			g(c.d.dSegStep, float64(st.Step))
 		}
 		if ns.sess != nil || ns.alloc != nil {
 			ok, _ := ns.ready(context.Background())
-			g(dReady, b2f(ok))
+			g(c.d.dReady, b2f(ok))
 		}
 	}
 }

@@ -30,10 +30,10 @@ type intSource interface {
 }
 
 // textSource issues IDs whose form is text (uuidv7, objectid): appendNext appends
-// n IDs to dst, each followed by sep, and decode splits one apart.
+// n IDs to dst, each followed by sep, and decodeID splits one apart.
 type textSource interface {
 	appendNext(ctx context.Context, dst []byte, n int, sep byte) ([]byte, error)
-	decode(id string) (*flurryv1.DecodeResponse, error)
+	decodeID(id string) (*flurryv1.DecodeResponse, error)
 }
 
 // namespace is one configured namespace and everything it holds.

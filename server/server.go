@@ -192,8 +192,7 @@ func (s *Server) closeNamespaces(ctx context.Context) error {
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops
 // accepting, lets requests in flight finish (up to the configured
 // shutdown_timeout), then closes the server (Close). With TLS configured it serves
-// HTTPS; without, HTTP/1.1 and HTTP/2 without TLS (h2c, for gRPC). ready, if not
-// nil, is called once the server accepts connections.
+// HTTPS; without, HTTP/1.1 and HTTP/2 without TLS (h2c, for gRPC).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var protos http.Protocols
 	protos.SetHTTP1(true)

@@ -197,6 +197,11 @@ func TestRoutes(t *testing.T) {
 			t.Fatalf("%d %q", code, body)
 		}
 	})
+	t.Run("dashboard", func(t *testing.T) {
+		if code, h, _ := get(t, u+"/"); code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+			t.Fatalf("GET /: %d %s", code, h.Get("Content-Type"))
+		}
+	})
 	t.Run("metrics", func(t *testing.T) {
 		code, _, body := get(t, u+"/metrics")
 		for _, m := range []string{"flurry_ids_issued_total{namespace=\"default\"}", "flurry_lease_held{namespace=\"default\"} 1",

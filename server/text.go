@@ -39,15 +39,7 @@ func (g *textGen[T]) appendNext(ctx context.Context, dst []byte, n int, sep byte
 	return dst, nil
 }
 
-func (g *textGen[T]) decodeText(s string) (*flurryv1.DecodeResponse, error) { return g.decode(s) }
-
-// textAdapter lets a textGen satisfy textSource (whose decode method name is
-// taken by the field).
-type textAdapter[T interface {
-	AppendText([]byte) ([]byte, error)
-}] struct{ *textGen[T] }
-
-func (a textAdapter[T]) decode(s string) (*flurryv1.DecodeResponse, error) { return a.decodeText(s) }
+func (g *textGen[T]) decodeID(s string) (*flurryv1.DecodeResponse, error) { return g.decode(s) }
 
 // builtinText returns the text strategies: uuidv7 (RFC 9562) and objectid
 // (MongoDB's 12-byte ObjectId).
@@ -58,14 +50,14 @@ func builtinText(clk clock.Clock) map[string]func(ctx context.Context) (textSour
 			if err != nil {
 				return nil, err
 			}
-			return textAdapter[uuidv7.UUID]{&textGen[uuidv7.UUID]{nextN: g.NextN, decode: decodeUUIDv7}}, nil
+			return &textGen[uuidv7.UUID]{nextN: g.NextN, decode: decodeUUIDv7}, nil
 		},
 		"objectid": func(context.Context) (textSource, error) {
 			g, err := objectid.New(objectid.Options{Clock: clk})
 			if err != nil {
 				return nil, err
 			}
-			return textAdapter[objectid.ID]{&textGen[objectid.ID]{nextN: g.NextN, decode: decodeObjectID}}, nil
+			return &textGen[objectid.ID]{nextN: g.NextN, decode: decodeObjectID}, nil
 		},
 	}
 }

@@ -14,10 +14,13 @@ import (
 
 // Store URL schemes the server can open, for early checks; the store packages
 // check the rest of each URL when the server starts.
-var (
-	leaseSchemes   = []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
-	segmentSchemes = []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
-)
+func leaseSchemes() []string {
+	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+}
+
+func segmentSchemes() []string {
+	return []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+}
 
 // checker collects problems with the file and line of each key.
 type checker struct {
@@ -59,7 +62,7 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 			k.add(p, "namespace name %q: use 1 to 64 letters, digits, '_', '-' or '.' (it is a URL path segment)", name)
 		}
 		if ns == nil {
-			k.add(p, "empty namespace: give strategy: one of %s", strings.Join(strategies, ", "))
+			k.add(p, "empty namespace: give strategy: one of %s", strings.Join(Strategies(), ", "))
 			continue
 		}
 		k.namespace(p, name, ns, env)
@@ -107,18 +110,18 @@ func (k *checker) namespace(p []string, name string, ns *Namespace, env func(str
 		"uuidv7": ns.UUIDv7 != nil, "objectid": ns.ObjectID != nil,
 	}
 	known := false
-	for _, s := range strategies {
+	for _, s := range Strategies() {
 		if ns.Strategy == s {
 			known = true
 		}
 	}
 	switch {
 	case ns.Strategy == "":
-		k.add(append(p, "strategy"), "missing: give one of %s", strings.Join(strategies, ", "))
+		k.add(append(p, "strategy"), "missing: give one of %s", strings.Join(Strategies(), ", "))
 	case !known:
-		k.add(append(p, "strategy"), "unknown strategy %q: use one of %s", ns.Strategy, strings.Join(strategies, ", "))
+		k.add(append(p, "strategy"), "unknown strategy %q: use one of %s", ns.Strategy, strings.Join(Strategies(), ", "))
 	}
-	for _, s := range strategies {
+	for _, s := range Strategies() {
 		if blocks[s] && s != ns.Strategy {
 			k.add(append(p, s), "settings for %s, but the strategy is %q: remove them or change the strategy", s, ns.Strategy)
 		}
@@ -211,7 +214,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	}
 	lp := append(p, "lease")
 	if s.Lease.Store != "" {
-		k.url(append(lp, "store"), s.Lease.Store, leaseSchemes)
+		k.url(append(lp, "store"), s.Lease.Store, leaseSchemes())
 	}
 	if s.Lease.Scope != "" {
 		if err := lease.CheckScope(s.Lease.Scope); err != nil {
@@ -227,7 +230,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 
 func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
-		k.url(append(p, "stores", fmt.Sprint(i)), u, segmentSchemes)
+		k.url(append(p, "stores", fmt.Sprint(i)), u, segmentSchemes())
 	}
 	tag := s.Tag
 	if tag == "" {

@@ -44,11 +44,8 @@ const (
 	DefaultSegmentStep = 1000
 )
 
-// Strategies names the strategies a namespace may have.
-var strategies = []string{"snowflake", "segment", "redis", "uuidv7", "objectid"}
-
 // Strategies returns the names of the strategies a namespace may have.
-func Strategies() []string { return append([]string(nil), strategies...) }
+func Strategies() []string { return []string{"snowflake", "segment", "redis", "uuidv7", "objectid"} }
 
 // Config is the whole configuration of a server.
 type Config struct {
