@@ -228,7 +228,12 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	if len(leased) == 0 {
 		return fmt.Errorf("node %q gives every node field, so none is left to lease: leave out the fields to lease", c.Node)
 	}
-	gopts := snowflake.Options{Layout: l, Namespace: ns.name, Clock: b.clock, WarnBefore: -1}
+	log := b.opts.Logger.With("namespace", ns.name)
+	gopts := snowflake.Options{Layout: l, Namespace: ns.name, Clock: b.clock,
+		OnLifeLow: func(left time.Duration, end time.Time) {
+			log.Warn("the layout's time field runs out soon: move to a layout with a later epoch before then",
+				"left", left.Round(time.Hour).String(), "end", end)
+		}}
 	switch c.Overflow {
 	case "borrow":
 		gopts.Overflow = snowflake.Borrow
@@ -269,7 +274,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
 		TTL: config.Duration(c.Lease.TTL, 0), Window: config.Duration(c.Lease.Window, 0),
-		Logger: b.opts.Logger.With("namespace", ns.name),
+		Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)

@@ -26,7 +26,11 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/api/flurryv1"
+	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
 	"github.com/flurryid/flurry/internal/testenv"
 )
 
@@ -255,6 +259,25 @@ func TestServeBinary(t *testing.T) {
 				t.Errorf("%s: %d %q, want %d", e.path, code, body, e.code)
 			}
 		}
+		// The IDService over gRPC (h2c) and Connect JSON, from the real process.
+		var protos http.Protocols
+		protos.SetUnencryptedHTTP2(true)
+		for name, rc := range map[string]flurryv1connect.IDServiceClient{
+			"grpc":    flurryv1connect.NewIDServiceClient(&http.Client{Transport: &http.Transport{Protocols: &protos}}, u, connect.WithGRPC()),
+			"connect": flurryv1connect.NewIDServiceClient(c, u, connect.WithProtoJSON()),
+		} {
+			res, err := rc.Next(context.Background(), connect.NewRequest(&flurryv1.NextRequest{Namespace: "segment", Count: 4}))
+			if err != nil || len(res.Msg.Ids) != 4 {
+				t.Fatalf("%s Next: %v", name, err)
+			}
+			for _, id := range res.Msg.Ids {
+				record("segment", []flurry.ID{flurry.ID(id)})
+				lastSegment = max(lastSegment, flurry.ID(id))
+			}
+			if _, err := rc.Next(context.Background(), connect.NewRequest(&flurryv1.NextRequest{Namespace: "nope"})); connect.CodeOf(err) != connect.CodeNotFound {
+				t.Errorf("%s Next nope: %v", name, err)
+			}
+		}
 		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 			if code, _, body := fetch(t, c, "GET", u+path); code != 200 {
 				t.Errorf("%s: %d %q", path, code, body)
@@ -361,6 +384,9 @@ namespaces:
 		dir := t.TempDir()
 		cfg := filepath.Join(dir, "bad.yaml")
 		os.WriteFile(cfg, []byte("listen: x\nnamespaces:\n  a:\n    strategy: snowflake\n    snowflake: {layout: nope, colour: red}\n  b:\n    strategy: segment\n    token_env: [NOT_SET_ANYWHERE_X]\n"), 0o600)
+		if out, err := exec.Command(bin, "serve", "--config", cfg, "--check").CombinedOutput(); err == nil || !strings.Contains(string(out), "configuration has 4 problems") {
+			t.Errorf("--check of a bad file: %v\n%s", err, out)
+		}
 		out, err := exec.Command(bin, "serve", "--config", cfg).CombinedOutput()
 		ee, ok := err.(*exec.ExitError)
 		if !ok || ee.ExitCode() != 1 {
