@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -150,11 +154,26 @@ type benchTarget interface {
 	close()
 }
 
-// httpTarget sends GET /v1/{namespace}/next?count=N&format=text.
+// httpTarget sends GET /v1/{namespace}/next?count=N&format=text over HTTP/1.1
+// keep-alive connections, one per worker, written and parsed by hand (as wrk
+// does): net/http's client costs more CPU per request than the server it
+// measures, and on a small machine that would be what bench reports. https://
+// servers go through net/http.
 type httpTarget struct {
-	urls  []string // one per server
-	token string
-	hc    *http.Client
+	servers []string
+	paths   []string // request path and query, per server
+	addrs   []string // host:port to dial, per server
+	reqs    [][]byte // the whole request, per server (plain http only)
+	token   string
+	hc      *http.Client // for https
+	conns   []*rawConn   // per worker
+	timeout time.Duration
+}
+
+// rawConn is one worker's connection.
+type rawConn struct {
+	c  net.Conn
+	br *bufio.Reader
 }
 
 // grpcTarget sends IDService.Next over gRPC.
@@ -187,19 +206,161 @@ func newFlurryTarget(servers []string, bf *benchFlags) (benchTarget, error) {
 		}
 		return t, nil
 	}
-	t := &httpTarget{token: bf.token, hc: hc}
+	t := &httpTarget{servers: servers, token: bf.token, hc: hc, conns: make([]*rawConn, bf.concurrency), timeout: bf.timeout}
 	for _, s := range servers {
-		t.urls = append(t.urls, s+"/v1/"+url.PathEscape(bf.namespace)+"/next?count="+strconv.FormatUint(bf.count, 10)+"&format=text")
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		path := u.Path + "/v1/" + url.PathEscape(bf.namespace) + "/next?count=" + strconv.FormatUint(bf.count, 10) + "&format=text"
+		t.paths = append(t.paths, path)
+		addr := u.Host
+		if u.Port() == "" {
+			addr = net.JoinHostPort(u.Hostname(), map[bool]string{true: "443", false: "80"}[u.Scheme == "https"])
+		}
+		t.addrs = append(t.addrs, addr)
+		req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: flurry-bench\r\n"
+		if t.token != "" {
+			req += "Authorization: Bearer " + t.token + "\r\n"
+		}
+		t.reqs = append(t.reqs, []byte(req+"\r\n"))
 	}
 	return t, nil
 }
 
 func (t *httpTarget) name() string {
-	return "GET " + strings.Join(t.urls, " ") + " (HTTP/1.1 keep-alive)"
+	var urls []string
+	for i, s := range t.servers {
+		urls = append(urls, s+t.paths[i])
+	}
+	return "GET " + strings.Join(urls, " ") + " (HTTP/1.1 keep-alive)"
 }
 
 func (t *httpTarget) do(ctx context.Context, worker int) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.urls[worker%len(t.urls)], nil)
+	si := worker % len(t.servers)
+	if strings.HasPrefix(t.servers[si], "https://") {
+		return t.doStd(ctx, si)
+	}
+	rc := t.conns[worker]
+	if rc == nil {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", t.addrs[si])
+		if err != nil {
+			return 0, err
+		}
+		rc = &rawConn{c: c, br: bufio.NewReaderSize(c, 64<<10)}
+		t.conns[worker] = rc
+	}
+	rc.c.SetDeadline(time.Now().Add(t.timeout))
+	n, keep, err := rc.roundTrip(t.reqs[si])
+	if err != nil || !keep {
+		rc.c.Close()
+		t.conns[worker] = nil
+	}
+	return n, err
+}
+
+// roundTrip writes req and reads one response, counting the lines of its body.
+// keep reports whether the connection can carry the next request.
+func (rc *rawConn) roundTrip(req []byte) (lines int, keep bool, err error) {
+	if _, err := rc.c.Write(req); err != nil {
+		return 0, false, err
+	}
+	line, err := rc.br.ReadSlice('\n')
+	if err != nil {
+		return 0, false, err
+	}
+	// "HTTP/1.1 200 OK"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return 0, false, fmt.Errorf("not an HTTP response: %q", bytes.TrimSpace(line))
+	}
+	status, _ := strconv.Atoi(string(line[9:12]))
+	length, chunked := int64(-1), false
+	keep = line[7] == '1'
+	for {
+		h, err := rc.br.ReadSlice('\n')
+		if err != nil {
+			return 0, false, err
+		}
+		h = bytes.TrimRight(h, "\r\n")
+		if len(h) == 0 {
+			break
+		}
+		k, v, _ := bytes.Cut(h, []byte(":"))
+		v = bytes.TrimSpace(v)
+		switch {
+		case bytes.EqualFold(k, []byte("Content-Length")):
+			length, err = strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return 0, false, fmt.Errorf("bad Content-Length %q", v)
+			}
+		case bytes.EqualFold(k, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(v, []byte("chunked"))
+		case bytes.EqualFold(k, []byte("Connection")):
+			if bytes.EqualFold(v, []byte("close")) {
+				keep = false
+			}
+		}
+	}
+	var body []byte // kept only for an error's message
+	count := func(p []byte) {
+		lines += bytes.Count(p, []byte{'\n'})
+		if status != http.StatusOK && len(body) < 200 {
+			body = append(body, p[:min(len(p), 200-len(body))]...)
+		}
+	}
+	switch {
+	case chunked:
+		for {
+			l, err := rc.br.ReadSlice('\n')
+			if err != nil {
+				return 0, false, err
+			}
+			size, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.SplitN(l, []byte(";"), 2)[0])), 16, 64)
+			if err != nil || size < 0 {
+				return 0, false, fmt.Errorf("bad chunk size %q", bytes.TrimSpace(l))
+			}
+			if err := rc.body(size+2, count); err != nil { // the chunk and its CRLF
+				return 0, false, err
+			}
+			if size == 0 {
+				break
+			}
+		}
+	case length >= 0:
+		if err := rc.body(length, count); err != nil {
+			return 0, false, err
+		}
+	default:
+		return 0, false, errors.New("response without Content-Length or chunked encoding")
+	}
+	if status != http.StatusOK {
+		return 0, keep, fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(body))
+	}
+	return lines, keep, nil
+}
+
+// body passes the next n bytes to f, in pieces.
+func (rc *rawConn) body(n int64, f func([]byte)) error {
+	for n > 0 {
+		p, err := rc.br.Peek(int(min(n, int64(rc.br.Size()))))
+		if len(p) == 0 && err != nil {
+			return err
+		}
+		if len(p) == 0 {
+			p, _ = rc.br.Peek(rc.br.Buffered())
+		}
+		f(p)
+		rc.br.Discard(len(p))
+		n -= int64(len(p))
+	}
+	return nil
+}
+
+// doStd sends the request through net/http (https servers).
+func (t *httpTarget) doStd(ctx context.Context, si int) (int, error) {
+	u, _ := url.Parse(t.servers[si])
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Scheme+"://"+u.Host+t.paths[si], nil)
 	if err != nil {
 		return 0, err
 	}
@@ -211,34 +372,24 @@ func (t *httpTarget) do(ctx context.Context, worker int) (int, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	var buf [4096]byte
-	n, lines := 0, 0
-	var first []byte
-	for {
-		m, err := resp.Body.Read(buf[:])
-		if resp.StatusCode != http.StatusOK && len(first) < 200 {
-			first = append(first, buf[:min(m, 200-len(first))]...)
-		}
-		for _, c := range buf[:m] {
-			if c == '\n' {
-				lines++
-			}
-		}
-		n += m
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(first)))
+		return 0, fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(b[:min(len(b), 200)])))
 	}
-	return lines, nil
+	return bytes.Count(b, []byte{'\n'}), nil
 }
 
-func (t *httpTarget) close() { t.hc.CloseIdleConnections() }
+func (t *httpTarget) close() {
+	for _, rc := range t.conns {
+		if rc != nil {
+			rc.c.Close()
+		}
+	}
+	t.hc.CloseIdleConnections()
+}
 
 func (t *grpcTarget) name() string {
 	return "gRPC IDService.Next " + strings.Join(t.servers, " ")
