@@ -20,12 +20,16 @@ func TestBenchClosedLoop(t *testing.T) {
 		{"http", nil},
 		{"grpc", []string{"--grpc"}},
 		{"count", []string{"--count", "100"}},
+		{"chunked body", []string{"--count", "20000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"bench", "--server", ts.URL, "--concurrency", "4", "--duration", "300ms", "--warmup", "50ms"}, tc.args...)
 			r := cli(t, "", args...)
 			if r.code != 0 || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			if strings.Contains(r.stdout, "IDs       0 ") {
+				t.Errorf("no IDs counted:\n%s", r.stdout)
 			}
 			for _, w := range []string{"closed loop, 4 workers", "requests/s", "errors    0", "p50", "p99", "p999", "max"} {
 				if !strings.Contains(r.stdout, w) && !strings.Contains(r.stdout, strings.TrimSuffix(w, "/s")) {
@@ -155,4 +159,18 @@ func FuzzHistogramBucket(f *testing.F) {
 			t.Fatalf("buckets not monotonic at %d", v)
 		}
 	})
+}
+
+func TestBenchCountsEveryID(t *testing.T) {
+	ts := startFlurryServer(t)
+	for _, args := range [][]string{{"--count", "20000"}, {"--count", "7", "--grpc"}} {
+		r := cli(t, "", append([]string{"bench", "--server", ts.URL, "--concurrency", "2", "--duration", "200ms", "--warmup", "0s", "--json"}, args...)...)
+		var res []benchResult
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
+			t.Fatalf("%v: %v\n%s%s", args, err, r.stdout, r.stderr)
+		}
+		if got := res[0]; got.Requests == 0 || got.Errors != 0 || got.IDs != got.Requests*int64(got.Count) {
+			t.Errorf("%v: %d requests, %d IDs, %d errors; want Count IDs in each", args, got.Requests, got.IDs, got.Errors)
+		}
+	}
 }
