@@ -320,7 +320,10 @@ func (rc *rawConn) roundTrip(req []byte) (lines int, keep bool, err error) {
 			if err != nil || size < 0 {
 				return 0, false, fmt.Errorf("bad chunk size %q", bytes.TrimSpace(l))
 			}
-			if err := rc.body(size+2, count); err != nil { // the chunk and its CRLF
+			if err := rc.body(size, count); err != nil {
+				return 0, false, err
+			}
+			if _, err := rc.br.Discard(2); err != nil { // the chunk's CRLF
 				return 0, false, err
 			}
 			if size == 0 {
