@@ -425,7 +425,10 @@ func (c *Client) attempt(ctx context.Context, s *server, call func(context.Conte
 		return nil
 	}
 	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errTimeout) {
-		return fmt.Errorf("no answer within %v (Options.Timeout): %w", c.timeout, err)
+		// Not wrapping err keeps context.DeadlineExceeded for the caller's own
+		// deadline: errors.Is(err, context.DeadlineExceeded) on what Next returns
+		// means the caller's ctx ended, not that one server was slow.
+		return fmt.Errorf("no answer within %v (Options.Timeout; %v)", c.timeout, err)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +200,15 @@ func TestFailoverOnTimeout(t *testing.T) {
 	st := c.Stats()
 	if st[0].Failures != 1 || st[1].Requests == 0 {
 		t.Errorf("stats %+v, want one timeout on the first server, then the second", st)
+	}
+	b.kill()
+	c2 := newTestClient(t, Options{Batch: 10, Timeout: 50 * time.Millisecond}, a)
+	_, err := c2.Next(context.Background(), "default")
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "Options.Timeout") {
+		t.Errorf("Next with every server hanging: %v, want ErrUnavailable naming Options.Timeout", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a server's timeout matches context.DeadlineExceeded, which callers read as their own deadline: %v", err)
 	}
 }
 

@@ -40,6 +40,7 @@ type testService struct {
 	maxCount uint32
 	mode     atomic.Int32
 	calls    atomic.Int64
+	release  chan struct{} // closed when the test ends, to let hung calls return
 }
 
 func (s *testService) auth(h http.Header) error {
@@ -55,8 +56,9 @@ func (s *testService) Next(ctx context.Context, req *connect.Request[flurryv1.Ne
 	case modeUnavailable:
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("namespace fenced: lease lost; retry in 1s"))
 	case modeHang:
-		<-ctx.Done()
-		return nil, connect.NewError(connect.CodeUnavailable, ctx.Err())
+		// A hung server: no answer, whatever the request's deadline says.
+		<-s.release
+		return nil, connect.NewError(connect.CodeUnavailable, errors.New("released"))
 	}
 	if err := s.auth(req.Header()); err != nil {
 		return nil, err
@@ -107,7 +109,7 @@ func newTestServer(t testing.TB) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &testService{gen: g, maxCount: 100_000}
+	svc := &testService{gen: g, maxCount: 100_000, release: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.Handle(flurryv1connect.NewIDServiceHandler(svc))
 	srv := httptest.NewUnstartedServer(mux)
@@ -118,6 +120,7 @@ func newTestServer(t testing.TB) *testServer {
 	srv.Start()
 	ts := &testServer{Server: srv, svc: svc}
 	t.Cleanup(func() {
+		close(svc.release)
 		srv.CloseClientConnections()
 		srv.Close()
 		g.Close()
@@ -125,7 +128,8 @@ func newTestServer(t testing.TB) *testServer {
 	return ts
 }
 
-// kill stops the server as a crash would: open connections are cut.
+// kill stops the server as a crash would: open connections are cut. Not for a
+// server in modeHang (Close waits for its hung calls).
 func (s *testServer) kill() {
 	s.CloseClientConnections()
 	s.Close()
