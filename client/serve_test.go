@@ -129,8 +129,24 @@ func TestFailoverServeKilled(t *testing.T) {
 	}
 }
 
-func failoverUnderLoad(t *testing.T, tr Transport, a, b *flurryServe) {
-	c, err := New(Options{Servers: []string{a.url, b.url}, Transport: tr, Batch: 200, Timeout: 5 * time.Second})
+// TestFailoverServeStopped is TestFailoverServeKilled with the server in use
+// stopped (SIGSTOP) instead of killed: its connections stay open and nothing
+// answers, so only the per-request timeout moves the client on.
+func TestFailoverServeStopped(t *testing.T) {
+	bin := buildFlurry(t)
+	store := "file://" + t.TempDir()
+	a := startServe(t, bin, store)
+	b := startServe(t, bin, store)
+	t.Cleanup(func() { a.cmd.Process.Signal(syscall.SIGCONT) })
+	failoverUnderLoad(t, HTTP, a, b, syscall.SIGSTOP)
+}
+
+func failoverUnderLoad(t *testing.T, tr Transport, a, b *flurryServe, sig ...syscall.Signal) {
+	stop := syscall.SIGKILL
+	if len(sig) > 0 {
+		stop = sig[0]
+	}
+	c, err := New(Options{Servers: []string{a.url, b.url}, Transport: tr, Batch: 200, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +173,16 @@ func failoverUnderLoad(t *testing.T, tr Transport, a, b *flurryServe) {
 			}
 		})
 	}
-	// Kill the first server, the one in use, a third of the way through.
+	// Kill (or stop) the first server, the one in use, a third of the way through.
 	for taken.Load() < total/3 && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
-	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := a.cmd.Process.Signal(stop); err != nil {
 		t.Fatal(err)
 	}
-	a.cmd.Wait()
+	if stop == syscall.SIGKILL {
+		a.cmd.Wait()
+	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
