@@ -33,9 +33,13 @@ func (t Transport) String() string {
 
 // Defaults of Options.
 const (
-	DefaultBatch      = 1000
-	DefaultTimeout    = 2 * time.Second
-	DefaultBackoff    = 100 * time.Millisecond
+	// DefaultBatch is the IDs per request when Options.Batch is zero.
+	DefaultBatch = 1000
+	// DefaultTimeout bounds a request to one server when Options.Timeout is zero.
+	DefaultTimeout = 2 * time.Second
+	// DefaultBackoff is a failed server's first backoff when Options.Backoff is zero.
+	DefaultBackoff = 100 * time.Millisecond
+	// DefaultMaxBackoff caps the backoff when Options.MaxBackoff is zero.
 	DefaultMaxBackoff = 10 * time.Second
 )
 
