@@ -465,6 +465,7 @@ type rpc struct{ s *Server }
 
 var _ flurryv1connect.IDServiceHandler = (*rpc)(nil)
 
+// Next issues IDs: IDService.Next.
 func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextRequest]) (*connect.Response[flurryv1.NextResponse], error) {
 	s := x.s
 	start := time.Now()
@@ -512,6 +513,7 @@ func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextReques
 	return connect.NewResponse(res), nil
 }
 
+// Decode splits an ID apart: IDService.Decode.
 func (x *rpc) Decode(ctx context.Context, req *connect.Request[flurryv1.DecodeRequest]) (*connect.Response[flurryv1.DecodeResponse], error) {
 	s := x.s
 	ns := s.namespaces[req.Msg.GetNamespace()]
@@ -528,6 +530,7 @@ func (x *rpc) Decode(ctx context.Context, req *connect.Request[flurryv1.DecodeRe
 	return connect.NewResponse(res), nil
 }
 
+// Info describes the namespaces: IDService.Info.
 func (x *rpc) Info(ctx context.Context, req *connect.Request[flurryv1.InfoRequest]) (*connect.Response[flurryv1.InfoResponse], error) {
 	res, e := x.s.info(ctx, req.Msg.GetNamespace(), req.Header().Get("Authorization"))
 	if e != nil {

@@ -119,6 +119,7 @@ func (d *descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{d.dIssued, d.dOverflow, d.dWaited, d.dBehind, d.dBehindGap, d.dBehindErrs, d.dLeaseHeld, d.dLeaseValue, d.dLeaseLeft, d.dLeaseRenew, d.dLeaseFail, d.dLeaseLoss, d.dSegFetch, d.dSegClaim, d.dSegFail, d.dSegBuffered, d.dSegNextReady, d.dSegRunway, d.dSegRate, d.dSegStep, d.dLifeLeft, d.dReady}
 }
 
+// Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.d.all() {
 		ch <- d
@@ -132,6 +133,7 @@ func b2f(b bool) float64 {
 	return 0
 }
 
+// Collect implements prometheus.Collector: it reads every namespace's state now.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	now := time.Now()
 	for _, ns := range c.s.order {

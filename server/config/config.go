@@ -184,6 +184,7 @@ type Problem struct {
 	What string // what is wrong and what to do
 }
 
+// String writes the problem as "file:line: key: what".
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
@@ -208,6 +209,7 @@ type Error struct{ Problems []Problem }
 // ErrInvalid is matched (errors.Is) by the *Error of Load, Parse and Check.
 var ErrInvalid = errors.New("config: invalid configuration")
 
+// Error lists the problems, one per line.
 func (e *Error) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
