@@ -148,17 +148,17 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 	case ns == nil:
 		s.writeError(w, format, errNotFound(name, s))
 		return
+	case !ns.authorized(header(r, "Authorization")):
+		e := errUnauthorized(ns.name)
+		s.countError(ns, e)
+		s.writeError(w, format, e)
+		return
 	case qerr != nil:
 		s.countError(ns, qerr)
 		s.writeError(w, format, qerr)
 		return
 	case count > s.maxCount:
 		e := errBadRequest("count %d is above this server's max_count %d; ask in several requests", count, s.maxCount)
-		s.countError(ns, e)
-		s.writeError(w, format, e)
-		return
-	case !ns.authorized(header(r, "Authorization")):
-		e := errUnauthorized(ns.name)
 		s.countError(ns, e)
 		s.writeError(w, format, e)
 		return
@@ -473,17 +473,17 @@ func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextReques
 	if ns == nil {
 		return nil, errNotFound(req.Msg.GetNamespace(), s).connect()
 	}
+	if !ns.authorized(req.Header().Get("Authorization")) {
+		e := errUnauthorized(ns.name)
+		s.countError(ns, e)
+		return nil, e.connect()
+	}
 	count := int(req.Msg.GetCount())
 	if count == 0 {
 		count = 1
 	}
 	if count > s.maxCount {
 		e := errBadRequest("count %d is above this server's max_count %d; ask in several requests", count, s.maxCount)
-		s.countError(ns, e)
-		return nil, e.connect()
-	}
-	if !ns.authorized(req.Header().Get("Authorization")) {
-		e := errUnauthorized(ns.name)
 		s.countError(ns, e)
 		return nil, e.connect()
 	}

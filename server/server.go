@@ -95,6 +95,8 @@ type Server struct {
 	// header values shared by every response (never modified)
 	ctJSON, ctText, retryAfter1, bearer []string
 
+	tlsConfig *tls.Config
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -130,6 +132,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if s.maxBody == 0 {
 		s.maxBody = config.DefaultMaxBody
+	}
+	if cfg.TLS.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLS.Cert, cfg.TLS.Key)
+		if err != nil {
+			return nil, fmt.Errorf("loading TLS certificate %s and key %s: %w; give PEM files (tls: cert, key or --tls-cert, --tls-key)", cfg.TLS.Cert, cfg.TLS.Key, err)
+		}
+		s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	s.idBufs.New = func() any { b := make([]flurry.ID, 0, 1024); return &b }
@@ -207,12 +216,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	if s.cfg.TLS.Cert != "" {
-		cert, err := tls.LoadX509KeyPair(s.cfg.TLS.Cert, s.cfg.TLS.Key)
-		if err != nil {
-			return fmt.Errorf("loading TLS certificate %s and key %s: %w", s.cfg.TLS.Cert, s.cfg.TLS.Key, err)
-		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if s.tlsConfig != nil {
+		hs.TLSConfig = s.tlsConfig.Clone()
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -233,7 +238,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
-	closeErr := s.Close(sctx)
+	// Handing ranges back and releasing leases gets time of its own, also when
+	// the requests used up shutdown_timeout.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer ccancel()
+	closeErr := s.Close(cctx)
 	if shutErr != nil {
 		shutErr = fmt.Errorf("requests still running after shutdown_timeout %v were cut off: %w", s.shutdown, shutErr)
 	}

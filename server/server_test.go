@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -503,5 +504,22 @@ func TestTextStrategies(t *testing.T) {
 	res, err := c.Next(context.Background(), connect.NewRequest(&flurryv1.NextRequest{Namespace: "u", Count: 5}))
 	if err != nil || len(res.Msg.TextIds) != 5 || len(res.Msg.TextIds[0]) != 36 {
 		t.Fatalf("%v %v", res, err)
+	}
+}
+
+// TestBadTLSFiles: unreadable certificate files stop New before any namespace is
+// started.
+func TestBadTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse("t.yaml", []byte("data_dir: '"+dir+"'\ntls: {cert: '"+dir+"/no.pem', key: '"+dir+"/no.key'}\nnamespaces:\n  a: {strategy: snowflake}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(context.Background(), Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil || !strings.Contains(err.Error(), "TLS certificate") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(dir + "/leases"); err == nil {
+		t.Errorf("a lease directory was created: a namespace started before the TLS check")
 	}
 }
