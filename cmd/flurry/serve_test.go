@@ -190,6 +190,10 @@ func TestServeBinary(t *testing.T) {
 	}
 
 	p := startServe(t, bin, c, "http", nil, "--data", data)
+	// stderr reaches the test through a pipe and a copying goroutine: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log(), "curl '"+p.base+"/v1/default/next'") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if l := p.log(); !strings.Contains(l, "listening on "+p.base) || !strings.Contains(l, "curl '"+p.base+"/v1/default/next'") {
 		t.Errorf("the start message does not say where it listens and how to ask:\n%s", l)
 	}
