@@ -18,8 +18,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
+
+	"github.com/flurryid/flurry/internal/storeurl"
 )
 
 var (
@@ -148,10 +149,4 @@ func CheckAcquireValue(scope string, value int64, owner string, ttl time.Duratio
 }
 
 // RedactURL returns a store URL with its password replaced by "xxxxx", for messages.
-func RedactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
+func RedactURL(rawURL string) string { return storeurl.Redact(rawURL) }

@@ -14,11 +14,8 @@ package leaseurl
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"sort"
-	"strings"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/etcdstore"
 	"github.com/flurryid/flurry/lease/filestore"
@@ -26,19 +23,16 @@ import (
 	"github.com/flurryid/flurry/lease/sqlstore"
 )
 
-// opener opens one kind of store.
-type opener func(ctx context.Context, rawURL string) (lease.Store, error)
-
 // openers is built per call, not kept in a package variable, so nothing here can be
 // changed from outside.
-func openers() map[string]opener {
+func openers() map[string]storeurl.Opener[lease.Store] {
 	sql := func(ctx context.Context, u string) (lease.Store, error) {
 		return sqlstore.Open(ctx, u, sqlstore.Options{})
 	}
 	rds := func(ctx context.Context, u string) (lease.Store, error) {
 		return redisstore.Open(ctx, u, redisstore.Options{})
 	}
-	return map[string]opener{
+	return map[string]storeurl.Opener[lease.Store]{
 		"file":       func(_ context.Context, u string) (lease.Store, error) { return filestore.Open(u) },
 		"sqlite":     sql,
 		"postgres":   sql,
@@ -53,27 +47,12 @@ func openers() map[string]opener {
 }
 
 // Schemes lists the URL schemes Open understands.
-func Schemes() []string {
-	var out []string
-	for k := range openers() {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Schemes() []string { return storeurl.Schemes(openers()) }
 
 // Open returns the store a URL names. An unknown scheme is an error that lists the
 // known ones; errors never show the URL's password.
 func Open(ctx context.Context, rawURL string) (lease.Store, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("lease: %q is not a store URL; use one of %s", Redact(rawURL), strings.Join(Schemes(), ", "))
-	}
-	open, ok := openers()[strings.ToLower(u.Scheme)]
-	if !ok {
-		return nil, fmt.Errorf("lease: unknown store scheme %q; use one of %s", u.Scheme, strings.Join(Schemes(), ", "))
-	}
-	return open(ctx, rawURL)
+	return storeurl.Open(ctx, "lease", rawURL, openers())
 }
 
 // Redact returns the URL with its password replaced by "xxxxx", for messages.

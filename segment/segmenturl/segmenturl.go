@@ -14,30 +14,24 @@ package segmenturl
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"sort"
-	"strings"
 
-	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/etcdstore"
 	"github.com/flurryid/flurry/segment/redisstore"
 	"github.com/flurryid/flurry/segment/sqlstore"
 )
 
-type opener func(ctx context.Context, rawURL string) (segment.Store, error)
-
 // openers is built per call, not kept in a package variable, so nothing here can be
 // changed from outside.
-func openers() map[string]opener {
+func openers() map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
 		return sqlstore.Open(ctx, u, sqlstore.Options{})
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
 		return redisstore.Open(ctx, u, redisstore.Options{})
 	}
-	return map[string]opener{
+	return map[string]storeurl.Opener[segment.Store]{
 		"sqlite":     sql,
 		"postgres":   sql,
 		"postgresql": sql,
@@ -51,25 +45,10 @@ func openers() map[string]opener {
 }
 
 // Schemes lists the URL schemes Open understands.
-func Schemes() []string {
-	var out []string
-	for k := range openers() {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Schemes() []string { return storeurl.Schemes(openers()) }
 
 // Open returns the store a URL names. An unknown scheme is an error that lists the
 // known ones; errors never show the URL's password.
 func Open(ctx context.Context, rawURL string) (segment.Store, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("segment: %q is not a store URL; use one of %s", lease.RedactURL(rawURL), strings.Join(Schemes(), ", "))
-	}
-	open, ok := openers()[strings.ToLower(u.Scheme)]
-	if !ok {
-		return nil, fmt.Errorf("segment: unknown store scheme %q; use one of %s", u.Scheme, strings.Join(Schemes(), ", "))
-	}
-	return open(ctx, rawURL)
+	return storeurl.Open(ctx, "segment", rawURL, openers())
 }

@@ -1,0 +1,49 @@
+// Package storeurl picks a store opener by a URL's scheme, for the lease and segment
+// packages that open any of their stores by URL.
+package storeurl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Opener opens one kind of store from its URL.
+type Opener[S any] func(ctx context.Context, rawURL string) (S, error)
+
+// Schemes lists the schemes of openers, sorted.
+func Schemes[S any](openers map[string]Opener[S]) []string {
+	out := make([]string, 0, len(openers))
+	for k := range openers {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Open runs the opener of rawURL's scheme (case-insensitive). An unparsable URL or
+// an unknown scheme is an error prefixed with what ("lease", "segment") that lists
+// the known schemes and never shows the URL's password.
+func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Opener[S]) (S, error) {
+	var zero S
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return zero, fmt.Errorf("%s: %q is not a store URL; use one of %s", what, Redact(rawURL), strings.Join(Schemes(openers), ", "))
+	}
+	open, ok := openers[strings.ToLower(u.Scheme)]
+	if !ok {
+		return zero, fmt.Errorf("%s: unknown store scheme %q; use one of %s", what, u.Scheme, strings.Join(Schemes(openers), ", "))
+	}
+	return open(ctx, rawURL)
+}
+
+// Redact returns a URL with its password replaced by "xxxxx", for messages.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
