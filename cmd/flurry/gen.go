@@ -12,6 +12,8 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/redisgen"
+	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 	"github.com/spf13/cobra"
 )
@@ -259,14 +261,17 @@ func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Write
 	return nil
 }
 
-// pauseFor reports whether err is one a lease-backed generator recovers from by
-// itself, and how long to wait before trying again.
+// pauseFor reports whether err is one gen recovers from by waiting (a lost lease, a
+// clock behind the mark or behind Redis's last tick, a segment store outage), and how
+// long to wait before trying again.
+
 func pauseFor(err error) (time.Duration, bool) {
 	const poll = 100 * time.Millisecond
 	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
 		return min(max(cb.Gap, 10*time.Millisecond), time.Second), true
 	}
-	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) || segmentPause(err) {
+	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) ||
+		errors.Is(err, segment.ErrUnavailable) || errors.Is(err, redisgen.ErrClockBehind) {
 		return poll, true
 	}
 	return 0, false

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/spf13/cobra"
@@ -94,10 +92,4 @@ func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.W
 	}
 	fmt.Fprintf(stderr, "flurry: gen: serving tag %s from %s, first range %d..%d\n", sf.tag, where, st.CurrentFirst, st.CurrentLast)
 	return generate(ctx, a, n, stdout, stderr, true)
-}
-
-// segmentPause reports whether err is a segment outage or a Redis clock behind its
-// last tick, which gen waits out.
-func segmentPause(err error) bool {
-	return errors.Is(err, segment.ErrUnavailable) || errors.Is(err, redisgen.ErrClockBehind)
 }
