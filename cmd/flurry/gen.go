@@ -264,7 +264,6 @@ func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Write
 // pauseFor reports whether err is one gen recovers from by waiting (a lost lease, a
 // clock behind the mark or behind Redis's last tick, a segment store outage), and how
 // long to wait before trying again.
-
 func pauseFor(err error) (time.Duration, bool) {
 	const poll = 100 * time.Millisecond
 	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
