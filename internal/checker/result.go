@@ -109,6 +109,10 @@ type NamespaceResult struct {
 	// Unordered counts ops with IDs that were compared with no other op because
 	// they span a restart of their node (segment namespaces only).
 	Unordered int64
+	// UnplacedDuplicates counts duplicates that are in Duplicates but were not
+	// traced back to their ops (so not to a window or node) because more than a
+	// million distinct IDs repeated.
+	UnplacedDuplicates int64
 	// Nodes breaks the counts down by node, sorted by name.
 	Nodes []NodeResult
 

@@ -67,6 +67,9 @@ func (a *arena) put(ids []int64) (chunk, off uint32) {
 
 // get returns the IDs of r; the caller must not modify them.
 func (a *arena) get(r *rec) []int64 {
+	if r.n == 0 {
+		return nil
+	}
 	return a.chunks[r.chunk][r.off : r.off+r.n : r.off+r.n]
 }
 
