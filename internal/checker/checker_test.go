@@ -257,7 +257,7 @@ func TestSegmentOrderInsideLifetime(t *testing.T) {
 	c := New([]Namespace{{Name: "seg", Kind: Segment}})
 	c.Restarted(Restart{Node: "n1", At: at(1000)})
 	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(0), End: at(10), IDs: []int64{100, 101}})
-	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(20), End: at(30), IDs: []int64{50}}) // violation, same lifetime
+	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(20), End: at(30), IDs: []int64{50}})   // violation, same lifetime
 	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(990), End: at(1010), IDs: []int64{1}}) // spans the restart
 	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(1100), End: at(1110), IDs: []int64{10}})
 	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(1200), End: at(1210), IDs: []int64{9}}) // violation
