@@ -163,6 +163,13 @@ func sign(v int) int {
 	return 0
 }
 
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // axis maps data values to pixels along one direction.
@@ -299,8 +306,11 @@ func (c Chart) frame(width, height int) frame {
 
 	x0, x1, y0, y1 := c.bounds()
 	ya := axis{step: niceStep(y1-y0, 6)}
-	ya.min = math.Floor(y0/ya.step) * ya.step
-	ya.max = math.Ceil(y1/ya.step) * ya.step
+	// A little headroom, so that a series at its maximum does not run along the
+	// top edge, then out to whole ticks.
+	head := 0.03 * (y1 - y0)
+	ya.min = math.Floor((y0-head*boolf(y0 < 0))/ya.step) * ya.step
+	ya.max = math.Ceil((y1+head*boolf(y1 > 0))/ya.step) * ya.step
 
 	// Legend: one swatch and name per series, flowing left to right, wrapped.
 	entries := c.legendEntries()
@@ -333,6 +343,14 @@ func (c Chart) frame(width, height int) frame {
 	right := width - pad - 3*cv.textWidth("0000")/2
 	f.xa = axis{min: x0, max: x1, p0: left, p1: right - 1}
 	f.xa.step = niceStep(x1-x0, max(2, (right-left)/(70*s)))
+	// Out to the next tick when it is close: a series from 0.25 to 9.75 gets an
+	// axis from 0 to 10.
+	if lo := math.Floor(x0/f.xa.step) * f.xa.step; x0-lo <= f.xa.step/2 {
+		f.xa.min = lo
+	}
+	if hi := math.Ceil(x1/f.xa.step) * f.xa.step; hi-x1 <= f.xa.step/2 {
+		f.xa.max = hi
+	}
 	f.labelH = th + 3*s
 	f.labels, f.labelRows = c.placeLabels(cv, f.xa, left, right)
 
