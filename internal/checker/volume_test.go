@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -8,11 +10,15 @@ import (
 // TestVolume feeds tens of millions of IDs (fewer under -race or -short) in batches
 // of 1000 from three nodes into a snowflake and a segment namespace, plants one
 // duplicate and one order violation at the very end, and checks that exactly those
-// are found. It asserts counts, not time.
+// are found. It asserts counts, not time; it logs how long Check took.
+// CHECKER_VOLUME=n sets the IDs per namespace (a multiple of 3000).
 func TestVolume(t *testing.T) {
 	perNS := 20_000_000
 	if raceEnabled || testing.Short() {
 		perNS = 5_000_000
+	}
+	if v, err := strconv.Atoi(os.Getenv("CHECKER_VOLUME")); err == nil && v > 0 {
+		perNS = v
 	}
 	l := twitter(t)
 	c := New([]Namespace{{Name: "sf", Kind: Snowflake, Layout: l}, {Name: "seg", Kind: Segment}})
@@ -38,7 +44,9 @@ func TestVolume(t *testing.T) {
 	}
 	last := t0.Add(time.Duration(perNS/batch) * 100 * time.Microsecond)
 	c.Add(Op{Client: "c2", Node: "n2", Namespace: "seg", Start: last, End: last.Add(time.Millisecond), IDs: []int64{firstSeg}})
+	began := time.Now()
 	r := c.Check([]Window{{Name: "tail", Start: last, End: last.Add(time.Second)}})
+	took := time.Since(began)
 	if r.Totals.IDs != int64(2*perNS+1) {
 		t.Fatalf("%d IDs, want %d", r.Totals.IDs, 2*perNS+1)
 	}
@@ -52,5 +60,5 @@ func TestVolume(t *testing.T) {
 	if w := r.Windows[0]; w.Duplicates != 1 || w.OrderViolations != 1 || w.IDs != 1 {
 		t.Errorf("tail window: %+v, want the planted anomalies only", w.Counts)
 	}
-	t.Logf("%d IDs in %d ops checked", r.Totals.IDs, r.Totals.Requests)
+	t.Logf("%d IDs in %d ops checked in %v", r.Totals.IDs, r.Totals.Requests, took.Round(time.Millisecond))
 }
