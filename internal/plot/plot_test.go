@@ -44,6 +44,20 @@ func sample() Chart {
 	}
 }
 
+// manyBands is a harness-sized run: twenty faults one after another, their names
+// longer than their windows are wide.
+func manyBands() Chart {
+	c := sample()
+	c.Shade = nil
+	names := []string{"postgres drop (all nodes)", "n1 cut off the stores", "n2 cut off the clients", "n3 loses 30% of packets",
+		"etcd leader killed", "redis SENTINEL FAILOVER", "n1 SIGKILL", "n2 SIGSTOP", "n3 restarted 30s ahead", "n1 restarted 30s behind"}
+	for i := range 20 {
+		from := 5 + float64(i)*14.5
+		c.Shade = append(c.Shade, Band{From: from, To: from + 9, Label: names[i%len(names)]})
+	}
+	return c
+}
+
 func decode(t *testing.T, c Chart, w, h int) image.Image {
 	t.Helper()
 	var buf bytes.Buffer
@@ -84,6 +98,37 @@ func TestSample(t *testing.T) {
 	defer f.Close()
 	if err := sample().WritePNG(f, 1200, 600); err != nil {
 		t.Fatal(err)
+	}
+	g, err := os.Create(path + ".many.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := manyBands().WritePNG(g, 1800, 700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLabelsDoNotOverlap(t *testing.T) {
+	for _, sz := range [][2]int{{1800, 700}, {800, 400}, {400, 300}} {
+		c := manyBands()
+		f := c.frame(sz[0], sz[1])
+		if len(f.labels) != len(c.Shade) {
+			t.Fatalf("%v: %d labels placed, want %d", sz, len(f.labels), len(c.Shade))
+		}
+		for i, a := range f.labels {
+			if a.x < 0 || a.x+a.w > sz[0] {
+				t.Errorf("%v: label %d at %d..%d leaves the image", sz, i, a.x, a.x+a.w)
+			}
+			for _, b := range f.labels[:i] {
+				if a.row == b.row && a.x < b.x+b.w && b.x < a.x+a.w {
+					t.Errorf("%v: labels %q and %q overlap on row %d", sz, c.Shade[a.band].Label, c.Shade[b.band].Label, a.row)
+				}
+			}
+		}
+		if f.area.Min.Y < f.labelTop+f.labelRows*f.labelH {
+			t.Errorf("%v: plot area does not start below the label rows", sz)
+		}
 	}
 }
 
