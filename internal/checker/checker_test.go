@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -152,6 +153,9 @@ func TestCleanRunIsOK(t *testing.T) {
 	}
 	if sf.OrderScope != "per node, across restarts" || r.Namespaces[1].OrderScope != "per node process lifetime" {
 		t.Errorf("order scopes %q, %q", sf.OrderScope, r.Namespaces[1].OrderScope)
+	}
+	if again := c.Check([]Window{{Name: "outage", Start: at(7000), End: at(8000)}, {Name: "calm", Start: at(1000), End: at(3000)}}); !reflect.DeepEqual(again, r) {
+		t.Error("a second Check gives another result")
 	}
 }
 
