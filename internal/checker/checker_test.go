@@ -154,6 +154,9 @@ func TestCleanRunIsOK(t *testing.T) {
 	if sf.OrderScope != "per node, across restarts" || r.Namespaces[1].OrderScope != "per node process lifetime" {
 		t.Errorf("order scopes %q, %q", sf.OrderScope, r.Namespaces[1].OrderScope)
 	}
+	if s := r.Summary(); s != "OK: 3600 IDs in 400 requests (90.00% answered), 0 duplicates, 0 order violations, 0 out of range" {
+		t.Errorf("summary %q", s)
+	}
 	if again := c.Check([]Window{{Name: "outage", Start: at(7000), End: at(8000)}, {Name: "calm", Start: at(1000), End: at(3000)}}); !reflect.DeepEqual(again, r) {
 		t.Error("a second Check gives another result")
 	}
@@ -341,6 +344,9 @@ func TestOutOfRange(t *testing.T) {
 	}
 	if r.OK() {
 		t.Error("OK with IDs out of range")
+	}
+	if s := r.Summary(); !strings.HasPrefix(s, "FAILED: ") || !strings.Contains(s, "6 out of range") || !strings.Contains(s, "js: ID 9007199254740992 bits set above") {
+		t.Errorf("summary %q", s)
 	}
 }
 
