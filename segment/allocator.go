@@ -118,9 +118,9 @@ type Allocator struct {
 	high      flurry.ID
 	pref      int    // the store tried first: the last one that answered
 	down      []bool // stores whose last attempt failed; tried after the others
-	step      int64 // the step the next fresh range is asked with
-	minStep   int64 // the tag's configured step, from the last block
-	lastFetch int64 // clock ns of the last successful fetch
+	step      int64  // the step the next fresh range is asked with
+	minStep   int64  // the tag's configured step, from the last block
+	lastFetch int64  // clock ns of the last successful fetch
 	rate      float64
 	fetches   int64
 	failures  int64
