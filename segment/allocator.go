@@ -424,7 +424,8 @@ func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 				a.down[k] = true
 			}
 			a.mu.Unlock()
-			if newly && len(order) > 1 {
+			// A store OpenStores could not open was reported there already.
+			if newly && len(order) > 1 && !errors.Is(err, ErrNotOpen) {
 				a.log.Warn("segment: a store failed; trying the next one", "tag", a.opts.Tag, "err", err)
 			}
 			continue
