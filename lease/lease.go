@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flurryid/flurry/internal/storeurl"
@@ -149,7 +150,7 @@ func badConfig(format string, a ...any) error {
 // milliseconds from MinTTL to MaxTTL. Its error matches ErrBadConfig.
 func CheckTTL(ttl time.Duration) error {
 	if ttl < MinTTL || ttl > MaxTTL || ttl%time.Millisecond != 0 {
-		return badConfig("lease: ttl %v must be a whole number of milliseconds from %v to %v", ttl, MinTTL, MaxTTL)
+		return badConfig("lease: ttl %v must be a whole number of milliseconds from %s to %s", ttl, short(MinTTL), short(MaxTTL))
 	}
 	return nil
 }
@@ -158,9 +159,21 @@ func CheckTTL(ttl time.Duration) error {
 // MinWindow to MaxWindow. Its error matches ErrBadConfig.
 func CheckWindow(window time.Duration) error {
 	if window < MinWindow || window > MaxWindow {
-		return badConfig("lease: window %v must be from %v to %v", window, MinWindow, MaxWindow)
+		return badConfig("lease: window %v must be from %s to %s", window, short(MinWindow), short(MaxWindow))
 	}
 	return nil
+}
+
+// short writes a duration without zero units: 24h, not 24h0m0s.
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // CheckAcquire validates Acquire's arguments the same way for every store. Its
