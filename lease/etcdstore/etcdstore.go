@@ -157,11 +157,16 @@ func parseValue(rest string) (int64, bool) {
 
 func seconds(ttl time.Duration) int64 { return int64((ttl + time.Second - 1) / time.Second) }
 
-func checkTTL(ttl time.Duration) error {
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+func checkTTL(ttl time.Duration) error { return lease.CheckTTL(ttl) }
+
+// grantErr classifies an error of granting an etcd lease: etcd's "too large lease
+// TTL" cannot be cured by retrying, so it matches lease.ErrBadConfig and a session
+// stops at once instead of retrying forever.
+func grantErr(err error) error {
+	if errors.Is(err, rpctypes.ErrLeaseTTLTooLarge) || errors.Is(err, rpctypes.ErrGRPCLeaseTTLTooLarge) {
+		return fmt.Errorf("%w: %w", lease.ErrBadConfig, err)
 	}
-	return nil
+	return err
 }
 
 // rangeAll reads every key under prefix at revision rev (0: now); see
@@ -286,7 +291,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 	start := time.Now()
 	g, err := s.cli.Grant(ctx, seconds(ttl))
 	if err != nil {
-		return fail(fmt.Errorf("granting an etcd lease: %w", err))
+		return fail(fmt.Errorf("granting an etcd lease: %w", grantErr(err)))
 	}
 	claimed := false
 	defer func() {
@@ -453,7 +458,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if granted < seconds(ttl) {
 		g, err := s.cli.Grant(ctx, seconds(ttl))
 		if err != nil {
-			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", err))
+			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", grantErr(err)))
 		}
 		newID, token, granted = g.ID, newToken(g.ID), g.TTL
 		hv, err := json.Marshal(holder{h.Owner, token})
