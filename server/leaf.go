@@ -55,16 +55,22 @@ func (s *Server) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace) {
 	start := time.Now()
-	if !ns.authorized(r.Header.Get("Authorization")) {
-		e := errUnauthorized(ns.name)
+	if e := s.authorize(ns, header(r, "Authorization")); e != nil {
 		s.countError(ns, e)
-		w.Header()["Www-Authenticate"] = s.bearer
-		s.leafErrorStatus(w, r, http.StatusUnauthorized, "Unauthorized", e.msg)
+		s.leafAuthError(w, r, e)
+		return
+	}
+	if !s.budget.take(1) {
+		e := errBusy()
+		s.countError(ns, e)
+		w.Header()["Retry-After"] = s.retryAfter1
+		s.leafErrorStatus(w, r, http.StatusServiceUnavailable, "Service Unavailable", e.msg)
 		return
 	}
 	id, err := ns.ints.Next(r.Context())
+	s.budget.give(1)
 	if err != nil {
-		e := issueError(ns.name, err)
+		e := s.issueError(ns, err)
 		s.countError(ns, e)
 		s.leafError(w, r, "Result{id=0, status=EXCEPTION}: "+e.msg)
 		return
@@ -77,6 +83,19 @@ func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace
 	*bp = b[:0]
 	s.bufs.Put(bp)
 	ns.metrics.leaf.Observe(time.Since(start).Seconds())
+}
+
+// leafAuthError answers a 401 (or the 429 of a token's rate) in Spring Boot's shape.
+func (s *Server) leafAuthError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	switch {
+	case e.status == 401 && e.auth == authWrong:
+		w.Header()["Www-Authenticate"] = s.bearerInvalid
+	case e.status == 401:
+		w.Header()["Www-Authenticate"] = s.bearer
+	case e.retry > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(e.retry))
+	}
+	s.leafErrorStatus(w, r, e.status, http.StatusText(e.status), e.msg)
 }
 
 func (s *Server) leafError(w http.ResponseWriter, r *http.Request, msg string) {
@@ -118,9 +137,8 @@ func (s *Server) leafDecode(w http.ResponseWriter, r *http.Request) {
 		s.leafErrorStatus(w, r, http.StatusBadRequest, "Bad Request", "no snowflake namespace "+strconv.Quote(clip(name))+"; name one with ?namespace=")
 		return
 	}
-	if !ns.authorized(r.Header.Get("Authorization")) {
-		w.Header()["Www-Authenticate"] = s.bearer
-		s.leafErrorStatus(w, r, http.StatusUnauthorized, "Unauthorized", errUnauthorized(ns.name).msg)
+	if e := s.authorize(ns, header(r, "Authorization")); e != nil {
+		s.leafAuthError(w, r, e)
 		return
 	}
 	if !q.Has("snowflakeId") {

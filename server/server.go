@@ -20,11 +20,13 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -92,8 +94,12 @@ type Server struct {
 	bufs   sync.Pool // *[]byte, response buffers
 	idBufs sync.Pool // *[]flurry.ID
 
+	admin     *tokenSet // access.admin_tokens
+	protected bool      // some namespace or the admin views need a token
+	budget    budget    // limits.max_ids_in_flight
+
 	// header values shared by every response (never modified)
-	ctJSON, ctText, retryAfter1, bearer []string
+	ctJSON, ctText, retryAfter1, bearer, bearerInvalid []string
 
 	tlsConfig *tls.Config
 
@@ -126,7 +132,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		namespaces: map[string]*namespace{}, segByTag: map[string]*namespace{},
 		ctJSON: []string{"application/json"}, ctText: []string{"text/plain; charset=utf-8"},
 		retryAfter1: []string{"1"}, bearer: []string{`Bearer realm="flurry"`},
+		bearerInvalid: []string{`Bearer realm="flurry", error="invalid_token"`},
 	}
+	s.budget.max = int64(cfg.Limits.MaxIDsInFlight)
+	if s.budget.max == 0 {
+		s.budget.max = config.DefaultMaxIDsInFlight
+	}
+	lim := newLimiter(cfg.Limits)
+	s.admin = newTokenSet(cfg.Access.ResolvedAdmin, lim)
+	s.protected = !s.admin.empty()
 	if s.maxCount == 0 {
 		s.maxCount = config.DefaultMaxCount
 	}
@@ -139,9 +153,21 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("loading TLS certificate %s and key %s: %w; give PEM files (tls: cert, key or --tls-cert, --tls-key)", cfg.TLS.Cert, cfg.TLS.Key, err)
 		}
 		s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if cfg.TLS.ClientCA != "" {
+			pem, err := os.ReadFile(cfg.TLS.ClientCA)
+			if err != nil {
+				return nil, fmt.Errorf("reading the client CA file: %w; give a PEM file of CA certificates (tls: client_ca)", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("the client CA file %s holds no PEM certificate; give the CA certificates that sign the clients' certificates", cfg.TLS.ClientCA)
+			}
+			s.tlsConfig.ClientCAs = pool
+			s.tlsConfig.ClientAuth = tls.RequireAndVerifyClientCert
+		}
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
-	s.idBufs.New = func() any { b := make([]flurry.ID, 0, 1024); return &b }
+	s.idBufs.New = func() any { b := make([]flurry.ID, 0, pieceInts); return &b }
 	b := &builder{opts: &s.opts, dataDir: cfg.ResolveData(), clock: opts.Clock}
 	for _, name := range cfg.Order {
 		c := cfg.Namespaces[name]
@@ -154,6 +180,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.namespaces[name] = ns
 		s.order = append(s.order, ns)
+		ns.tokens = newTokenSet(c.Resolved, lim)
+		s.protected = s.protected || !ns.tokens.empty()
+		ns.maxCount = c.MaxCount
+		if ns.maxCount == 0 {
+			ns.maxCount = s.maxCount
+		}
+		ns.piece = pieceInts
+		if ns.text != nil {
+			ns.piece = pieceText
+		}
 		if c.Strategy == "segment" {
 			tag := c.Segment.Tag
 			if tag == "" {
@@ -207,12 +243,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	protos.SetHTTP1(true)
 	protos.SetHTTP2(true)
 	protos.SetUnencryptedHTTP2(true)
+	lim := s.cfg.Limits
+	streams := lim.MaxConcurrentStreams
+	if streams == 0 {
+		streams = config.DefaultMaxStreams
+	}
 	hs := &http.Server{
-		Handler:           s.handler,
-		Protocols:         &protos,
+		Handler:   s.handler,
+		Protocols: &protos,
+		// Everything a client controls is bounded in time: the headers, the
+		// whole request with its body (a body that trickles is cut), the whole
+		// response (a client that does not read), idle keep-alives.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       config.Duration(lim.ReadTimeout, config.Duration(config.DefaultReadTimeout, 0)),
+		WriteTimeout:      config.Duration(lim.WriteTimeout, config.Duration(config.DefaultWriteTimeout, 0)),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: streams},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
