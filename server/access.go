@@ -161,9 +161,17 @@ func (s *Server) authorize(ns *namespace, header string) *apiError {
 	if ns.tokens.empty() {
 		return nil
 	}
+	return s.authorizeAs(ns, "namespace "+ns.name, header)
+}
+
+// authorizeAs is authorize with what naming the namespace in a 401.
+func (s *Server) authorizeAs(ns *namespace, what, header string) *apiError {
+	if ns.tokens.empty() {
+		return nil
+	}
 	res, b := ns.tokens.check(header)
 	if res != authOK {
-		return errToken("namespace "+ns.name, res)
+		return errToken(what, res)
 	}
 	return s.spend(b)
 }

@@ -35,7 +35,7 @@ func (s *Server) leafSegment(w http.ResponseWriter, r *http.Request) {
 		s.leafError(w, r, "Result{id=-2, status=EXCEPTION}: no segment namespace serves tag "+strconv.Quote(clip(key)))
 		return
 	}
-	s.leafIssue(w, r, ns)
+	s.leafIssue(w, r, ns, "tag "+strconv.Quote(clip(key)))
 }
 
 // leafSnowflake serves GET /api/snowflake/get/{key}. Leaf ignores the key for
@@ -50,12 +50,14 @@ func (s *Server) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 		s.leafError(w, r, "Result{id=-1, status=EXCEPTION}: no snowflake namespace named "+strconv.Quote(clip(r.PathValue("key")))+" and no snowflake namespace \"default\"")
 		return
 	}
-	s.leafIssue(w, r, ns)
+	s.leafIssue(w, r, ns, "key "+strconv.Quote(clip(r.PathValue("key"))))
 }
 
-func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace) {
+// leafIssue issues one ID of ns; what names ns in a 401 as the caller did (a tag
+// or key), so that a tag's namespace is not told to a caller without its token.
+func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace, what string) {
 	start := time.Now()
-	if e := s.authorize(ns, header(r, "Authorization")); e != nil {
+	if e := s.authorizeAs(ns, what, header(r, "Authorization")); e != nil {
 		s.countError(ns, e)
 		s.leafAuthError(w, r, e)
 		return
