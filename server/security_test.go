@@ -186,7 +186,7 @@ namespaces:
 
 	// The IDService, every procedure, every protocol.
 	protocols := map[string]flurryv1connect.IDServiceClient{
-		"connect json": flurryv1connect.NewIDServiceClient(http.DefaultClient, base, connect.WithProtoJSON()),
+		"connect json":  flurryv1connect.NewIDServiceClient(http.DefaultClient, base, connect.WithProtoJSON()),
 		"connect proto": flurryv1connect.NewIDServiceClient(http.DefaultClient, base),
 		"grpc":          flurryv1connect.NewIDServiceClient(h2cClient(), base, connect.WithGRPC()),
 		"grpc-web":      flurryv1connect.NewIDServiceClient(http.DefaultClient, base, connect.WithGRPCWeb()),
