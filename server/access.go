@@ -145,8 +145,18 @@ type budget struct {
 }
 
 // take holds n IDs of the budget, or reports that they do not fit now.
-func (b *budget) take(n int) bool {
-	if b.used.Add(int64(n)) > b.max {
+func (b *budget) take(n int) bool { return b.takeBelow(n, b.max) }
+
+// takeRPC holds n IDs for an RPC answer. RPCs together may hold at most three
+// quarters of the budget, so that a few large ones cannot refuse every streamed
+// request and every single ID.
+func (b *budget) takeRPC(n int) bool { return b.takeBelow(n, b.max/4*3) }
+
+// rpcMax is the largest count one RPC may ask for: a quarter of the budget.
+func (b *budget) rpcMax() int64 { return b.max / 4 }
+
+func (b *budget) takeBelow(n int, limit int64) bool {
+	if b.used.Add(int64(n)) > limit {
 		b.used.Add(-int64(n))
 		return false
 	}

@@ -577,9 +577,9 @@ func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextReques
 	switch {
 	case count > ns.maxCount:
 		e = errBadRequest("count %d is above the max_count %d of namespace %s; ask in several requests", count, ns.maxCount, ns.name)
-	case int64(count) > s.budget.max:
-		e = errBadRequest("count %d is more than one RPC answer may hold on this server (limits.max_ids_in_flight %d): ask in several requests, or use GET /v1/%s/next?count=%d, which streams", count, s.budget.max, ns.name, count)
-	case !s.budget.take(count):
+	case int64(count) > s.budget.rpcMax():
+		e = errBadRequest("count %d is more than one RPC answer may hold on this server (%d, a quarter of limits.max_ids_in_flight): ask in several requests, or use GET /v1/%s/next?count=%d, which streams", count, s.budget.rpcMax(), ns.name, count)
+	case !s.budget.takeRPC(count):
 		e = errBusy()
 	}
 	if e != nil {

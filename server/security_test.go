@@ -364,12 +364,24 @@ namespaces:
 	if code, _, body := get(t, hs.URL+"/v1/u/next?count=300000&format=text"); code != 200 || strings.Count(body, "\n") != 300000 {
 		t.Errorf("a streamed batch larger than the budget: %d, %d lines", code, strings.Count(body, "\n"))
 	}
-	if res, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "u", Count: 10000})); err != nil || len(res.Msg.TextIds) != 10000 {
-		t.Errorf("rpc of the whole budget: %v", err)
+	if res, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "u", Count: 2500})); err != nil || len(res.Msg.TextIds) != 2500 {
+		t.Errorf("rpc of a quarter of the budget: %v", err)
 	}
-	if _, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "a", Count: 10001})); connect.CodeOf(err) != connect.CodeInvalidArgument {
-		t.Errorf("rpc above the budget: %v", err)
+	if _, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "a", Count: 2501})); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("rpc above a quarter of the budget: %v", err)
 	}
+	// RPCs may hold three quarters of the budget; the rest stays for streamed
+	// requests and single IDs.
+	if !s.budget.take(5001) {
+		t.Fatal("budget")
+	}
+	if _, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "a", Count: 2500})); connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("rpc beyond three quarters: %v", err)
+	}
+	if code, _, body := get(t, hs.URL+"/v1/a/next?count=2048"); code != 200 {
+		t.Errorf("a streamed piece with RPCs at their share: %d %q", code, body)
+	}
+	s.budget.give(5001)
 	if n := s.budget.used.Load(); n != 0 {
 		t.Errorf("%d IDs of the budget still held after every request ended", n)
 	}

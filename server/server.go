@@ -298,3 +298,34 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // TLS reports whether the server serves HTTPS.
 func (s *Server) TLS() bool { return s.cfg.TLS.Cert != "" }
+
+// Terms of MemoryCeiling, measured with `flurry serve` on linux/amd64
+// (TestServeAbuse in cmd/flurry, docs/benchmarks.md).
+const (
+	// memoryBase covers the binary, the runtime, the drivers, the stores'
+	// connection pools and the namespaces' state.
+	memoryBase = 64 << 20
+	// memoryPerID covers one ID of the budget held by the costliest path: an
+	// RPC answer of text IDs (uuidv7) as Connect JSON, built whole (the strings,
+	// the encoder's growing buffer) plus the garbage collector's headroom.
+	memoryPerID = 320
+	// MemoryPerConn is what one open connection adds (buffers, goroutines, an
+	// HTTP/2 connection's streams); docs/security.md adds it per connection.
+	MemoryPerConn = 64 << 10
+)
+
+// MemoryCeiling returns the most memory, in bytes, the server of cfg is meant
+// to use apart from its open connections:
+//
+//	64 MiB + limits.max_ids_in_flight × 320 B
+//
+// plus MemoryPerConn per open connection. flurry serve sets it as the runtime's
+// soft memory limit (debug.SetMemoryLimit) so the collector keeps the heap under
+// it; the IDs budget keeps what requests hold live under it.
+func MemoryCeiling(cfg *config.Config) int64 {
+	n := int64(cfg.Limits.MaxIDsInFlight)
+	if n == 0 {
+		n = config.DefaultMaxIDsInFlight
+	}
+	return memoryBase + n*memoryPerID
+}

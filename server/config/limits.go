@@ -10,7 +10,7 @@ import (
 const (
 	// DefaultMaxIDsInFlight is the server-wide budget of IDs held by requests
 	// being served at once.
-	DefaultMaxIDsInFlight = 1_000_000
+	DefaultMaxIDsInFlight = 500_000
 	// MinMaxIDsInFlight is the smallest budget accepted: one streamed piece of a
 	// large batch must fit.
 	MinMaxIDsInFlight = 10_000
