@@ -352,8 +352,14 @@ namespaces:
 	if !s.budget.take(10000) {
 		t.Fatal("the budget is not free at the start")
 	}
-	for _, p := range []string{"/v1/a/next", "/v1/u/next?count=5000", "/api/snowflake/get/a"} {
+	for _, p := range []string{"/v1/a/next?count=2", "/v1/u/next?count=5000"} {
 		if code, h, body := get(t, hs.URL+p); code != 503 || h.Get("Retry-After") != "1" {
+			t.Errorf("%s with the budget held: %d %q", p, code, body)
+		}
+	}
+	// One ID holds no more than its connection: served even now.
+	for _, p := range []string{"/v1/a/next", "/api/snowflake/get/a"} {
+		if code, _, body := get(t, hs.URL+p); code != 200 {
 			t.Errorf("%s with the budget held: %d %q", p, code, body)
 		}
 	}
