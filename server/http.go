@@ -101,8 +101,14 @@ func (s *Server) rpcHold(h http.Handler) http.Handler {
 	})
 }
 
-// recoverer answers 500 instead of dropping the connection if a handler panics. It
-// costs a deferred call, no allocation.
+// recoverer answers 500 instead of dropping the connection if a handler panics,
+// and bounds in time what a client controls: the body (read_timeout) and the
+// response (write_timeout). The deadlines are set per request here rather than
+// as http.Server's ReadTimeout and WriteTimeout, which arm two timers for every
+// request: the hot path (one ID, HTTP/1.1, no body) has nothing to bound — its
+// headers are bounded by ReadHeaderTimeout and its answer is under 100 bytes —
+// so it pays nothing; a batch is bounded in handleNext. Costs a deferred call,
+// no allocation, on the hot path.
 func (s *Server) recoverer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -114,8 +120,34 @@ func (s *Server) recoverer(h http.Handler) http.Handler {
 				s.writeError(w, fmtJSON, &apiError{status: 500, msg: "internal error: " + errInternal.Error()})
 			}
 		}()
+		if r.ContentLength != 0 || r.ProtoMajor >= 2 {
+			s.deadlines(w, true)
+		} else if p := r.URL.Path; !strings.HasSuffix(p, "/next") && !strings.HasPrefix(p, "/api/") {
+			s.deadlines(w, false)
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// deadlines sets the response's write deadline (limits.write_timeout) and, with
+// body, the request's read deadline (limits.read_timeout): a body that trickles is
+// cut, as is a client that does not read. net/http clears both before the
+// connection's next request.
+func (s *Server) deadlines(w http.ResponseWriter, body bool) {
+	// net/http's HTTP/1.1 and HTTP/2 writers have these methods (what
+	// http.ResponseController calls); asserting them directly allocates nothing.
+	d, ok := w.(interface {
+		SetReadDeadline(time.Time) error
+		SetWriteDeadline(time.Time) error
+	})
+	if !ok {
+		return
+	}
+	now := time.Now()
+	if body {
+		d.SetReadDeadline(now.Add(s.readTimeout))
+	}
+	d.SetWriteDeadline(now.Add(s.writeTimeout))
 }
 
 // nextQuery reads count and format from a raw query without allocating for the
@@ -202,6 +234,7 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 	// One ID holds no more than its connection does (MemoryPerConn), so it
 	// takes nothing from the budget and the hot path pays no shared atomic.
 	if count > 1 {
+		s.deadlines(w, false)
 		hold := min(count, ns.piece)
 		if !s.budget.take(hold) {
 			e := errBusy()

@@ -84,6 +84,8 @@ type Server struct {
 	maxBody  int64
 	shutdown time.Duration
 
+	readTimeout, writeTimeout time.Duration // limits.read_timeout, write_timeout
+
 	namespaces map[string]*namespace
 	order      []*namespace
 	segByTag   map[string]*namespace
@@ -134,6 +136,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		retryAfter1: []string{"1"}, bearer: []string{`Bearer realm="flurry"`},
 		bearerInvalid: []string{`Bearer realm="flurry", error="invalid_token"`},
 	}
+	s.readTimeout = config.Duration(cfg.Limits.ReadTimeout, config.Duration(config.DefaultReadTimeout, 0))
+	s.writeTimeout = config.Duration(cfg.Limits.WriteTimeout, config.Duration(config.DefaultWriteTimeout, 0))
 	s.budget.max = int64(cfg.Limits.MaxIDsInFlight)
 	if s.budget.max == 0 {
 		s.budget.max = config.DefaultMaxIDsInFlight
@@ -254,9 +258,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// Everything a client controls is bounded in time: the headers, the
 		// whole request with its body (a body that trickles is cut), the whole
 		// response (a client that does not read), idle keep-alives.
+		// response (a client that does not read), idle keep-alives. The body and
+		// response deadlines are set per request (recoverer, limits.read_timeout
+		// and write_timeout), so that the hot path arms no timer.
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       config.Duration(lim.ReadTimeout, config.Duration(config.DefaultReadTimeout, 0)),
-		WriteTimeout:      config.Duration(lim.WriteTimeout, config.Duration(config.DefaultWriteTimeout, 0)),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: streams},
