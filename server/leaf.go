@@ -35,7 +35,7 @@ func (s *Server) leafSegment(w http.ResponseWriter, r *http.Request) {
 		s.leafError(w, r, "Result{id=-2, status=EXCEPTION}: no segment namespace serves tag "+strconv.Quote(clip(key)))
 		return
 	}
-	s.leafIssue(w, r, ns)
+	s.leafIssue(w, r, ns, "tag "+strconv.Quote(clip(key)))
 }
 
 // leafSnowflake serves GET /api/snowflake/get/{key}. Leaf ignores the key for
@@ -50,21 +50,21 @@ func (s *Server) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 		s.leafError(w, r, "Result{id=-1, status=EXCEPTION}: no snowflake namespace named "+strconv.Quote(clip(r.PathValue("key")))+" and no snowflake namespace \"default\"")
 		return
 	}
-	s.leafIssue(w, r, ns)
+	s.leafIssue(w, r, ns, "key "+strconv.Quote(clip(r.PathValue("key"))))
 }
 
-func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace) {
+// leafIssue issues one ID of ns; what names ns in a 401 as the caller did (a tag
+// or key), so that a tag's namespace is not told to a caller without its token.
+func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace, what string) {
 	start := time.Now()
-	if !ns.authorized(r.Header.Get("Authorization")) {
-		e := errUnauthorized(ns.name)
+	if e := s.authorizeAs(ns, what, header(r, "Authorization")); e != nil {
 		s.countError(ns, e)
-		w.Header()["Www-Authenticate"] = s.bearer
-		s.leafErrorStatus(w, r, http.StatusUnauthorized, "Unauthorized", e.msg)
+		s.leafAuthError(w, r, e)
 		return
 	}
-	id, err := ns.ints.Next(r.Context())
+	id, err := ns.ints.Next(r.Context()) // one ID: nothing from the budget (handleNext)
 	if err != nil {
-		e := issueError(ns.name, err)
+		e := s.issueError(ns, err)
 		s.countError(ns, e)
 		s.leafError(w, r, "Result{id=0, status=EXCEPTION}: "+e.msg)
 		return
@@ -77,6 +77,19 @@ func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace
 	*bp = b[:0]
 	s.bufs.Put(bp)
 	ns.metrics.leaf.Observe(time.Since(start).Seconds())
+}
+
+// leafAuthError answers a 401 (or the 429 of a token's rate) in Spring Boot's shape.
+func (s *Server) leafAuthError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	switch {
+	case e.status == 401 && e.auth == authWrong:
+		w.Header()["Www-Authenticate"] = s.bearerInvalid
+	case e.status == 401:
+		w.Header()["Www-Authenticate"] = s.bearer
+	case e.retry > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(e.retry))
+	}
+	s.leafErrorStatus(w, r, e.status, http.StatusText(e.status), e.msg)
 }
 
 func (s *Server) leafError(w http.ResponseWriter, r *http.Request, msg string) {
@@ -118,9 +131,8 @@ func (s *Server) leafDecode(w http.ResponseWriter, r *http.Request) {
 		s.leafErrorStatus(w, r, http.StatusBadRequest, "Bad Request", "no snowflake namespace "+strconv.Quote(clip(name))+"; name one with ?namespace=")
 		return
 	}
-	if !ns.authorized(r.Header.Get("Authorization")) {
-		w.Header()["Www-Authenticate"] = s.bearer
-		s.leafErrorStatus(w, r, http.StatusUnauthorized, "Unauthorized", errUnauthorized(ns.name).msg)
+	if e := s.authorize(ns, header(r, "Authorization")); e != nil {
+		s.leafAuthError(w, r, e)
 		return
 	}
 	if !q.Has("snowflakeId") {
