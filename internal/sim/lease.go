@@ -25,7 +25,10 @@ type LeaseConfig struct {
 	Duration time.Duration // simulated time
 	// Group is how many nodes share one pool (one scope: one value of the layout's dc
 	// field); each pool has 16 values (the worker field), so nodes compete for values
-	// and values pass from holder to holder.
+	// and values pass from holder to holder. In every other group each node leases a
+	// fixed value (Options.Fixed: its place in the group, as a StatefulSet ordinal
+	// would be). Every other node's generator runs the Logical clock-behind policy,
+	// the others Fail.
 	Group  int
 	TTL    time.Duration
 	Window time.Duration
@@ -57,10 +60,10 @@ type Faults struct {
 // DefaultLeaseConfig is the configuration of the documented runs.
 func DefaultLeaseConfig() LeaseConfig {
 	return LeaseConfig{
-		Nodes: 1000, Duration: time.Hour, Group: 12,
+		Nodes: 1000, Duration: time.Hour, Group: 15,
 		TTL: 10 * time.Second, Window: 2 * time.Second,
 		PPM: 100, Offset: 500 * time.Millisecond, Rate: 1,
-		Faults: Faults{KillPerHour: 1, PausePerHour: 1, StepPerHour: 0.5, OutagePerHour: 6, SlowPerHour: 6, LossProb: 0.002},
+		Faults: Faults{KillPerHour: 1, PausePerHour: 1, StepPerHour: 0.5, OutagePerHour: 6, SlowPerHour: 12, LossProb: 0.002},
 	}
 }
 
@@ -82,6 +85,8 @@ type LeaseWorld struct {
 	nodes []*leaseNode
 	chk   checker
 	log   *slog.Logger
+	ns    string // unique to the world: its generators' namespace in the in-process guard
+	ended bool
 
 	// Availability, in node-nanoseconds of simulated time.
 	Acct Availability
@@ -110,9 +115,9 @@ type leaseNode struct {
 	*Node
 	w        *LeaseWorld
 	group    int
-	inc      int   // incarnation
+	inc      int       // incarnation
 	last     flurry.ID // last ID its current generator issued
-	restart  bool  // a graceful restart is asked for
+	restart  bool      // a graceful restart is asked for
 	gen      *snowflake.Generator
 	sess     *lease.Session
 	deadFrom int64
@@ -155,6 +160,7 @@ func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
 	}
 	s := New(cfg.Seed, simStart)
 	w := &LeaseWorld{cfg: cfg, sim: s, lay: lay, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.ns = fmt.Sprintf("sim%p/", w)
 	r := s.rng
 	w.sclk = &storeClock{sim: s, ppm: (r.Float64()*2 - 1) * cfg.PPM, start: s.now}
 	w.store = memstore.New(w.sclk)
@@ -183,6 +189,9 @@ func (w *LeaseWorld) exp(perHour float64) int64 {
 // boot starts a new process on the node.
 func (n *leaseNode) boot() {
 	w := n.w
+	if w.ended {
+		return
+	}
 	n.inc++
 	n.owner = fmt.Sprintf("n%d.%d", n.ID, n.inc)
 	n.scope = fmt.Sprintf("sim/dc=%d", n.group)
@@ -201,9 +210,16 @@ func (n *leaseNode) run() {
 	w, s := n.w, n.w.sim
 	st := &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws}
 	owner := n.owner
-	gopts := snowflake.Options{Layout: w.lay, Clock: n.Node, Namespace: owner}
+	gopts := snowflake.Options{Layout: w.lay, Clock: n.Node, Namespace: w.ns + owner}
+	if n.ID%2 == 1 {
+		gopts.Behind = snowflake.Logical
+	}
 	lopts := lease.Options{Store: st, Scope: "sim", Node: layout.NodeValues{int64(n.group)}, Leased: []string{"worker"},
 		Owner: owner, TTL: w.cfg.TTL, Window: w.cfg.Window, Logger: w.log}
+	if n.group%2 == 1 {
+		v := int64(n.ID % w.cfg.Group)
+		lopts.Fixed = &v
+	}
 	g, sess, err := lease.NewGenerator(context.Background(), gopts, lopts)
 	if err != nil {
 		w.chk.violate("start", n, 0, fmt.Sprintf("lease.NewGenerator: %v", err))
@@ -264,6 +280,9 @@ func (n *leaseNode) scheduleFaults() {
 	var kill, pause, step func()
 	kill = func() {
 		s.At(s.now+w.exp(f.KillPerHour), func() {
+			if w.ended {
+				return
+			}
 			if n.client == nil || n.deadFrom != 0 {
 				kill()
 				return
@@ -279,6 +298,9 @@ func (n *leaseNode) scheduleFaults() {
 	}
 	pause = func() {
 		s.At(s.now+w.exp(f.PausePerHour), func() {
+			if w.ended {
+				return
+			}
 			w.Pauses++
 			d := int64(50*time.Millisecond) + s.rng.Int64N(int64(2*time.Second))
 			if s.rng.IntN(2) == 0 {
@@ -294,6 +316,9 @@ func (n *leaseNode) scheduleFaults() {
 	}
 	step = func() {
 		s.At(s.now+w.exp(f.StepPerHour), func() {
+			if w.ended {
+				return
+			}
 			w.Steps++
 			d := int64(100*time.Millisecond) + s.rng.Int64N(int64(30*time.Second))
 			if s.rng.IntN(2) == 0 {
@@ -325,14 +350,11 @@ func (n *leaseNode) crash(delay int64) {
 	n.deadFrom = s.now
 	n.restart = false
 	n.pausedUntil, n.pauseOnRead = 0, 0
-	g := n.gen
+	if n.gen != nil {
+		n.gen.Close() // the in-process guard only; the process is gone
+	}
 	n.gen, n.sess = nil, nil
-	s.At(s.now+delay, func() {
-		if g != nil {
-			g.Close() // the in-process guard only; the process is gone
-		}
-		n.boot()
-	})
+	s.At(s.now+delay, n.boot)
 }
 
 func (w *LeaseWorld) scheduleStoreFaults() {
@@ -340,6 +362,9 @@ func (w *LeaseWorld) scheduleStoreFaults() {
 	var outage, slow func()
 	outage = func() {
 		s.At(s.now+w.exp(f.OutagePerHour), func() {
+			if w.ended {
+				return
+			}
 			w.Outages++
 			d := int64(s.rng.ExpFloat64() * float64(3*time.Second))
 			if s.rng.IntN(5) == 0 {
@@ -351,6 +376,9 @@ func (w *LeaseWorld) scheduleStoreFaults() {
 	}
 	slow = func() {
 		s.At(s.now+w.exp(f.SlowPerHour), func() {
+			if w.ended {
+				return
+			}
 			w.Slows++
 			w.net.slowUntil = max(w.net.slowUntil, s.now+int64(time.Second)+s.rng.Int64N(int64(20*time.Second)))
 			w.net.slowMin = int64(200 * time.Millisecond)
@@ -376,7 +404,25 @@ func (w *LeaseWorld) Run() *Report {
 			n.account(&w.Acct.OK)
 		}
 	}
-	return w.report(time.Since(start))
+	rep := w.report(time.Since(start))
+	w.teardown()
+	return rep
+}
+
+// teardown ends every node's goroutines and generator, so that runs in one process
+// leave nothing behind.
+func (w *LeaseWorld) teardown() {
+	w.ended = true
+	for _, n := range w.nodes {
+		n.pausedUntil = 0
+		w.sim.Kill(n.Node)
+	}
+	w.sim.Run(w.sim.now)
+	for _, n := range w.nodes {
+		if n.gen != nil {
+			n.gen.Close()
+		}
+	}
 }
 
 // Report is the outcome of a run.

@@ -266,10 +266,10 @@ type simCtx struct {
 	cancel      func() // cancels with the deadline as cause
 	plainCancel func()
 	s           *Sim
-	parent   *simCtx
-	children []*simCtx
-	waiters  []waiter
-	ended    bool
+	parent      *simCtx
+	children    []*simCtx
+	waiters     []waiter
+	ended       bool
 }
 
 // errDeadline is the cause a simCtx is cancelled with when its deadline passes.

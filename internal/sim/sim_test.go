@@ -8,7 +8,7 @@ import (
 func TestLeaseSmoke(t *testing.T) {
 	cfg := DefaultLeaseConfig()
 	cfg.Seed = 1
-	cfg.Nodes = 50
+	cfg.Nodes = 200
 	cfg.Duration = 10 * time.Minute
 	w, err := NewLeaseWorld(cfg)
 	if err != nil {
