@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/simhook"
 )
 
 // Options configures an Allocator. The zero value of every field but Stores and Tag
@@ -99,6 +99,7 @@ type Allocator struct {
 	cancel  context.CancelFunc
 	base    context.Context
 	fetcher sync.WaitGroup
+	poll    time.Duration // under a simulation: poll channels on the clock this often
 
 	mu        sync.Mutex
 	next      *seg
@@ -169,7 +170,8 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 		kickCh:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		changed: make(chan struct{}),
-		pref:    rand.IntN(len(opts.Stores)),
+		pref:    simhook.IntN(opts.Clock, len(opts.Stores)),
+		poll:    simhook.PollEvery(opts.Clock),
 	}
 	if a.clk == nil {
 		a.clk = clock.NewSystem()
@@ -186,7 +188,7 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 	first.since = a.clk.Now()
 	a.cur.Store(first)
 	a.fetcher.Add(1)
-	go a.run()
+	simhook.Go(a.clk, a.run)
 	return a, nil
 }
 
@@ -297,10 +299,36 @@ func (a *Allocator) slow(ctx context.Context, dst []flurry.ID) (int, error) {
 		ch := a.changed
 		a.mu.Unlock()
 		a.kick()
+		if err := a.wait(ctx, ch, nil); err != nil {
+			return 0, fmt.Errorf("segment: tag %q: waiting for the next range: %w", a.opts.Tag, err)
+		}
+	}
+}
+
+// wait blocks until ch can be received from (it is received from), or done is
+// closed or ctx is done (then it returns an error). Under a simulation it polls on the
+// clock, whose waits are the only ones the simulation sees.
+func (a *Allocator) wait(ctx context.Context, ch, done <-chan struct{}) error {
+	if a.poll == 0 {
 		select {
 		case <-ch:
+			return nil
+		case <-done:
+			return ErrClosed
 		case <-ctx.Done():
-			return 0, fmt.Errorf("segment: tag %q: waiting for the next range: %w", a.opts.Tag, ctx.Err())
+			return ctx.Err()
+		}
+	}
+	for {
+		select {
+		case <-ch:
+			return nil
+		case <-done:
+			return ErrClosed
+		default:
+		}
+		if err := a.clk.SleepUntil(ctx, a.clk.Now()+int64(a.poll)); err != nil {
+			return err
 		}
 	}
 }
@@ -325,9 +353,7 @@ func (a *Allocator) run() {
 	defer a.fetcher.Done()
 	pause := retryMin
 	for {
-		select {
-		case <-a.kickCh:
-		case <-a.done:
+		if a.wait(a.base, a.kickCh, a.done) != nil {
 			return
 		}
 		for {
@@ -338,7 +364,7 @@ func (a *Allocator) run() {
 				pause = retryMin
 				break
 			}
-			ctx, cancel := context.WithTimeout(a.base, a.opts.FetchTimeout)
+			ctx, cancel := clock.WithTimeout(a.base, a.clk, a.opts.FetchTimeout)
 			s, err := a.fetch(ctx)
 			cancel()
 			a.mu.Lock()
@@ -366,10 +392,8 @@ func (a *Allocator) run() {
 			a.fetchErr = err
 			a.broadcast()
 			a.mu.Unlock()
-			select {
-			case <-a.done:
+			if a.clk.SleepUntil(a.base, a.clk.Now()+int64(pause)) != nil {
 				return
-			case <-time.After(pause):
 			}
 			if pause *= 2; pause > a.opts.RetryMax {
 				pause = a.opts.RetryMax
