@@ -228,7 +228,6 @@ func (n *leaseNode) run() {
 	n.gen, n.sess, n.last = g, sess, 0
 	n.account(&w.Acct.Acquiring)
 	n.starting = false
-	buf := make([]flurry.ID, 1000)
 	for {
 		s.park(nil, s.now+int64(s.rng.ExpFloat64()/w.cfg.Rate*1e9)+1)
 		if n.restart {
@@ -244,11 +243,17 @@ func (n *leaseNode) run() {
 		}
 		k := 1 + s.rng.IntN(8)
 		if s.rng.IntN(200) == 0 {
-			k = len(buf)
+			k = 1000
 		}
 		w.Requests++
-		got, err := g.NextN(context.Background(), buf[:k])
-		for _, id := range buf[:got] {
+		// One Next at a time: the checker judges each ID by the clock read that decided it.
+		var err error
+		got := 0
+		for ; got < k; got++ {
+			var id flurry.ID
+			if id, err = g.Next(context.Background()); err != nil {
+				break
+			}
 			w.chk.issued(n, id)
 		}
 		w.IDs += int64(got)
