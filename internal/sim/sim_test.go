@@ -145,3 +145,54 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 		})
 	}
 }
+
+// The segment allocator on several stores with failover, crashes and graceful
+// restarts that hand ranges back: no ID twice, each allocator's IDs increasing, every
+// ID from a range its process holds, nothing issued from a range handed back.
+func TestSegmentSim(t *testing.T) {
+	oneAtATime(t)
+	seeds := []uint64{1, rand.Uint64() >> 1}
+	if *seedFlag != 0 {
+		seeds = []uint64{*seedFlag}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			cfg := DefaultSegConfig()
+			cfg.Seed = seed
+			cfg.Allocators, cfg.Duration = scale(20, 15*time.Minute)
+			t.Logf("replay: go run ./internal/sim/cmd/simrun -segment -seed %d -seeds 1 -allocators %d -hours %g (or go test ./internal/sim -run TestSegmentSim -simseed %d)", seed, cfg.Allocators, cfg.Duration.Hours(), seed)
+			w, err := NewSegWorld(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := w.Run()
+			t.Log(r.Summary())
+			for _, v := range r.Violations {
+				t.Error(v)
+			}
+			if r.IDs == 0 || r.Returns == 0 || r.Kills == 0 || r.Outages == 0 {
+				t.Errorf("the run exercised too little: %s", r.Summary())
+			}
+		})
+	}
+}
+
+func TestIntervals(t *testing.T) {
+	var s intervals
+	for _, c := range []int64{5, 7, 6, 1, 3, 2, 10, 4} {
+		if !s.add(c) {
+			t.Fatalf("%d reported as seen", c)
+		}
+	}
+	for _, c := range []int64{1, 4, 7, 10} {
+		if s.add(c) {
+			t.Fatalf("%d not reported as seen", c)
+		}
+	}
+	if len(s) != 2 || s[0] != (interval{1, 7}) || s[1] != (interval{10, 10}) {
+		t.Fatalf("intervals %v", s)
+	}
+	if !s.overlaps(8, 10) || s.overlaps(8, 9) || !s.overlaps(0, 1) {
+		t.Fatal("overlaps")
+	}
+}

@@ -36,6 +36,9 @@ func main() {
 		sweep   = flag.Bool("sweep", false, "print the availability table over TTL, window and clock error")
 		csvPath = flag.String("csv", "", "with -sweep, also write the table as CSV here")
 		procs   = flag.Int("procs", 1, "GOMAXPROCS: the simulation runs one goroutine at a time, so 1 is fastest")
+		seg     = flag.Bool("segment", false, "simulate segment allocators over several stores instead of leases")
+		allocs  = flag.Int("allocators", sim.DefaultSegConfig().Allocators, "with -segment: allocators")
+		nstores = flag.Int("stores", sim.DefaultSegConfig().Stores, "with -segment: stores (residue classes)")
 	)
 	flag.Parse()
 	runtime.GOMAXPROCS(*procs)
@@ -53,6 +56,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "simrun: unknown -flaw %q\n", *flaw)
 		os.Exit(2)
+	}
+	if *seg {
+		os.Exit(runSegment(*seed, *seeds, *allocs, *nstores, *hours))
 	}
 	if *sweep {
 		os.Exit(runSweep(base, *seed, *seeds, *csvPath))
@@ -155,6 +161,30 @@ func runSweep(base sim.LeaseConfig, seed uint64, seeds int, csvPath string) int 
 		if err := os.WriteFile(csvPath, []byte(csv.String()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "simrun:", err)
 			return 2
+		}
+	}
+	return status
+}
+
+func runSegment(seed uint64, seeds, allocs, stores int, hours float64) int {
+	status := 0
+	for i := 0; i < seeds; i++ {
+		cfg := sim.DefaultSegConfig()
+		cfg.Seed, cfg.Allocators, cfg.Stores = seed+uint64(i), allocs, stores
+		cfg.Duration = time.Duration(hours * float64(time.Hour))
+		w, err := sim.NewSegWorld(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "simrun:", err)
+			return 2
+		}
+		r := w.Run()
+		fmt.Println(r.Summary())
+		for _, v := range r.Violations {
+			fmt.Println("  ", v)
+		}
+		if len(r.ByKind) > 0 {
+			status = 1
+			fmt.Printf("  replay: go run ./internal/sim/cmd/simrun -segment -seed %d -seeds 1 -allocators %d -stores %d -hours %g\n", cfg.Seed, allocs, stores, hours)
 		}
 	}
 	return status
