@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/flurryid/flurry"
@@ -78,6 +79,7 @@ var simStart = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 type LeaseWorld struct {
 	cfg   LeaseConfig
 	sim   *Sim
+	frng  *rand.Rand // the faults' own source: the same schedule of faults for every configuration of a seed
 	lay   *layout.Layout
 	store *memstore.Store
 	sclk  *storeClock
@@ -161,6 +163,7 @@ func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
 	s := New(cfg.Seed, simStart)
 	w := &LeaseWorld{cfg: cfg, sim: s, lay: lay, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.ns = fmt.Sprintf("sim%p/", w)
+	w.frng = rand.New(rand.NewPCG(cfg.Seed, 0x5eed_fa17))
 	r := s.rng
 	w.sclk = &storeClock{sim: s, ppm: (r.Float64()*2 - 1) * cfg.PPM, start: s.now}
 	w.store = memstore.New(w.sclk)
@@ -183,7 +186,7 @@ func (w *LeaseWorld) exp(perHour float64) int64 {
 	if perHour <= 0 {
 		return math.MaxInt64 / 2
 	}
-	return int64(w.sim.rng.ExpFloat64() / perHour * float64(time.Hour))
+	return int64(w.frng.ExpFloat64() / perHour * float64(time.Hour))
 }
 
 // boot starts a new process on the node.
@@ -288,15 +291,16 @@ func (n *leaseNode) scheduleFaults() {
 			if w.ended {
 				return
 			}
+			graceful, delay := w.frng.IntN(3) == 0, w.frng.Int64N(int64(5*time.Second))
 			if n.client == nil || n.deadFrom != 0 {
-				kill()
+				kill() // down already
 				return
 			}
 			w.Kills++
-			if s.rng.IntN(3) == 0 {
+			if graceful {
 				n.restart = true // graceful: Close, then a new process
 			} else {
-				n.crash(int64(s.rng.Int64N(int64(5 * time.Second))))
+				n.crash(delay)
 			}
 			kill()
 		})
@@ -307,11 +311,11 @@ func (n *leaseNode) scheduleFaults() {
 				return
 			}
 			w.Pauses++
-			d := int64(50*time.Millisecond) + s.rng.Int64N(int64(2*time.Second))
-			if s.rng.IntN(2) == 0 {
-				d = int64(w.cfg.TTL) + s.rng.Int64N(int64(2*w.cfg.TTL)) // past the TTL
+			d := int64(50*time.Millisecond) + w.frng.Int64N(int64(2*time.Second))
+			if long, f := w.frng.IntN(2) == 0, w.frng.Float64(); long {
+				d = int64(float64(w.cfg.TTL) * (1 + 2*f)) // past the TTL
 			}
-			if s.rng.IntN(2) == 0 {
+			if w.frng.IntN(2) == 0 {
 				n.pauseOnRead = d // right after the next clock read
 			} else {
 				n.pausedUntil = max(n.pausedUntil, s.now+d)
@@ -325,12 +329,12 @@ func (n *leaseNode) scheduleFaults() {
 				return
 			}
 			w.Steps++
-			d := int64(100*time.Millisecond) + s.rng.Int64N(int64(30*time.Second))
-			if s.rng.IntN(2) == 0 {
+			d := int64(100*time.Millisecond) + w.frng.Int64N(int64(30*time.Second))
+			if w.frng.IntN(2) == 0 {
 				n.step(d)
 			} else {
 				n.step(-d)
-				if s.rng.IntN(2) == 0 && n.deadFrom == 0 && n.client != nil {
+				if restart := w.frng.IntN(2) == 0; restart && n.deadFrom == 0 && n.client != nil {
 					w.Kills++
 					n.crash(0) // restarted on the clock stepped back
 				}
@@ -371,9 +375,9 @@ func (w *LeaseWorld) scheduleStoreFaults() {
 				return
 			}
 			w.Outages++
-			d := int64(s.rng.ExpFloat64() * float64(3*time.Second))
-			if s.rng.IntN(5) == 0 {
-				d = int64(w.cfg.TTL) + s.rng.Int64N(int64(4*w.cfg.TTL))
+			d := int64(w.frng.ExpFloat64() * float64(3*time.Second))
+			if long, extra := w.frng.IntN(5) == 0, w.frng.Int64N(int64(50*time.Second)); long {
+				d = int64(10*time.Second) + extra // past most TTLs
 			}
 			w.net.downUntil = max(w.net.downUntil, s.now+d)
 			outage()
@@ -385,7 +389,7 @@ func (w *LeaseWorld) scheduleStoreFaults() {
 				return
 			}
 			w.Slows++
-			w.net.slowUntil = max(w.net.slowUntil, s.now+int64(time.Second)+s.rng.Int64N(int64(20*time.Second)))
+			w.net.slowUntil = max(w.net.slowUntil, s.now+int64(time.Second)+w.frng.Int64N(int64(20*time.Second)))
 			w.net.slowMin = int64(200 * time.Millisecond)
 			w.net.slowMax = int64(4 * time.Second)
 			slow()

@@ -110,16 +110,18 @@ func runSweep(base sim.LeaseConfig, seed uint64, seeds int, csvPath string) int 
 		ppm         float64
 		offset      time.Duration
 	}
+	// TTL x window at the default clock error, then the clock error at the defaults.
 	var cells []cell
 	for _, ttl := range []time.Duration{3 * time.Second, 10 * time.Second, 30 * time.Second} {
 		for _, win := range []time.Duration{500 * time.Millisecond, 2 * time.Second, 5 * time.Second} {
-			for _, ce := range []struct {
-				ppm    float64
-				offset time.Duration
-			}{{0, 0}, {100, 500 * time.Millisecond}, {500, 5 * time.Second}} {
-				cells = append(cells, cell{ttl, win, ce.ppm, ce.offset})
-			}
+			cells = append(cells, cell{ttl, win, base.PPM, base.Offset})
 		}
+	}
+	for _, ce := range []struct {
+		ppm    float64
+		offset time.Duration
+	}{{0, 0}, {500, 5 * time.Second}, {2000, 30 * time.Second}} {
+		cells = append(cells, cell{10 * time.Second, 2 * time.Second, ce.ppm, ce.offset})
 	}
 	var csv strings.Builder
 	csv.WriteString("ttl_s,window_s,ppm,offset_s,unavailable_pct,acquiring_pct,fenced_pct,behind_pct,ids,violations\n")
