@@ -30,6 +30,10 @@ type SegConfig struct {
 	// Per store per hour.
 	OutagePerHour float64
 	LossProb      float64
+	// LaggingReplica makes one Take in 20 hand out values an earlier Take handed out,
+	// as a store that failed over to a replica missing the last writes does: a broken
+	// store, to show that the checker catches what it causes.
+	LaggingReplica bool
 }
 
 // DefaultSegConfig is the configuration of the documented runs.
@@ -91,6 +95,9 @@ func (st *segStore) Take(ctx context.Context, tag string, n, floor, limit int64)
 	err := transport(st.w.sim, &st.w.nets[st.k], ctx, func() error {
 		var err error
 		b, err = st.w.stores[st.k].Take(context.Background(), tag, n, floor, limit)
+		if err == nil && st.w.cfg.LaggingReplica && !b.Returned && st.w.sim.rng.IntN(20) == 0 && b.First > b.Len() {
+			b.First, b.Last = b.First-b.Len()/2, b.Last-b.Len()/2
+		}
 		if err == nil {
 			st.w.Fetches++
 			h := append(st.node.held[st.k], b)

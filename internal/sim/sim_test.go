@@ -177,6 +177,24 @@ func TestSegmentSim(t *testing.T) {
 	}
 }
 
+// A store that hands out values twice (a replica missing the last writes) is caught.
+func TestSegmentSimCatchesLaggingReplica(t *testing.T) {
+	oneAtATime(t)
+	cfg := DefaultSegConfig()
+	cfg.Seed, cfg.LaggingReplica = 1, true
+	cfg.Allocators, cfg.Duration = scale(20, 10*time.Minute)
+	w, err := NewSegWorld(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := w.Run()
+	t.Log(r.Summary())
+	if r.ByKind["duplicate"] == 0 {
+		t.Fatalf("a lagging replica went unnoticed: %v", r.ByKind)
+	}
+	t.Logf("first: %v", r.Violations[0])
+}
+
 func TestIntervals(t *testing.T) {
 	var s intervals
 	for _, c := range []int64{5, 7, 6, 1, 3, 2, 10, 4} {

@@ -9,13 +9,17 @@
 package main
 
 import (
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/plot"
 	"github.com/flurryid/flurry/internal/sim"
 	"github.com/flurryid/flurry/internal/simhook"
 )
@@ -39,9 +43,18 @@ func main() {
 		seg     = flag.Bool("segment", false, "simulate segment allocators over several stores instead of leases")
 		allocs  = flag.Int("allocators", sim.DefaultSegConfig().Allocators, "with -segment: allocators")
 		nstores = flag.Int("stores", sim.DefaultSegConfig().Stores, "with -segment: stores (residue classes)")
+		plotCSV = flag.String("plot", "", "draw the sweep's CSV (written by -sweep -csv) as a PNG chart at -png, and run nothing")
+		pngPath = flag.String("png", "docs/correctness-availability.png", "with -plot: where to write the chart")
 	)
 	flag.Parse()
 	runtime.GOMAXPROCS(*procs)
+	if *plotCSV != "" {
+		if err := drawSweep(*plotCSV, *pngPath); err != nil {
+			fmt.Fprintln(os.Stderr, "simrun:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	base := def
 	base.Nodes, base.Duration = *nodes, time.Duration(*hours*float64(time.Hour))
 	base.TTL, base.Window, base.PPM, base.Offset, base.Rate = *ttl, *window, *ppm, *offset, *rate
@@ -190,4 +203,53 @@ func runSegment(seed uint64, seeds, allocs, stores int, hours float64) int {
 		}
 	}
 	return status
+}
+
+// drawSweep charts the unavailable share against the TTL, one line per window, from
+// the rows of the sweep at the default clock error.
+func drawSweep(csvPath, pngPath string) error {
+	f, err := os.Open(csvPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return err
+	}
+	def := sim.DefaultLeaseConfig()
+	byWindow := map[float64][]plot.Point{}
+	var windows []float64
+	for _, r := range rows[1:] {
+		v := make([]float64, 5)
+		for i := range v {
+			if v[i], err = strconv.ParseFloat(r[i], 64); err != nil {
+				return fmt.Errorf("%s: %v", csvPath, err)
+			}
+		}
+		ttl, win, ppm, unavail := v[0], v[1], v[2], v[4]
+		if ppm != def.PPM {
+			continue // the clock-error rows
+		}
+		if _, ok := byWindow[win]; !ok {
+			windows = append(windows, win)
+		}
+		byWindow[win] = append(byWindow[win], plot.Point{X: ttl, Y: unavail})
+	}
+	sort.Float64s(windows)
+	c := plot.Chart{Title: "Availability cost of fencing (simulated, same faults for every point)", XLabel: "lease TTL (s)", YLabel: "time a running node could not issue (%)"}
+	for _, w := range windows {
+		pts := byWindow[w]
+		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+		c.Series = append(c.Series, plot.Series{Name: fmt.Sprintf("window %gs", w), Points: pts})
+	}
+	out, err := os.Create(pngPath)
+	if err != nil {
+		return err
+	}
+	if err := c.WritePNG(out, 900, 520); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
