@@ -385,6 +385,15 @@ func (s *Session) fenceStart(sent int64) int64 {
 	return sent
 }
 
+// grantUnreserved grants through mark before the store has it: the known-bad
+// variant GrantBeforeReserve of a renewal.
+func (s *Session) grantUnreserved(mark, sent int64) {
+	s.mu.Lock()
+	node, above := s.status.Node, s.above
+	s.mu.Unlock()
+	s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+}
+
 // flawedAbove is the floor granted above a mark: the mark itself, or, in the
 // known-bad variant, one tick below it.
 func (s *Session) flawedAbove(mark int64) int64 {
@@ -411,18 +420,18 @@ func (s *Session) renew() error {
 	newMark := max(mark, sent/1e6+s.reserve())
 	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, max(s.every, time.Second))
 	defer cancel()
-	s.mu.Lock()
-	node := s.status.Node
-	above := s.above
-	s.mu.Unlock()
 	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: newMark, Until: sent + int64(s.opts.TTL-s.margin)})
+		s.grantUnreserved(newMark, sent)
 	}
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, newMark)
 	if err != nil {
 		return err
 	}
 	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
+	s.mu.Lock()
+	node := s.status.Node
+	above := s.above
+	s.mu.Unlock()
 	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: newMark, Until: until}); err != nil {
 		return err
 	}
