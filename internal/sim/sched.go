@@ -18,7 +18,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"time"
 )
 
 // Sim is the scheduler: simulated time, the event queue and the baton.
@@ -364,5 +363,3 @@ func (c *simCtx) end(deadline bool) {
 // errTimeout is returned by a store call whose reply never came, after the driver's
 // own timeout.
 var errTimeout = fmt.Errorf("sim: request timed out (reply lost)")
-
-func dur(ns int64) time.Duration { return time.Duration(ns) }
