@@ -42,6 +42,8 @@ type LeaseConfig struct {
 	// request asks for 1 to 8 IDs, one in 200 for 1,000 (more than a tick holds).
 	Rate   float64
 	Faults Faults
+	// Order is the sessions' acquisition order (zero: lease.OrderScope).
+	Order lease.Order
 	// Flaws switches on known-bad variants of the protocol in the real session code,
 	// to show that the checker catches them.
 	Flaws simhook.Flaw
@@ -218,7 +220,7 @@ func (n *leaseNode) run() {
 		gopts.Behind = snowflake.Logical
 	}
 	lopts := lease.Options{Store: st, Scope: "sim", Node: layout.NodeValues{int64(n.group)}, Leased: []string{"worker"},
-		Owner: owner, TTL: w.cfg.TTL, Window: w.cfg.Window, Logger: w.log}
+		Owner: owner, TTL: w.cfg.TTL, Window: w.cfg.Window, Order: w.cfg.Order, Logger: w.log}
 	if n.group%2 == 1 {
 		v := int64(n.ID % w.cfg.Group)
 		lopts.Fixed = &v
