@@ -337,6 +337,9 @@ func (r Rule) nft(out bool) string {
 	case Reject:
 		return s + " reject with tcp reset"
 	case Lose:
+		if r.Percent >= 100 {
+			return s + " drop"
+		}
 		return fmt.Sprintf("%s numgen random mod 100 < %d drop", s, r.Percent)
 	}
 	return s + " drop"
