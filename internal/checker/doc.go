@@ -1,0 +1,30 @@
+// Package checker judges what the clients of a fault-harness run received: every
+// request each client made, the node it went to, when it was sent and answered,
+// and the IDs that came back (or the class of error). It checks flurry's promise
+// over all of it, exactly:
+//
+//   - Duplicates: no ID twice in one namespace, across all clients, nodes, ops and
+//     restarts. IDs are collected per namespace, sorted and scanned, so tens of
+//     millions fit in a few hundred megabytes (8 bytes per ID kept, 8 more per ID
+//     of the largest namespace while it is checked).
+//   - Range: a snowflake or redis ID decomposes in its namespace's layout (positive,
+//     no bit above the layout's width, so the time and node fields are inside their
+//     fields); optionally its time is not far ahead of when it was received
+//     ([Namespace.MaxAhead]). A segment ID is positive.
+//   - Order: inside one op the IDs strictly increase. Across ops to the same
+//     (namespace, node): when op A was answered before op B was sent, every ID of A
+//     is below every ID of B (real-time order; a sweep by time, not all pairs).
+//     For snowflake and redis namespaces this holds across the node's restarts
+//     (flurry's "monotonic per node, also across restarts"). For segment
+//     namespaces it holds per process lifetime only: a restarted process starts a
+//     fresh range, which may lie below ranges another node handed out meanwhile;
+//     [Checker.Restarted] events split the lifetimes, and an op that spans a
+//     restart is compared with no other op.
+//   - Availability: the fraction of requests answered, and the longest interval in
+//     which no op to any node of a namespace delivered an ID (the gap), overall and
+//     inside each fault window.
+//
+// Every count comes with up to [MaxExamples] concrete examples (IDs and ops) per
+// kind of anomaly and namespace. [WriteMarkdown] writes the tables of
+// docs/reliability.md, and [Checker.Throughput] the IDs/s series for its plot.
+package checker
