@@ -1,0 +1,216 @@
+// Command fhclient is the fault harness's workload: it asks flurry nodes for batches
+// of IDs (GET /v1/{ns}/next?count=N&format=text) from several workers per namespace,
+// with a bounded timeout per request, and writes every request it made to a file, one
+// line per op (see internal/harness's ReadOps for the format). A worker stays on its
+// node while it answers and moves to the next node after an error, as a client with
+// several endpoints does; it also moves on every -rotate requests so that every node
+// keeps serving.
+//
+// It stops after -duration or -max-requests, or on SIGTERM/SIGINT, and flushes.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var (
+		nodes    = flag.String("nodes", "", "name=baseURL,name=baseURL,... of the flurry nodes")
+		nss      = flag.String("ns", "", "namespaces, comma-separated")
+		workers  = flag.Int("workers", 2, "workers per namespace")
+		count    = flag.Int("count", 1000, "IDs per request")
+		timeout  = flag.Duration("timeout", 2*time.Second, "bound on one request")
+		duration = flag.Duration("duration", time.Minute, "stop after this long")
+		maxReq   = flag.Int64("max-requests", 1_000_000, "stop after this many requests in all")
+		rotate   = flag.Int("rotate", 50, "move to the next node after this many requests")
+		out      = flag.String("out", "", "op file (required)")
+		name     = flag.String("name", "c", "this client's name, in every op")
+	)
+	flag.Parse()
+	if *nodes == "" || *nss == "" || *out == "" {
+		fmt.Fprintln(os.Stderr, "fhclient: -nodes, -ns and -out are required")
+		os.Exit(2)
+	}
+	var names, urls []string
+	for _, kv := range strings.Split(*nodes, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			fmt.Fprintf(os.Stderr, "fhclient: -nodes: %q is not name=URL\n", kv)
+			os.Exit(2)
+		}
+		names, urls = append(names, k), append(urls, v)
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fhclient:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *duration)
+	defer cancel()
+
+	w := &writer{b: bufio.NewWriterSize(f, 1<<20)}
+	var left atomic.Int64
+	left.Store(*maxReq)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	var wg sync.WaitGroup
+	k := 0
+	for _, ns := range strings.Split(*nss, ",") {
+		for i := 0; i < *workers; i++ {
+			wg.Add(1)
+			start := k % len(urls)
+			k++
+			go func() {
+				defer wg.Done()
+				work(ctx, hc, w, &left, *name, ns, names, urls, start, *count, *rotate, *timeout)
+			}()
+		}
+	}
+	wg.Wait()
+	w.mu.Lock()
+	err = w.b.Flush()
+	w.mu.Unlock()
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fhclient:", err)
+		os.Exit(1)
+	}
+}
+
+type writer struct {
+	mu sync.Mutex
+	b  *bufio.Writer
+}
+
+func work(ctx context.Context, hc *http.Client, w *writer, left *atomic.Int64, client, ns string, names, urls []string, node, count, rotate int, timeout time.Duration) {
+	var ids []int64
+	line := make([]byte, 0, 256)
+	n := 0
+	for ctx.Err() == nil && left.Add(-1) >= 0 {
+		start := time.Now()
+		var errText string
+		ids, errText = get(ctx, hc, urls[node]+"/v1/"+ns+"/next?count="+strconv.Itoa(count)+"&format=text", timeout, ids[:0])
+		end := time.Now()
+		if ctx.Err() != nil && errText != "" {
+			return // cut short by the end of the run: not an op of the system's
+		}
+		line = appendOp(line[:0], client, names[node], ns, start, end, ids, errText)
+		w.mu.Lock()
+		_, _ = w.b.Write(line)
+		w.mu.Unlock()
+		n++
+		if errText != "" || n%rotate == 0 {
+			node = (node + 1) % len(urls)
+		}
+		if errText != "" {
+			// Bounded backoff so a refusing cluster is not a busy loop.
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// get asks for IDs; on success the error text is "".
+func get(ctx context.Context, hc *http.Client, url string, timeout time.Duration, ids []int64) ([]int64, string) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return ids, err.Error()
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return ids, "timeout"
+		}
+		return ids, err.Error()
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return ids, "read: " + err.Error()
+	}
+	if resp.StatusCode != http.StatusOK {
+		return ids, strconv.Itoa(resp.StatusCode) + " " + strings.TrimSpace(string(body))
+	}
+	for len(body) > 0 {
+		i := 0
+		var v int64
+		for i < len(body) && body[i] >= '0' && body[i] <= '9' {
+			v = v*10 + int64(body[i]-'0')
+			i++
+		}
+		if i == 0 || (i < len(body) && body[i] != '\n') {
+			return ids[:0], "bad body: " + strconv.Quote(string(body[:min(len(body), 80)]))
+		}
+		ids = append(ids, v)
+		if i < len(body) {
+			i++
+		}
+		body = body[i:]
+	}
+	return ids, ""
+}
+
+// appendOp writes one op line: client node ns start_ns end_ns runs err, tab-separated,
+// where runs is first+count,... for runs of consecutive IDs ("-" for none) and err is
+// "-" or the error with tabs and newlines replaced.
+func appendOp(b []byte, client, node, ns string, start, end time.Time, ids []int64, errText string) []byte {
+	b = append(b, client...)
+	b = append(b, '\t')
+	b = append(b, node...)
+	b = append(b, '\t')
+	b = append(b, ns...)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, start.UnixNano(), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, end.UnixNano(), 10)
+	b = append(b, '\t')
+	if len(ids) == 0 {
+		b = append(b, '-')
+	}
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, ids[i], 10)
+		b = append(b, '+')
+		b = strconv.AppendInt(b, int64(j-i), 10)
+		i = j
+	}
+	b = append(b, '\t')
+	if errText == "" {
+		b = append(b, '-')
+	} else {
+		b = append(b, strings.Map(func(r rune) rune {
+			if r == '\t' || r == '\n' || r == '\r' {
+				return ' '
+			}
+			return r
+		}, errText)...)
+	}
+	return append(b, '\n')
+}

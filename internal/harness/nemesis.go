@@ -1,0 +1,369 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flurryid/flurry/internal/netns"
+)
+
+// Action is what a fault does: Begin breaks something, End repairs it. Both get the
+// cluster and a log of node restarts (for the checker).
+type Action interface {
+	Begin(ctx context.Context, e *Env) error
+	End(ctx context.Context, e *Env) error
+}
+
+// Env is what actions act on: the cluster, and a record of node restarts.
+type Env struct {
+	C        *Cluster
+	restarts func(node string, at time.Time)
+}
+
+// restartNode stops a node (SIGTERM, or SIGKILL when kill) and starts it again with
+// a clock skew, recording the restart.
+func (e *Env) restartNode(ctx context.Context, n *Node, kill bool, skew time.Duration) error {
+	if kill {
+		if err := n.Proc.Kill(); err != nil {
+			return err
+		}
+	} else if err := n.Proc.Stop(10 * time.Second); err != nil {
+		return err
+	}
+	return e.startNode(ctx, n, skew)
+}
+
+func (e *Env) startNode(ctx context.Context, n *Node, skew time.Duration) error {
+	e.restarts(n.Name, time.Now())
+	err := e.C.StartNode(ctx, n, skew)
+	if err != nil && n.Proc.Running() {
+		// Running but not ready (fenced, clock behind its mark): that is for the
+		// checker's availability figures, not an error of the harness.
+		e.C.logf("node %s: %v", n.Name, err)
+		return nil
+	}
+	return err
+}
+
+// storeRules are rules that cut a host off the stores (every port of every store host).
+func (c *Cluster) storeHosts() []*netns.Host {
+	hs := append([]*netns.Host{}, c.EtcdHosts...)
+	hs = append(hs, c.RedisHosts...)
+	return append(hs, c.PGHost)
+}
+
+// ---- partitions
+
+// PartitionStores cuts node i (0-based) off every store host, both ways (drop); the
+// clients still reach it.
+func PartitionStores(i int) Action { return partitionStores{i} }
+
+type partitionStores struct{ i int }
+
+func (a partitionStores) Begin(ctx context.Context, e *Env) error {
+	var rules []netns.Rule
+	for _, h := range e.C.storeHosts() {
+		rules = append(rules, netns.Rule{Peer: h.Addr, Action: netns.Drop})
+	}
+	return e.C.NodeHosts[a.i].Block(ctx, "partition-stores", rules...)
+}
+
+func (a partitionStores) End(ctx context.Context, e *Env) error {
+	return e.C.NodeHosts[a.i].Unblock(ctx, "partition-stores")
+}
+
+// PartitionClients cuts node i off the client hosts, both ways (drop); it still
+// reaches the stores and keeps its leases.
+func PartitionClients(i int) Action { return partitionClients{i} }
+
+type partitionClients struct{ i int }
+
+func (a partitionClients) Begin(ctx context.Context, e *Env) error {
+	var rules []netns.Rule
+	for _, h := range e.C.ClientHosts {
+		rules = append(rules, netns.Rule{Peer: h.Addr, Action: netns.Drop})
+	}
+	return e.C.NodeHosts[a.i].Block(ctx, "partition-clients", rules...)
+}
+
+func (a partitionClients) End(ctx context.Context, e *Env) error {
+	return e.C.NodeHosts[a.i].Unblock(ctx, "partition-clients")
+}
+
+// ---- a store hangs or refuses, for every node
+
+// Store names a store of the cluster.
+type Store string
+
+// The stores.
+const (
+	StoreEtcd  Store = "etcd"
+	StoreRedis Store = "redis"
+	StorePG    Store = "postgres"
+)
+
+// StoreDown makes a store unreachable for every flurry node while it stays healthy
+// for everyone else: netns.Drop makes it hang (packets vanish both ways), netns.Reject
+// makes it refuse (TCP resets from the store's host, to new and open connections).
+func StoreDown(s Store, how netns.Action) Action { return storeDown{s, how} }
+
+type storeDown struct {
+	s   Store
+	how netns.Action
+}
+
+func (a storeDown) ports() ([]*netns.Host, []int) {
+	switch a.s {
+	case StoreEtcd:
+		return nil, []int{EtcdPort}
+	case StoreRedis:
+		return nil, []int{RedisPort, SentinelPort}
+	default:
+		return nil, []int{PGPort}
+	}
+}
+
+func (a storeDown) hosts(c *Cluster) []*netns.Host {
+	switch a.s {
+	case StoreEtcd:
+		return c.EtcdHosts
+	case StoreRedis:
+		return c.RedisHosts
+	default:
+		return []*netns.Host{c.PGHost}
+	}
+}
+
+func (a storeDown) name() string { return "store-down-" + string(a.s) }
+
+func (a storeDown) Begin(ctx context.Context, e *Env) error {
+	_, ports := a.ports()
+	if a.how == netns.Drop {
+		// On each node: packets to and from the store's ports vanish.
+		for _, n := range e.C.NodeHosts {
+			var rules []netns.Rule
+			for _, h := range a.hosts(e.C) {
+				for _, p := range ports {
+					rules = append(rules, netns.Rule{Peer: h.Addr, PeerPort: p, Action: netns.Drop})
+				}
+			}
+			if err := n.Block(ctx, a.name(), rules...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// On each store host: the nodes' packets get a reset.
+	for _, h := range a.hosts(e.C) {
+		var rules []netns.Rule
+		for _, n := range e.C.NodeHosts {
+			for _, p := range ports {
+				rules = append(rules, netns.Rule{Peer: n.Addr, LocalPort: p, Action: netns.Reject})
+			}
+		}
+		if err := h.Block(ctx, a.name(), rules...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a storeDown) End(ctx context.Context, e *Env) error {
+	for _, h := range append(append([]*netns.Host{}, e.C.NodeHosts...), a.hosts(e.C)...) {
+		if err := h.Unblock(ctx, a.name()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- packet loss
+
+// Loss drops pct % of node i's packets at random, both ways (tc netem's loss; this
+// machine's kernel may lack sch_netem, so it is an nftables rule).
+func Loss(i, pct int) Action { return loss{i, pct} }
+
+type loss struct{ i, pct int }
+
+func (a loss) Begin(ctx context.Context, e *Env) error {
+	return e.C.NodeHosts[a.i].Block(ctx, "loss", netns.Rule{Action: netns.Lose, Percent: a.pct})
+}
+
+func (a loss) End(ctx context.Context, e *Env) error {
+	return e.C.NodeHosts[a.i].Unblock(ctx, "loss")
+}
+
+// Netem puts tc netem arguments (e.g. "delay 300ms 100ms") on node i's interface.
+// It needs a kernel with sch_netem.
+func Netem(i int, args string) Action { return netem{i, args} }
+
+type netem struct {
+	i    int
+	args string
+}
+
+func (a netem) Begin(ctx context.Context, e *Env) error {
+	return e.C.NodeHosts[a.i].Netem(ctx, a.args)
+}
+
+func (a netem) End(ctx context.Context, e *Env) error {
+	return e.C.NodeHosts[a.i].Netem(ctx, "")
+}
+
+// ---- etcd
+
+// KillEtcdLeader SIGKILLs the etcd member that leads when the fault begins and
+// starts it again (same data) when it ends.
+func KillEtcdLeader() Action { return &killEtcdLeader{} }
+
+type killEtcdLeader struct{ killed int }
+
+func (a *killEtcdLeader) Begin(ctx context.Context, e *Env) error {
+	l, err := e.C.EtcdLeader(ctx)
+	if err != nil {
+		return err
+	}
+	a.killed = l
+	e.C.logf("etcd: killing leader e%d", l+1)
+	return e.C.Etcd[l].Kill()
+}
+
+func (a *killEtcdLeader) End(ctx context.Context, e *Env) error {
+	p := e.C.Etcd[a.killed]
+	// A restarted member rejoins with its data: "existing", not "new".
+	for i, s := range p.Args {
+		if s == "--initial-cluster-state" {
+			p.Args[i+1] = "existing"
+		}
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	return waitTCP(ctx, e.C.ClientHosts[0], hostPort(e.C.EtcdHosts[a.killed], EtcdPort), 20*time.Second)
+}
+
+// ---- Redis
+
+// RedisFailover asks the sentinels for a failover (SENTINEL FAILOVER): the replica
+// is promoted, the primary becomes its replica. End waits for the sentinels to agree.
+func RedisFailover() Action { return redisFailover{} }
+
+type redisFailover struct{}
+
+func (redisFailover) Begin(ctx context.Context, e *Env) error {
+	before, err := e.C.RedisPrimary(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := e.C.redisCLI(ctx, e.C.RedisHosts[2], SentinelPort, "SENTINEL", "FAILOVER", RedisMaster)
+	if err != nil || !strings.Contains(out, "OK") {
+		return fmt.Errorf("redis: SENTINEL FAILOVER: %v %s", err, out)
+	}
+	e.C.logf("redis: failover asked (primary was r%d)", before+1)
+	return nil
+}
+
+func (redisFailover) End(ctx context.Context, e *Env) error { return nil }
+
+// KillRedisPrimary SIGKILLs the Redis primary; the sentinels promote the replica
+// after down-after-milliseconds (2 s). End starts the old primary again as a replica
+// of the new one (the data it had is gone: no persistence, as a crashed cache host).
+func KillRedisPrimary() Action { return &killRedisPrimary{} }
+
+type killRedisPrimary struct{ killed int }
+
+func (a *killRedisPrimary) Begin(ctx context.Context, e *Env) error {
+	p, err := e.C.RedisPrimary(ctx)
+	if err != nil {
+		return err
+	}
+	a.killed = p
+	e.C.logf("redis: killing primary r%d", p+1)
+	return e.C.Redis[p].Kill()
+}
+
+func (a *killRedisPrimary) End(ctx context.Context, e *Env) error {
+	deadline := time.Now().Add(20 * time.Second)
+	now := -1
+	for time.Now().Before(deadline) {
+		if p, err := e.C.RedisPrimary(ctx); err == nil && p != a.killed {
+			now = p
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if now < 0 {
+		return fmt.Errorf("redis: no new primary 20s after r%d was killed", a.killed+1)
+	}
+	p := e.C.Redis[a.killed]
+	args := []string{}
+	for i := 0; i < len(p.Args); i++ {
+		if p.Args[i] == "--replicaof" {
+			i += 2
+			continue
+		}
+		args = append(args, p.Args[i])
+	}
+	p.Args = append(args, "--replicaof", e.C.RedisHosts[now].Addr.String(), strconv.Itoa(RedisPort))
+	return p.Start()
+}
+
+// ---- flurry nodes
+
+// KillNode SIGKILLs node i; End starts it again.
+func KillNode(i int) Action { return killNode{i} }
+
+type killNode struct{ i int }
+
+func (a killNode) Begin(ctx context.Context, e *Env) error { return e.C.Nodes[a.i].Proc.Kill() }
+func (a killNode) End(ctx context.Context, e *Env) error {
+	return e.startNode(ctx, e.C.Nodes[a.i], 0)
+}
+
+// PauseNode SIGSTOPs node i; End SIGCONTs it.
+func PauseNode(i int) Action { return pauseNode{i} }
+
+type pauseNode struct{ i int }
+
+func (a pauseNode) Begin(ctx context.Context, e *Env) error {
+	return e.C.Nodes[a.i].Proc.Signal(syscall.SIGSTOP)
+}
+func (a pauseNode) End(ctx context.Context, e *Env) error {
+	return e.C.Nodes[a.i].Proc.Signal(syscall.SIGCONT)
+}
+
+// SkewNode restarts node i with its clock shifted by skew (FLURRY_CLOCK_SKEW); End
+// restarts it with the true clock. Both restarts are graceful (SIGTERM).
+func SkewNode(i int, skew time.Duration) Action { return skewNode{i, skew} }
+
+type skewNode struct {
+	i    int
+	skew time.Duration
+}
+
+func (a skewNode) Begin(ctx context.Context, e *Env) error {
+	return e.restartNode(ctx, e.C.Nodes[a.i], false, a.skew)
+}
+func (a skewNode) End(ctx context.Context, e *Env) error {
+	return e.restartNode(ctx, e.C.Nodes[a.i], false, 0)
+}
+
+// RollingRestart restarts the three nodes one after the other (SIGTERM, start, wait
+// until ready), under load; End does nothing.
+func RollingRestart() Action { return rolling{} }
+
+type rolling struct{}
+
+func (rolling) Begin(ctx context.Context, e *Env) error {
+	for _, n := range e.C.Nodes {
+		if err := e.restartNode(ctx, n, false, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (rolling) End(ctx context.Context, e *Env) error { return nil }
