@@ -54,7 +54,7 @@ func TestShortScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Load = Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 300_000}
+	sc.Load = Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 100_000, Rate: 100}
 	var log bytes.Buffer
 	c, err := Start(ctx, Options{Flurry: flurry, Client: client, LeaseTTL: ttl, Log: &log, KeepDir: true})
 	if err != nil {

@@ -249,16 +249,17 @@ func (a *killEtcdLeader) End(ctx context.Context, e *Env) error {
 // ---- Redis
 
 // RedisFailover asks the sentinels for a failover (SENTINEL FAILOVER): the replica
-// is promoted, the primary becomes its replica. End waits for the sentinels to agree.
-func RedisFailover() Action { return redisFailover{} }
+// is promoted, the primary becomes its replica. End fails back to the first primary.
+func RedisFailover() Action { return &redisFailover{} }
 
-type redisFailover struct{}
+type redisFailover struct{ before int }
 
-func (redisFailover) Begin(ctx context.Context, e *Env) error {
+func (a *redisFailover) Begin(ctx context.Context, e *Env) error {
 	before, err := e.C.RedisPrimary(ctx)
 	if err != nil {
 		return err
 	}
+	a.before = before
 	out, err := e.C.redisCLI(ctx, e.C.RedisHosts[2], SentinelPort, "SENTINEL", "FAILOVER", RedisMaster)
 	if err != nil || !strings.Contains(out, "OK") {
 		return fmt.Errorf("redis: SENTINEL FAILOVER: %v %s", err, out)
@@ -267,11 +268,38 @@ func (redisFailover) Begin(ctx context.Context, e *Env) error {
 	return nil
 }
 
-func (redisFailover) End(ctx context.Context, e *Env) error { return nil }
+func (a *redisFailover) End(ctx context.Context, e *Env) error { return failBack(ctx, e, a.before) }
+
+// failBack makes Redis host want the primary again (SENTINEL FAILOVER once it is an
+// online replica), so that the rest of a run starts from the same topology: nodes
+// that reach Redis by a plain redis:// URL to the first primary work again.
+func failBack(ctx context.Context, e *Env, want int) error {
+	deadline := time.Now().Add(40 * time.Second)
+	asked := false
+	for time.Now().Before(deadline) {
+		p, err := e.C.RedisPrimary(ctx)
+		if err == nil && p == want {
+			if asked {
+				e.C.logf("redis: r%d is the primary again", want+1)
+			}
+			return nil
+		}
+		if err == nil && !asked {
+			info, _ := e.C.redisCLI(ctx, e.C.RedisHosts[p], RedisPort, "INFO", "replication")
+			if strings.Contains(info, "ip="+e.C.RedisHosts[want].Addr.String()) && strings.Contains(info, "state=online") {
+				out, err := e.C.redisCLI(ctx, e.C.RedisHosts[2], SentinelPort, "SENTINEL", "FAILOVER", RedisMaster)
+				asked = err == nil && strings.Contains(out, "OK")
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("redis: r%d is not the primary again after 40s", want+1)
+}
 
 // KillRedisPrimary SIGKILLs the Redis primary; the sentinels promote the replica
 // after down-after-milliseconds (2 s). End starts the old primary again as a replica
-// of the new one (the data it had is gone: no persistence, as a crashed cache host).
+// of the new one (the data it had is gone: no persistence, as a crashed cache host),
+// and once it is in sync fails back to it.
 func KillRedisPrimary() Action { return &killRedisPrimary{} }
 
 type killRedisPrimary struct{ killed int }
@@ -309,7 +337,10 @@ func (a *killRedisPrimary) End(ctx context.Context, e *Env) error {
 		args = append(args, p.Args[i])
 	}
 	p.Args = append(args, "--replicaof", e.C.RedisHosts[now].Addr.String(), strconv.Itoa(RedisPort))
-	return p.Start()
+	if err := p.Start(); err != nil {
+		return err
+	}
+	return failBack(ctx, e, a.killed)
 }
 
 // ---- flurry nodes

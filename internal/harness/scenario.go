@@ -47,6 +47,9 @@ type Load struct {
 	Timeout time.Duration
 	// MaxRequests bounds each client host's requests. Default 2,000,000.
 	MaxRequests int64
+	// Rate is each client host's requests per second, all workers together (0: as
+	// fast as the nodes answer).
+	Rate float64
 }
 
 // Kind is a catalog entry: a family of faults whose parameters (which node, which
@@ -241,7 +244,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		p := c.proc("client-"+name, h, nil, c.opt.Client,
 			"-name", name, "-nodes", strings.Join(nodes, ","), "-ns", strings.Join([]string{NSEtcd, NSRedis, NSSegment}, ","),
 			"-workers", fmt.Sprint(ld.Workers), "-count", fmt.Sprint(ld.Count), "-timeout", ld.Timeout.String(),
-			"-duration", (total + 10*time.Minute).String(), "-max-requests", fmt.Sprint(ld.MaxRequests),
+			"-duration", (total + 10*time.Minute).String(), "-max-requests", fmt.Sprint(ld.MaxRequests), "-rate", fmt.Sprint(ld.Rate),
 			"-out", filepath.Join(c.Dir, "ops-"+name+".tsv"))
 		if err := p.Start(); err != nil {
 			return nil, err

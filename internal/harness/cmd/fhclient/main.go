@@ -12,6 +12,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +40,7 @@ func main() {
 		rotate   = flag.Int("rotate", 50, "move to the next node after this many requests")
 		out      = flag.String("out", "", "op file (required)")
 		name     = flag.String("name", "c", "this client's name, in every op")
+		rate     = flag.Float64("rate", 0, "requests per second of all workers together (0: as fast as answered)")
 	)
 	flag.Parse()
 	if *nodes == "" || *nss == "" || *out == "" {
@@ -67,6 +69,10 @@ func main() {
 	w := &writer{b: bufio.NewWriterSize(f, 1<<20)}
 	var left atomic.Int64
 	left.Store(*maxReq)
+	var pace *pacer
+	if *rate > 0 {
+		pace = &pacer{every: time.Duration(float64(time.Second) / *rate), next: time.Now()}
+	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 	var wg sync.WaitGroup
 	k := 0
@@ -77,7 +83,7 @@ func main() {
 			k++
 			go func() {
 				defer wg.Done()
-				work(ctx, hc, w, &left, *name, ns, names, urls, start, *count, *rotate, *timeout)
+				work(ctx, hc, w, &left, pace, *name, ns, names, urls, start, *count, *rotate, *timeout)
 			}()
 		}
 	}
@@ -99,11 +105,48 @@ type writer struct {
 	b  *bufio.Writer
 }
 
-func work(ctx context.Context, hc *http.Client, w *writer, left *atomic.Int64, client, ns string, names, urls []string, node, count, rotate int, timeout time.Duration) {
+// pacer hands out request slots every so often to all workers together.
+type pacer struct {
+	mu    sync.Mutex
+	every time.Duration
+	next  time.Time
+}
+
+// wait sleeps until this worker's slot; false when ctx ended first.
+func (p *pacer) wait(ctx context.Context) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.next.Before(now.Add(-time.Second)) {
+		p.next = now // a stall is not made up for with a burst
+	}
+	at := p.next
+	p.next = p.next.Add(p.every)
+	p.mu.Unlock()
+	d := time.Until(at)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func work(ctx context.Context, hc *http.Client, w *writer, left *atomic.Int64, pace *pacer, client, ns string, names, urls []string, node, count, rotate int, timeout time.Duration) {
 	var ids []int64
 	line := make([]byte, 0, 256)
 	n := 0
 	for ctx.Err() == nil && left.Add(-1) >= 0 {
+		if !pace.wait(ctx) {
+			return
+		}
 		start := time.Now()
 		var errText string
 		ids, errText = get(ctx, hc, urls[node]+"/v1/"+ns+"/next?count="+strconv.Itoa(count)+"&format=text", timeout, ids[:0])
@@ -139,18 +182,15 @@ func get(ctx context.Context, hc *http.Client, url string, timeout time.Duration
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return ids, "timeout"
-		}
-		return ids, err.Error()
+		return ids, netClass(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return ids, "read: " + err.Error()
+		return ids, "read: " + netClass(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return ids, strconv.Itoa(resp.StatusCode) + " " + strings.TrimSpace(string(body))
+		return ids, httpClass(resp.StatusCode, body)
 	}
 	for len(body) > 0 {
 		i := 0
@@ -169,6 +209,54 @@ func get(ctx context.Context, hc *http.Client, url string, timeout time.Duration
 		body = body[i:]
 	}
 	return ids, ""
+}
+
+// netClass names a transport error by its kind, without addresses, so that the
+// report counts failures by class.
+func netClass(err error) string {
+	s := err.Error()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(s, "Client.Timeout") || strings.Contains(s, "i/o timeout"):
+		return "timeout"
+	case strings.Contains(s, "connection refused"):
+		return "connection refused"
+	case strings.Contains(s, "connection reset"):
+		return "connection reset"
+	case strings.Contains(s, "EOF"):
+		return "connection closed (EOF)"
+	case strings.Contains(s, "no route"):
+		return "no route"
+	}
+	return s
+}
+
+// httpClass is the status and flurry's reason without its details: the JSON error
+// up to its first ": ", parenthesised advice removed (e.g. "503 namespace sfe holds no
+// valid lease on a node value").
+func httpClass(status int, body []byte) string {
+	msg := strings.TrimSpace(string(body))
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	msg = strings.TrimPrefix(msg, "error: ")
+	if i := strings.Index(msg, ": "); i > 0 {
+		msg = msg[:i]
+	}
+	for {
+		i := strings.Index(msg, " (")
+		j := strings.Index(msg, ")")
+		if i < 0 || j < i {
+			break
+		}
+		msg = msg[:i] + msg[j+1:]
+	}
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return strconv.Itoa(status) + " " + strings.TrimSpace(msg)
 }
 
 // appendOp writes one op line: client node ns start_ns end_ns runs err, tab-separated,
