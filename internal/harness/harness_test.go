@@ -88,6 +88,9 @@ func TestShortScenario(t *testing.T) {
 			t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
 		}
 	}
+	for _, pr := range out.Problems {
+		t.Error(pr)
+	}
 	tot := out.Result.Totals
 	if !out.Result.OK() {
 		t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range", tot.Duplicates, tot.OrderViolations, tot.OutOfRange)

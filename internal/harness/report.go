@@ -80,6 +80,9 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 	}
 	p("Summary: %d requests, %.2f%% answered, %s IDs in %s of load (wall time with cluster start %s): %s.\n\n",
 		r.Totals.Requests, 100*r.Totals.Availability(), commas(r.Totals.IDs), r.End.Sub(r.Start).Round(time.Second), info.Wall.Round(time.Second), verdict)
+	for _, pr := range out.Problems {
+		p("**Problem:** %s\n\n", pr)
+	}
 	p("![IDs per second with the fault windows shaded](reliability.png)\n\n")
 	p("## Schedule (seed %d)\n\n| fault | kind | begins | planned | took | harness error |\n|---|---|---|---|---|---|\n", sc.Seed)
 	for _, fr := range out.Faults {

@@ -32,9 +32,12 @@ type Scenario struct {
 	Name   string
 	Seed   uint64
 	Faults []Fault
-	// Lead is the load before the first fault, Tail after the last one ends.
-	Lead, Tail time.Duration
-	Load       Load
+	// Lead is the load before the first fault, Tail after the last one ends, Gap
+	// the least load without a fault between two faults: faults run one after the
+	// other, each at its At or Gap after the previous one really ended, whichever
+	// is later (repairs such as a node's restart can take longer than planned).
+	Lead, Tail, Gap time.Duration
+	Load            Load
 }
 
 // Load is the clients' work.
@@ -153,7 +156,7 @@ func Plan(name string, seed uint64, ttl, gap time.Duration, keepOrder bool, kind
 	if !keepOrder {
 		r.Shuffle(len(picked), func(i, j int) { picked[i], picked[j] = picked[j], picked[i] })
 	}
-	sc := Scenario{Name: name, Seed: seed, Lead: gap, Tail: gap}
+	sc := Scenario{Name: name, Seed: seed, Lead: gap, Tail: gap, Gap: gap}
 	at := time.Duration(0)
 	for _, k := range picked {
 		f := k.Make(r, ttl)
@@ -181,6 +184,9 @@ type Outcome struct {
 	Result   checker.Result
 	Faults   []FaultRun
 	Requests int64
+	// Problems are failures of the run outside the checker's scope (a node that
+	// died by itself).
+	Problems []string
 }
 
 // FaultRun is one fault as it happened.
@@ -237,12 +243,11 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	for _, n := range c.Nodes {
 		nodes = append(nodes, n.Name+"="+n.URL())
 	}
-	stop := make(chan struct{})
 	var clients []*Proc
 	for i, h := range c.ClientHosts {
 		name := fmt.Sprintf("c%d", i+1)
 		p := c.proc("client-"+name, h, nil, c.opt.Client,
-			"-name", name, "-nodes", strings.Join(nodes, ","), "-ns", strings.Join([]string{NSEtcd, NSRedis, NSSegment}, ","),
+			"-name", name, "-seed", fmt.Sprint(sc.Seed+uint64(i)), "-nodes", strings.Join(nodes, ","), "-ns", strings.Join([]string{NSEtcd, NSRedis, NSSegment}, ","),
 			"-workers", fmt.Sprint(ld.Workers), "-count", fmt.Sprint(ld.Count), "-timeout", ld.Timeout.String(),
 			"-duration", (total + 10*time.Minute).String(), "-max-requests", fmt.Sprint(ld.MaxRequests), "-rate", fmt.Sprint(ld.Rate),
 			"-out", filepath.Join(c.Dir, "ops-"+name+".tsv"))
@@ -261,37 +266,41 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	}}
 	begin := time.Now().Add(sc.Lead)
 	runs := make([]FaultRun, len(sc.Faults))
-	var wg sync.WaitGroup
+	next := begin
 	for i, f := range sc.Faults {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if !sleepUntil(ctx, begin.Add(f.At)) {
-				return
-			}
-			fr := &runs[i]
-			fr.Fault, fr.Start = f, time.Now()
-			c.logf("fault begins: %s", f.Name)
-			if err := f.Action.Begin(ctx, env); err != nil {
-				fr.Err = fmt.Errorf("begin: %w", err)
-				c.logf("fault %s: %v", f.Name, fr.Err)
-			}
-			sleepUntil(ctx, fr.Start.Add(f.For))
-			// Repair even when the context ended: the cluster is left as found.
-			if err := f.Action.End(context.WithoutCancel(ctx), env); err != nil {
-				fr.Err = errors.Join(fr.Err, fmt.Errorf("end: %w", err))
-				c.logf("fault %s: %v", f.Name, err)
-			}
-			fr.End = time.Now()
-			c.logf("fault ends: %s (%.1fs)", f.Name, fr.End.Sub(fr.Start).Seconds())
-		}()
+		if at := begin.Add(f.At); at.After(next) {
+			next = at
+		}
+		if !sleepUntil(ctx, next) {
+			break
+		}
+		fr := &runs[i]
+		fr.Fault, fr.Start = f, time.Now()
+		c.logf("fault begins: %s", f.Name)
+		if err := f.Action.Begin(ctx, env); err != nil {
+			fr.Err = fmt.Errorf("begin: %w", err)
+			c.logf("fault %s: %v", f.Name, fr.Err)
+		}
+		sleepUntil(ctx, fr.Start.Add(f.For))
+		// Repair even when the context ended: the cluster is left as found.
+		if err := f.Action.End(context.WithoutCancel(ctx), env); err != nil {
+			fr.Err = errors.Join(fr.Err, fmt.Errorf("end: %w", err))
+			c.logf("fault %s: %v", f.Name, err)
+		}
+		fr.End = time.Now()
+		c.logf("fault ends: %s (%.1fs)", f.Name, fr.End.Sub(fr.Start).Seconds())
+		next = fr.End.Add(sc.Gap)
 	}
-	wg.Wait()
 	if ctx.Err() == nil {
 		// The tail: load on the repaired cluster.
 		sleepUntil(ctx, time.Now().Add(sc.Tail))
 	}
-	close(stop)
+	var problems []string
+	for _, n := range c.Nodes {
+		if !n.Proc.Running() {
+			problems = append(problems, fmt.Sprintf("node %s is not running at the end of the run (%v); see %s", n.Name, n.Proc.ExitErr(), n.Proc.Log))
+		}
+	}
 	for _, p := range clients {
 		if err := p.Stop(30 * time.Second); err != nil {
 			return nil, err
@@ -305,7 +314,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	for _, r := range restarts {
 		ck.Restarted(r)
 	}
-	out := &Outcome{Checker: ck, Faults: runs}
+	out := &Outcome{Checker: ck, Faults: runs, Problems: problems}
 	for _, p := range clients {
 		f, err := os.Open(filepath.Join(c.Dir, "ops-"+strings.TrimPrefix(p.Name, "client-")+".tsv"))
 		if err != nil {

@@ -128,7 +128,10 @@ func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, cou
 	r := out.Result
 	fmt.Printf("faultrun: %d requests, %.2f%% answered, %d IDs, %d duplicates, %d order violations, %d out of range; report in %s\n",
 		r.Totals.Requests, 100*r.Totals.Availability(), r.Totals.IDs, r.Totals.Duplicates, r.Totals.OrderViolations, r.Totals.OutOfRange, outDir)
-	bad := !r.OK()
+	bad := !r.OK() || len(out.Problems) > 0
+	for _, pr := range out.Problems {
+		fmt.Println("faultrun:", pr)
+	}
 	for _, fr := range out.Faults {
 		if fr.Err != nil {
 			fmt.Printf("faultrun: fault %q: %v\n", fr.Fault.Name, fr.Err)

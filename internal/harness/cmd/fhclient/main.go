@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/signal"
@@ -41,6 +42,7 @@ func main() {
 		out      = flag.String("out", "", "op file (required)")
 		name     = flag.String("name", "c", "this client's name, in every op")
 		rate     = flag.Float64("rate", 0, "requests per second of all workers together (0: as fast as answered)")
+		seed     = flag.Uint64("seed", 1, "seed of the workers' first nodes and rotation lengths")
 	)
 	flag.Parse()
 	if *nodes == "" || *nss == "" || *out == "" {
@@ -75,15 +77,19 @@ func main() {
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 	var wg sync.WaitGroup
-	k := 0
+	// Workers start on nodes and rotate after lengths drawn from the seed, so that
+	// they do not all sit on one node when it stops answering.
+	r := rand.New(rand.NewPCG(*seed, 0))
 	for _, ns := range strings.Split(*nss, ",") {
 		for i := 0; i < *workers; i++ {
 			wg.Add(1)
-			start := k % len(urls)
-			k++
+			start, rot := r.IntN(len(urls)), *rotate/2+r.IntN(*rotate+1)
+			if i > 0 {
+				start = (start + i) % len(urls)
+			}
 			go func() {
 				defer wg.Done()
-				work(ctx, hc, w, &left, pace, *name, ns, names, urls, start, *count, *rotate, *timeout)
+				work(ctx, hc, w, &left, pace, *name, ns, names, urls, start, *count, max(rot, 1), *timeout)
 			}()
 		}
 	}
