@@ -197,6 +197,29 @@ func (a loss) End(ctx context.Context, e *Env) error {
 	return e.C.NodeHosts[a.i].Unblock(ctx, "loss")
 }
 
+// Delay holds every packet node i sends for d (to the stores and to the clients):
+// tc netem's delay, made with NFQUEUE because this machine's kernel lacks sch_netem.
+func Delay(i int, d time.Duration) Action { return &delay{i: i, d: d} }
+
+type delay struct {
+	i  int
+	d  time.Duration
+	dl *netns.Delay
+}
+
+func (a *delay) Begin(ctx context.Context, e *Env) error {
+	dl, err := e.C.NodeHosts[a.i].StartDelay(ctx, 7, a.d)
+	a.dl = dl
+	return err
+}
+
+func (a *delay) End(ctx context.Context, e *Env) error {
+	if a.dl == nil {
+		return nil
+	}
+	return a.dl.Stop(ctx)
+}
+
 // Netem puts tc netem arguments (e.g. "delay 300ms 100ms") on node i's interface.
 // It needs a kernel with sch_netem.
 func Netem(i int, args string) Action { return netem{i, args} }

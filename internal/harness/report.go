@@ -165,8 +165,11 @@ func RedisMode(ctx context.Context, flurry string) string {
 // ReportNotes are the report's notes on what this machine and build could not do.
 func ReportNotes(redisMode string) []string {
 	notes := []string{
-		"Delay and loss: this machine's kernel is built without `sch_netem`, so `tc netem` is not available; " +
-			"packet loss is made with an nftables rule (`numgen random mod 100 < P drop`) on the node's namespace, both ways.",
+		"Delay and loss: this machine's kernel is built without `sch_netem`, so `tc netem` is not available. " +
+			"Packet loss is an nftables rule (`numgen random mod 100 < P drop`) in the node's namespace, both ways; " +
+			"delay is an iptables NFQUEUE rule on everything the node sends, with the harness holding each packet for " +
+			"the delay before accepting it (`internal/netns/delay.go`), which adds the delay to every round trip of the " +
+			"node with the stores and the clients.",
 	}
 	if redisMode != "sentinel" {
 		notes = append(notes, "Redis: this flurry build does not accept `redis+sentinel://` URLs, so the nodes use "+

@@ -97,6 +97,10 @@ func Catalog() []Kind {
 			i, pct := node(r), 20+r.IntN(21)
 			return Fault{Name: fmt.Sprintf("n%d loses %d%% of packets", i+1, pct), For: longer(r, ttl), Action: Loss(i, pct)}
 		}},
+		{"delay", func(r *rand.Rand, ttl time.Duration) Fault {
+			i, d := node(r), time.Duration(200+r.IntN(601))*time.Millisecond
+			return Fault{Name: fmt.Sprintf("n%d delays its packets by %s", i+1, d), For: longer(r, ttl), Action: Delay(i, d)}
+		}},
 		{"kill-etcd-leader", func(r *rand.Rand, ttl time.Duration) Fault {
 			return Fault{Name: "etcd leader killed", For: longer(r, ttl), Action: KillEtcdLeader()}
 		}},

@@ -121,6 +121,25 @@ func TestBlockDropReject(t *testing.T) {
 	if err := a.Unblock(ctx, "loss"); err != nil {
 		t.Fatal(err)
 	}
+	// A delay of 300 ms on everything a sends: a connection (SYN from a, data
+	// from b, ACK from a...) takes at least 300 ms and still works.
+	dl, err := a.StartDelay(ctx, 7, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := dial(10 * time.Second); err != nil {
+		t.Fatalf("with a delay: %v", err)
+	}
+	if took := time.Since(t0); took < 300*time.Millisecond {
+		t.Errorf("a connection under a 300ms delay took %s", took)
+	}
+	if err := dl.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dial(5 * time.Second); err != nil {
+		t.Fatalf("after the delay: %v", err)
+	}
 	// The root namespace has no interface or address of ours.
 	ifs, _ := net.Interfaces()
 	for _, i := range ifs {
