@@ -128,10 +128,8 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := netns.Check(ctx); err != nil {
 		return nil, err
 	}
-	for _, tool := range []string{"etcd", "etcdctl", "redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("harness: %s not found; install Debian's etcd-server, etcd-client, redis-server, redis-sentinel, redis-tools", tool)
-		}
+	if err := Tools(); err != nil {
+		return nil, err
 	}
 	pgBin, err := postgresBin()
 	if err != nil {
@@ -450,6 +448,18 @@ func (c *Cluster) RedisNodeURL() string {
 }
 
 // ---- PostgreSQL
+
+// Tools reports the first program the harness needs that is missing (run
+// internal/harness/setup.sh to install them all).
+func Tools() error {
+	for _, tool := range []string{"etcd", "etcdctl", "redis-server", "redis-cli", "iptables", "setpriv"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("harness: %s not found; run internal/harness/setup.sh (Debian packages etcd-server, etcd-client, redis-server, redis-sentinel, redis-tools, iptables, util-linux, postgresql)", tool)
+		}
+	}
+	_, err := postgresBin()
+	return err
+}
 
 func postgresBin() (string, error) {
 	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")

@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,14 +111,7 @@ func requireOrSkip(t *testing.T, ctx context.Context) {
 	t.Helper()
 	err := netns.Check(ctx)
 	if err == nil {
-		for _, tool := range []string{"etcd", "etcdctl", "redis-server", "redis-cli", "setpriv"} {
-			if _, lerr := exec.LookPath(tool); lerr != nil {
-				err = errors.New(tool + " not found (see internal/harness/setup.sh)")
-			}
-		}
-	}
-	if err == nil {
-		_, err = postgresBin()
+		err = Tools()
 	}
 	if err != nil {
 		if os.Getenv("FLURRY_TEST_REQUIRE") == "1" {
