@@ -54,6 +54,22 @@ var fenceWhy = map[string]string{
 	"sigstop-node/" + NSRedis:       "A paused node that wakes after its grant ended refuses until it has renewed: its lease may have expired while it slept.",
 }
 
+func init() {
+	// Faults that do not stop flurry, but may stop the clients for a while.
+	for _, k := range []string{"sigstop-node", "partition-clients", "delay", "loss", "sigkill-node"} {
+		for _, ns := range []string{NSEtcd, NSRedis, NSSegment} {
+			if _, ok := fenceWhy[k+"/"+ns]; !ok {
+				fenceWhy[k+"/"+ns] = clientWait
+			}
+		}
+	}
+}
+
+const clientWait = "Not a stop of flurry: the other nodes kept answering, but the clients whose requests " +
+	"went to the unreachable node waited out their per-request timeout (2 s) before moving to the next node, " +
+	"and at that moment every worker of the namespace was waiting there. A client that hedges (asks a second " +
+	"node after a short delay) would not see this gap."
+
 // WriteReport writes docs/reliability.md's content: how the run was made, the
 // schedule, the checker's tables, and where flurry stopped and why.
 func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error {

@@ -28,26 +28,27 @@ import (
 
 func main() {
 	var (
-		seed    = flag.Uint64("seed", uint64(time.Now().UnixNano()%1_000_000), "seed of the schedule (kind order, nodes, durations)")
-		outDir  = flag.String("out", "docs", "directory for reliability.md and reliability.png")
-		kinds   = flag.String("kinds", "", "comma-separated fault kinds (default all: "+strings.Join(harness.KindNames(), ",")+")")
-		ttl     = flag.Duration("ttl", 4*time.Second, "lease TTL of the snowflake namespaces")
-		gap     = flag.Duration("gap", 4*time.Second, "load without a fault between faults, before the first and after the last")
-		workers = flag.Int("workers", 2, "workers per namespace per client host")
-		count   = flag.Int("count", 1000, "IDs per request")
-		maxReq  = flag.Int64("max-requests", 2_000_000, "bound on each client host's requests")
-		rate    = flag.Float64("rate", 250, "requests per second of each client host (0: as fast as answered)")
-		redis   = flag.String("redis", "auto", "how nodes reach Redis: sentinel, primary, or auto (sentinel when this flurry accepts redis+sentinel://)")
-		keep    = flag.Bool("keep", false, "keep the run directory (logs, configurations, op files)")
+		seed     = flag.Uint64("seed", uint64(time.Now().UnixNano()%1_000_000), "seed of the schedule (kind order, nodes, durations)")
+		outDir   = flag.String("out", "docs", "directory for reliability.md and reliability.png")
+		kinds    = flag.String("kinds", "", "comma-separated fault kinds (default all: "+strings.Join(harness.KindNames(), ",")+")")
+		ttl      = flag.Duration("ttl", 4*time.Second, "lease TTL of the snowflake namespaces")
+		gap      = flag.Duration("gap", 4*time.Second, "load without a fault between faults, before the first and after the last")
+		workers  = flag.Int("workers", 2, "workers per namespace per client host")
+		count    = flag.Int("count", 1000, "IDs per request")
+		maxReq   = flag.Int64("max-requests", 2_000_000, "bound on each client host's requests")
+		rate     = flag.Float64("rate", 250, "requests per second of each client host (0: as fast as answered)")
+		redis    = flag.String("redis", "auto", "how nodes reach Redis: sentinel, primary, or auto (sentinel when this flurry accepts redis+sentinel://)")
+		keep     = flag.Bool("keep", false, "keep the run directory (logs, configurations, op files)")
+		prebuilt = flag.String("flurry", "", "use this flurry binary instead of building ./cmd/flurry (e.g. another branch's)")
 	)
 	flag.Parse()
-	if err := run(*seed, *outDir, *kinds, *ttl, *gap, *workers, *count, *maxReq, *rate, *redis, *keep); err != nil {
+	if err := run(*seed, *outDir, *kinds, *ttl, *gap, *workers, *count, *maxReq, *rate, *redis, *keep, *prebuilt); err != nil {
 		fmt.Fprintln(os.Stderr, "faultrun:", err)
 		os.Exit(1)
 	}
 }
 
-func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, count int, maxReq int64, rate float64, redis string, keep bool) error {
+func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, count int, maxReq int64, rate float64, redis string, keep bool, prebuilt string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
@@ -68,7 +69,14 @@ func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, cou
 	}
 	defer os.RemoveAll(bin)
 	flurry, client := filepath.Join(bin, "flurry"), filepath.Join(bin, "fhclient")
-	for _, b := range [][2]string{{flurry, "./cmd/flurry"}, {client, "./internal/harness/cmd/fhclient"}} {
+	builds := [][2]string{{flurry, "./cmd/flurry"}, {client, "./internal/harness/cmd/fhclient"}}
+	if prebuilt != "" {
+		if flurry, err = filepath.Abs(prebuilt); err != nil {
+			return err
+		}
+		builds = builds[1:]
+	}
+	for _, b := range builds {
 		if out, err := exec.CommandContext(ctx, "go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s (run from the repository's root): %v\n%s", b[1], err, out)
 		}
@@ -95,6 +103,9 @@ func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, cou
 	cmd := fmt.Sprintf("sudo go run ./internal/harness/cmd/faultrun -seed %d -out %s", seed, outDir)
 	if kinds != "" {
 		cmd += " -kinds " + kinds
+	}
+	if prebuilt != "" {
+		cmd += " -flurry " + prebuilt
 	}
 	if ttl != 4*time.Second || gap != 4*time.Second || workers != 2 || count != 1000 || rate != 250 {
 		cmd += fmt.Sprintf(" -ttl %s -gap %s -workers %d -count %d -rate %g", ttl, gap, workers, count, rate)
