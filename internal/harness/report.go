@@ -54,15 +54,17 @@ var fenceWhy = map[string]string{
 	"sigstop-node/" + NSRedis:       "A paused node that wakes after its grant ended refuses until it has renewed: its lease may have expired while it slept.",
 }
 
-func init() {
-	// Faults that do not stop flurry, but may stop the clients for a while.
-	for _, k := range []string{"sigstop-node", "partition-clients", "delay", "loss", "sigkill-node"} {
-		for _, ns := range []string{NSEtcd, NSRedis, NSSegment} {
-			if _, ok := fenceWhy[k+"/"+ns]; !ok {
-				fenceWhy[k+"/"+ns] = clientWait
-			}
-		}
+// stopReason says why a gap in namespace ns during a fault of the kind is the safe
+// choice, or that it is not flurry's stop at all; "" when no reason is known.
+func stopReason(kind, ns string) string {
+	if why, ok := fenceWhy[kind+"/"+ns]; ok {
+		return why
 	}
+	switch kind {
+	case "sigstop-node", "partition-clients", "delay", "loss", "sigkill-node":
+		return clientWait
+	}
+	return ""
 }
 
 const clientWait = "Not a stop of flurry: the other nodes kept answering, but the clients whose requests " +
@@ -123,7 +125,7 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 			if ns.Gap.Duration() < time.Second {
 				continue
 			}
-			why := fenceWhy[kind+"/"+ns.Name]
+			why := stopReason(kind, ns.Name)
 			if why == "" {
 				why = "(not expected for this fault: see the failed requests by class)"
 			}
