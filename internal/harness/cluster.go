@@ -77,11 +77,14 @@ type Cluster struct {
 	Etcd      []*Proc // e1..e3
 	Redis     []*Proc // r1 (first primary), r2 (first replica)
 	Sentinels []*Proc // on r1, r2, r3
-	PG        *Proc
+	PG        []*Proc // pg1 (first primary), pg2 (first standby)
 	Nodes     []*Node
 
-	EtcdHosts, RedisHosts, NodeHosts, ClientHosts []*netns.Host
-	PGHost                                        *netns.Host
+	EtcdHosts, RedisHosts, PGHosts, NodeHosts, ClientHosts []*netns.Host
+
+	pgBin     string
+	pgUser    *user.User
+	pgPrimary int // under mu
 
 	procs procs
 	mu    sync.Mutex
@@ -173,7 +176,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	for i := 1; i <= 3; i++ {
 		c.RedisHosts = append(c.RedisHosts, add(fmt.Sprintf("r%d", i)))
 	}
-	c.PGHost = add("pg")
+	for i := 1; i <= 2; i++ {
+		c.PGHosts = append(c.PGHosts, add(fmt.Sprintf("pg%d", i)))
+	}
 	for i := 1; i <= 3; i++ {
 		c.NodeHosts = append(c.NodeHosts, add(fmt.Sprintf("n%d", i)))
 	}
@@ -474,45 +479,119 @@ func (c *Cluster) startPG(ctx context.Context, bin string) error {
 	if err != nil {
 		return fmt.Errorf("postgresql: %w (install Debian's postgresql)", err)
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	data := filepath.Join(c.Dir, "pg")
-	if err := os.Mkdir(data, 0o700); err != nil {
+	c.pgBin, c.pgUser = bin, u
+	c.PG = make([]*Proc, len(c.PGHosts))
+	data := c.pgData(0)
+	if err := c.pgMkdir(data); err != nil {
 		return err
 	}
-	if err := os.Chown(data, uid, gid); err != nil {
-		return err
-	}
-	asPG := []string{"setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--init-groups"}
-	cmd := exec.CommandContext(ctx, asPG[0], append(asPG[1:], filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := c.asPG(ctx, nil, filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"); err != nil {
 		return fmt.Errorf("postgresql: initdb: %v: %s", err, out)
 	}
-	hba := fmt.Sprintf("host all all %s trust\n", netip.PrefixFrom(c.PGHost.Addr, 16).Masked())
+	subnet := netip.PrefixFrom(c.PGHosts[0].Addr, 16).Masked()
+	hba := fmt.Sprintf("host all all %s trust\nhost replication all %s trust\n", subnet, subnet)
 	f, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
 	_, _ = f.WriteString(hba)
 	f.Close()
-	args := append(asPG, filepath.Join(bin, "postgres"), "-D", data,
-		"-c", "listen_addresses="+c.PGHost.Addr.String(), "-c", "port="+strconv.Itoa(PGPort),
-		"-c", "unix_socket_directories="+data, "-c", "fsync=off", "-c", "max_connections=200",
-		"-c", "shared_buffers=32MB")
-	c.PG = c.proc("postgres", c.PGHost, nil, args...)
-	if err := c.PG.Start(); err != nil {
+	if err := c.startPGServer(ctx, 0); err != nil {
 		return err
 	}
-	if err := waitTCP(ctx, c.ClientHosts[0], hostPort(c.PGHost, PGPort), 30*time.Second); err != nil {
-		return fmt.Errorf("postgresql: %w", err)
+	for i := 1; i < len(c.PGHosts); i++ {
+		if err := c.startPGStandby(ctx, i, 0); err != nil {
+			return err
+		}
 	}
-	c.logf("postgresql: %s", hostPort(c.PGHost, PGPort))
+	c.logf("postgresql: primary pg1, streaming standby pg2")
 	return nil
 }
 
-// PGURL is the PostgreSQL URL of the segment store.
+func (c *Cluster) pgData(i int) string { return filepath.Join(c.Dir, fmt.Sprintf("pg%d", i+1)) }
+
+func (c *Cluster) pgMkdir(dir string) error {
+	uid, _ := strconv.Atoi(c.pgUser.Uid)
+	gid, _ := strconv.Atoi(c.pgUser.Gid)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chown(dir, uid, gid)
+}
+
+// asPG runs a PostgreSQL program as the postgres user, in host h's namespace (the
+// root namespace when h is nil).
+func (c *Cluster) asPG(ctx context.Context, h *netns.Host, args ...string) ([]byte, error) {
+	cmd := append([]string{"setpriv", "--reuid", c.pgUser.Uid, "--regid", c.pgUser.Gid, "--init-groups"}, args...)
+	if h != nil {
+		cmd = append([]string{"ip", "netns", "exec", h.NS}, cmd...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return exec.CommandContext(ctx, cmd[0], cmd[1:]...).CombinedOutput()
+}
+
+// startPGServer starts the PostgreSQL server of host i on its data directory.
+func (c *Cluster) startPGServer(ctx context.Context, i int) error {
+	h, data := c.PGHosts[i], c.pgData(i)
+	// Sockets outside the data directory: a base backup would copy their lock files.
+	sock := data + "-sock"
+	if _, err := os.Stat(sock); err != nil {
+		if err := c.pgMkdir(sock); err != nil {
+			return err
+		}
+	}
+	args := []string{"setpriv", "--reuid", c.pgUser.Uid, "--regid", c.pgUser.Gid, "--init-groups",
+		filepath.Join(c.pgBin, "postgres"), "-D", data,
+		"-c", "listen_addresses=" + h.Addr.String(), "-c", "port=" + strconv.Itoa(PGPort),
+		"-c", "unix_socket_directories=" + sock, "-c", "fsync=off", "-c", "max_connections=200",
+		"-c", "shared_buffers=32MB", "-c", "wal_keep_size=256MB"}
+	if c.PG[i] == nil {
+		c.PG[i] = c.proc(fmt.Sprintf("postgres-pg%d", i+1), h, nil, args...)
+	}
+	c.PG[i].Args = args
+	if err := c.PG[i].Start(); err != nil {
+		return err
+	}
+	if err := waitTCP(ctx, c.ClientHosts[0], hostPort(h, PGPort), 30*time.Second); err != nil {
+		return fmt.Errorf("postgresql: %w", err)
+	}
+	return nil
+}
+
+// startPGStandby makes host i a streaming standby of host primary: a fresh base
+// backup (whatever host i had is discarded), then its server.
+func (c *Cluster) startPGStandby(ctx context.Context, i, primary int) error {
+	data := c.pgData(i)
+	if err := os.RemoveAll(data); err != nil {
+		return err
+	}
+	if err := c.pgMkdir(data); err != nil {
+		return err
+	}
+	out, err := c.asPG(ctx, c.PGHosts[i], filepath.Join(c.pgBin, "pg_basebackup"), "-h", c.PGHosts[primary].Addr.String(),
+		"-p", strconv.Itoa(PGPort), "-U", "postgres", "-D", data, "-R", "-X", "stream", "--no-sync")
+	if err != nil {
+		return fmt.Errorf("postgresql: pg_basebackup of pg%d from pg%d: %v: %s", i+1, primary+1, err, out)
+	}
+	return c.startPGServer(ctx, i)
+}
+
+// PGPrimary is the index of the PostgreSQL host that is the primary now.
+func (c *Cluster) PGPrimary() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pgPrimary
+}
+
+// PGURL is the segment store's URL: every PostgreSQL host, with
+// target_session_attrs=read-write so that the nodes use whichever is the primary.
 func (c *Cluster) PGURL() string {
-	return "postgres://postgres@" + hostPort(c.PGHost, PGPort) + "/postgres?sslmode=disable"
+	var hs []string
+	for _, h := range c.PGHosts {
+		hs = append(hs, hostPort(h, PGPort))
+	}
+	return "postgres://postgres@" + strings.Join(hs, ",") + "/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=2"
 }
 
 // ---- flurry nodes

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,7 +54,7 @@ func (e *Env) startNode(ctx context.Context, n *Node, skew time.Duration) error 
 func (c *Cluster) storeHosts() []*netns.Host {
 	hs := append([]*netns.Host{}, c.EtcdHosts...)
 	hs = append(hs, c.RedisHosts...)
-	return append(hs, c.PGHost)
+	return append(hs, c.PGHosts...)
 }
 
 // ---- partitions
@@ -134,7 +135,7 @@ func (a storeDown) hosts(c *Cluster) []*netns.Host {
 	case StoreRedis:
 		return c.RedisHosts
 	default:
-		return []*netns.Host{c.PGHost}
+		return c.PGHosts
 	}
 }
 
@@ -364,6 +365,39 @@ func (a *killRedisPrimary) End(ctx context.Context, e *Env) error {
 		return err
 	}
 	return failBack(ctx, e, a.killed)
+}
+
+// ---- PostgreSQL
+
+// PGFailover SIGKILLs the PostgreSQL primary and promotes the standby (pg_ctl
+// promote), as an operator or a failover manager would; the nodes' multi-host URL
+// with target_session_attrs=read-write finds the new primary. End makes the old
+// primary a standby of the new one (a fresh base backup). Replication is
+// asynchronous: a commit the standby had not received when the primary died is lost.
+func PGFailover() Action { return &pgFailover{} }
+
+type pgFailover struct{ old int }
+
+func (a *pgFailover) Begin(ctx context.Context, e *Env) error {
+	c := e.C
+	a.old = c.PGPrimary()
+	standby := 1 - a.old
+	c.logf("postgresql: killing primary pg%d, promoting pg%d", a.old+1, standby+1)
+	if err := c.PG[a.old].Kill(); err != nil {
+		return err
+	}
+	out, err := c.asPG(ctx, nil, filepath.Join(c.pgBin, "pg_ctl"), "promote", "-w", "-t", "30", "-D", c.pgData(standby))
+	if err != nil {
+		return fmt.Errorf("postgresql: promote pg%d: %v: %s", standby+1, err, out)
+	}
+	c.mu.Lock()
+	c.pgPrimary = standby
+	c.mu.Unlock()
+	return nil
+}
+
+func (a *pgFailover) End(ctx context.Context, e *Env) error {
+	return e.C.startPGStandby(ctx, a.old, 1-a.old)
 }
 
 // ---- flurry nodes

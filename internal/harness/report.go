@@ -40,6 +40,8 @@ var fenceWhy = map[string]string{
 		"no store hands out a new range it refuses: a range not confirmed by the database may be handed to " +
 		"another node. A longer `runway` keeps more IDs buffered for such an outage.",
 	"refuses-postgres/" + NSSegment: "As for a hanging PostgreSQL: the buffered ranges are used, then the node refuses until the store answers.",
+	"pg-failover/" + NSSegment: "Range fetches fail until the standby is promoted and the nodes reconnect to it; " +
+		"a node whose buffered ranges run out first refuses rather than invent a range.",
 	"kill-etcd-leader/" + NSEtcd:    "Renewals wait for the new leader; a node whose grant ends first stops until a renewal succeeds.",
 	"kill-redis-primary/" + NSRedis: "Renewals fail until the nodes reach a primary again; a node whose grant ends first stops.",
 	"redis-failover/" + NSRedis:     "Renewals fail while the primary changes; a node whose grant ends first stops.",
@@ -85,7 +87,8 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 		"a 3-member etcd cluster, Redis (primary, replica, 3 sentinels), a PostgreSQL cluster started by the harness, "+
 		"three `flurry serve` nodes and two client hosts. Each node serves `sfe` (snowflake, node value leased from etcd "+
 		"through the endpoint list of all three members), `sfr` (snowflake, leased from Redis: %s) and `seg` (segment "+
-		"ranges from PostgreSQL). Lease TTL %s, reservation window 1 s. Clients ask for batches of IDs "+
+		"ranges from PostgreSQL: a primary and a streaming standby, reached by one multi-host URL with "+
+		"`target_session_attrs=read-write`). Lease TTL %s, reservation window 1 s. Clients ask for batches of IDs "+
 		"(`GET /v1/{ns}/next?count=N&format=text`) with a bounded timeout, stay on a node while it answers and move to the "+
 		"next one after an error, and record every request; the checker (`internal/checker`) reads them all.\n\n",
 		info.RedisURL, info.TTL)

@@ -104,6 +104,9 @@ func Catalog() []Kind {
 		{"kill-etcd-leader", func(r *rand.Rand, ttl time.Duration) Fault {
 			return Fault{Name: "etcd leader killed", For: longer(r, ttl), Action: KillEtcdLeader()}
 		}},
+		{"pg-failover", func(r *rand.Rand, ttl time.Duration) Fault {
+			return Fault{Name: "postgres primary killed, standby promoted", For: longer(r, ttl), Action: PGFailover()}
+		}},
 		{"redis-failover", func(r *rand.Rand, ttl time.Duration) Fault {
 			return Fault{Name: "redis SENTINEL FAILOVER", For: longer(r, ttl), Action: RedisFailover()}
 		}},
