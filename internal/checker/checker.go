@@ -18,7 +18,7 @@ type Op struct {
 	Namespace string
 	// Start is when the request was sent and End when its answer (or error) came
 	// back. All hosts of a harness share one machine clock, so times of different
-	// clients compare.
+	// clients compare. Both must be set; an End before Start is taken as Start.
 	Start, End time.Time
 	// IDs are the IDs received, in the order received; empty on error.
 	IDs []int64

@@ -4,9 +4,11 @@
 // over all of it, exactly:
 //
 //   - Duplicates: no ID twice in one namespace, across all clients, nodes, ops and
-//     restarts. IDs are collected per namespace, sorted and scanned, so tens of
-//     millions fit in a few hundred megabytes (8 bytes per ID kept, 8 more per ID
-//     of the largest namespace while it is checked).
+//     restarts. IDs are collected per namespace, sorted and scanned, with no map:
+//     the checker keeps 8 bytes per ID and 40 per op, and Check adds a sorted
+//     copy of one namespace's IDs at a time. Measured: 120M IDs in two
+//     namespaces (120k ops), 2.0 GB peak RSS, Check 32 s on a shared 2-core
+//     machine (CHECKER_VOLUME=60000000 go test -run TestVolume -v).
 //   - Range: a snowflake or redis ID decomposes in its namespace's layout (positive,
 //     no bit above the layout's width, so the time and node fields are inside their
 //     fields); optionally its time is not far ahead of when it was received
@@ -16,10 +18,11 @@
 //     is below every ID of B (real-time order; a sweep by time, not all pairs).
 //     For snowflake and redis namespaces this holds across the node's restarts
 //     (flurry's "monotonic per node, also across restarts"). For segment
-//     namespaces it holds per process lifetime only: a restarted process starts a
-//     fresh range, which may lie below ranges another node handed out meanwhile;
-//     [Checker.Restarted] events split the lifetimes, and an op that spans a
-//     restart is compared with no other op.
+//     namespaces it holds per process lifetime only (docs/segments.md: one
+//     allocator's IDs strictly increase; a restarted process claims handed-back
+//     ranges first, lowest first, so it may continue below what it issued
+//     before); [Checker.Restarted] events split the lifetimes, and an op that
+//     spans a restart is compared with no other op.
 //   - Availability: the fraction of requests answered, and the longest interval in
 //     which no op to any node of a namespace delivered an ID (the gap), overall and
 //     inside each fault window.

@@ -61,7 +61,7 @@ func (m md) result(r Result) {
 		}
 		m.f(".\n\n")
 	}
-	m.f("Run from %s for %s; %d restarts of flurry nodes.\n\n", r.Start.UTC().Format(time.RFC3339), dur(r.End.Sub(r.Start)), len(r.Restarts))
+	m.f("Run from %s for %s; flurry node restarts: %d.\n\n", r.Start.UTC().Format(time.RFC3339), dur(r.End.Sub(r.Start)), len(r.Restarts))
 
 	m.f("### Namespaces\n\n")
 	m.f("| namespace | kind | requests | answered | IDs | duplicates | order violations | out of range | longest gap without an ID |\n")

@@ -1,6 +1,10 @@
 package checker
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Counts are the totals of a run, a namespace, a node or a window.
 type Counts struct {
@@ -159,3 +163,35 @@ type Result struct {
 // OK reports whether the run showed no anomaly and every op named a known
 // namespace.
 func (r Result) OK() bool { return r.Totals.Anomalies() == 0 && len(r.Unknown) == 0 }
+
+// Summary returns the verdict in one line, for a test failure or a log: the
+// totals and, when not OK, the first example of each kind of anomaly.
+func (r Result) Summary() string {
+	t := r.Totals
+	var b strings.Builder
+	if r.OK() {
+		b.WriteString("OK: ")
+	} else {
+		b.WriteString("FAILED: ")
+	}
+	fmt.Fprintf(&b, "%d IDs in %d requests (%.2f%% answered), %d duplicates, %d order violations, %d out of range",
+		t.IDs, t.Requests, 100*t.Availability(), t.Duplicates, t.OrderViolations, t.OutOfRange)
+	if len(r.Unknown) > 0 {
+		fmt.Fprintf(&b, ", ops for unknown namespaces: %s", unknown(r.Unknown))
+	}
+	for _, ns := range r.Namespaces {
+		if len(ns.DuplicateExamples) > 0 {
+			d := ns.DuplicateExamples[0]
+			fmt.Fprintf(&b, "; %s: ID %d received %d times", ns.Name, d.ID, d.Count)
+		}
+		if len(ns.OrderExamples) > 0 {
+			v := ns.OrderExamples[0]
+			fmt.Fprintf(&b, "; %s: %d then %d on %s", ns.Name, v.Prev, v.Next, v.Node)
+		}
+		if len(ns.OutOfRangeExamples) > 0 {
+			o := ns.OutOfRangeExamples[0]
+			fmt.Fprintf(&b, "; %s: ID %d %s", ns.Name, o.ID, o.Reason)
+		}
+	}
+	return b.String()
+}
