@@ -598,10 +598,14 @@ func (c *Cluster) PGURL() string {
 
 // Namespaces served by every node.
 const (
-	NSEtcd    = "sfe" // snowflake, lease from the etcd cluster
-	NSRedis   = "sfr" // snowflake, lease from Redis
-	NSSegment = "seg" // segment, PostgreSQL
+	NSEtcd     = "sfe" // snowflake, lease from the etcd cluster
+	NSRedis    = "sfr" // snowflake, lease from Redis
+	NSSegment  = "seg" // segment, PostgreSQL
+	NSRedisGen = "rg"  // redisgen: each ID made inside Redis
 )
+
+// allNamespaces lists the namespaces every node serves.
+func allNamespaces() []string { return []string{NSEtcd, NSRedis, NSSegment, NSRedisGen} }
 
 func (c *Cluster) nodeConfig(h *netns.Host, data string) string {
 	ttl := c.opt.LeaseTTL
@@ -625,7 +629,11 @@ namespaces:
       create: {step: 1000, start: 0}
       fetch_timeout: 2s
       target: 10s
-`, hostPort(h, FlurryPort), data, NSEtcd, c.EtcdEndpoints(), ttl, NSRedis, c.RedisNodeURL(), ttl, NSSegment, c.PGURL())
+  %s:
+    strategy: redis
+    redis: {url: "%s", key: %s, node: "worker=1", layout: "%s"}
+`, hostPort(h, FlurryPort), data, NSEtcd, c.EtcdEndpoints(), ttl, NSRedis, c.RedisNodeURL(), ttl, NSSegment, c.PGURL(),
+		NSRedisGen, c.RedisNodeURL(), NSRedisGen, DefaultLayout)
 }
 
 func (c *Cluster) startNodes(ctx context.Context) error {

@@ -39,7 +39,11 @@ var fenceWhy = map[string]string{
 	"hangs-postgres/" + NSSegment: "A segment node issues from the ranges it holds; when they are used up and " +
 		"no store hands out a new range it refuses: a range not confirmed by the database may be handed to " +
 		"another node. A longer `runway` keeps more IDs buffered for such an outage.",
-	"refuses-postgres/" + NSSegment: "As for a hanging PostgreSQL: the buffered ranges are used, then the node refuses until the store answers.",
+	"refuses-postgres/" + NSSegment:    "As for a hanging PostgreSQL: the buffered ranges are used, then the node refuses until the store answers.",
+	"hangs-redis/" + NSRedisGen:        redisGenDown,
+	"refuses-redis/" + NSRedisGen:      redisGenDown,
+	"kill-redis-primary/" + NSRedisGen: redisGenDown,
+	"redis-failover/" + NSRedisGen:     redisGenDown,
 	"pg-failover/" + NSSegment: "Range fetches fail until the standby is promoted and the nodes reconnect to it; " +
 		"a node whose buffered ranges run out first refuses rather than invent a range.",
 	"kill-etcd-leader/" + NSEtcd:    "Renewals wait for the new leader; a node whose grant ends first stops until a renewal succeeds.",
@@ -69,6 +73,10 @@ func stopReason(kind, ns string) string {
 	return ""
 }
 
+const redisGenDown = "redisgen makes every ID inside Redis (one Lua script reads TIME and the last tick): " +
+	"with no writable Redis there is nothing to issue from, and no local state that could stand in without " +
+	"risking an ID the next primary also hands out."
+
 const clientWait = "Not a stop of flurry: the other nodes kept answering, but the clients whose requests " +
 	"went to the unreachable node waited out their per-request timeout (2 s) before moving to the next node, " +
 	"and at that moment every worker of the namespace was waiting there. A client that hedges (asks a second " +
@@ -86,7 +94,8 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 	p("Hosts are Linux network namespaces on one bridge (itself in a namespace; nothing in the root namespace, no route out): "+
 		"a 3-member etcd cluster, Redis (primary, replica, 3 sentinels), a PostgreSQL cluster started by the harness, "+
 		"three `flurry serve` nodes and two client hosts. Each node serves `sfe` (snowflake, node value leased from etcd "+
-		"through the endpoint list of all three members), `sfr` (snowflake, leased from Redis: %s) and `seg` (segment "+
+		"through the endpoint list of all three members), `sfr` (snowflake, leased from Redis: %s), `rg` (redisgen: each ID made inside Redis by a Lua script, "+
+		"same URL) and `seg` (segment "+
 		"ranges from PostgreSQL: a primary and a streaming standby, reached by one multi-host URL with "+
 		"`target_session_attrs=read-write`). Lease TTL %s, reservation window 1 s. Clients ask for batches of IDs "+
 		"(`GET /v1/{ns}/next?count=N&format=text`) with a bounded timeout, stay on a node while it answers and move to the "+

@@ -214,6 +214,7 @@ func Namespaces(ttl time.Duration) []checker.Namespace {
 		{Name: NSEtcd, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
 		{Name: NSRedis, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
 		{Name: NSSegment, Kind: checker.Segment},
+		{Name: NSRedisGen, Kind: checker.Redis, Layout: l, MaxAhead: time.Minute},
 	}
 }
 
@@ -254,7 +255,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	for i, h := range c.ClientHosts {
 		name := fmt.Sprintf("c%d", i+1)
 		p := c.proc("client-"+name, h, nil, c.opt.Client,
-			"-name", name, "-seed", fmt.Sprint(sc.Seed+uint64(i)), "-nodes", strings.Join(nodes, ","), "-ns", strings.Join([]string{NSEtcd, NSRedis, NSSegment}, ","),
+			"-name", name, "-seed", fmt.Sprint(sc.Seed+uint64(i)), "-nodes", strings.Join(nodes, ","), "-ns", strings.Join(allNamespaces(), ","),
 			"-workers", fmt.Sprint(ld.Workers), "-count", fmt.Sprint(ld.Count), "-timeout", ld.Timeout.String(),
 			"-duration", (total + 10*time.Minute).String(), "-max-requests", fmt.Sprint(ld.MaxRequests), "-rate", fmt.Sprint(ld.Rate),
 			"-out", filepath.Join(c.Dir, "ops-"+name+".tsv"))
