@@ -698,6 +698,40 @@ func (c *Cluster) WaitReady(ctx context.Context, n *Node, d time.Duration) error
 	}
 }
 
+// leaseValue asks node n (GET /v1/info) which node value namespace ns holds.
+func (c *Cluster) leaseValue(ctx context.Context, n *Node, ns string) (int64, error) {
+	hc := c.httpClient(c.ClientHosts[0], 3*time.Second)
+	resp, err := hc.Get(n.URL() + "/v1/info?namespace=" + ns)
+	if err != nil {
+		return 0, fmt.Errorf("info of %s: %w", n.Name, err)
+	}
+	defer resp.Body.Close()
+	var info struct {
+		Namespaces []struct {
+			Name  string `json:"name"`
+			Lease struct {
+				Value json.Number `json:"value"`
+				State string      `json:"state"`
+			} `json:"lease"`
+		} `json:"namespaces"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		return 0, fmt.Errorf("info of %s: %w", n.Name, err)
+	}
+	for _, x := range info.Namespaces {
+		if x.Name == ns {
+			if x.Lease.State != "held" {
+				return 0, fmt.Errorf("%s holds no %s lease (%q)", n.Name, ns, x.Lease.State)
+			}
+			if x.Lease.Value == "" {
+				return 0, nil // protojson leaves out a zero
+			}
+			return x.Lease.Value.Int64()
+		}
+	}
+	return 0, fmt.Errorf("info of %s: no namespace %s", n.Name, ns)
+}
+
 // httpClient is an HTTP client whose connections start on host from.
 func (c *Cluster) httpClient(from *netns.Host, timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: from.DialContext, DisableKeepAlives: true}}

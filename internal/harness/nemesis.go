@@ -1,14 +1,18 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/flurryid/flurry/internal/checker"
 	"github.com/flurryid/flurry/internal/netns"
 )
 
@@ -19,10 +23,12 @@ type Action interface {
 	End(ctx context.Context, e *Env) error
 }
 
-// Env is what actions act on: the cluster, and a record of node restarts.
+// Env is what actions act on: the cluster, a record of node restarts, and a sink
+// for IDs that a fault's own processes received (a takeover's).
 type Env struct {
 	C        *Cluster
 	restarts func(node string, at time.Time)
+	ops      func(checker.Op)
 }
 
 // restartNode stops a node (SIGTERM, or SIGKILL when kill) and starts it again with
@@ -422,6 +428,125 @@ func (a pauseNode) Begin(ctx context.Context, e *Env) error {
 }
 func (a pauseNode) End(ctx context.Context, e *Env) error {
 	return e.C.Nodes[a.i].Proc.Signal(syscall.SIGCONT)
+}
+
+// PauseTakeover SIGSTOPs node i and, once its lease has expired (TTL + 1 s), has
+// another process take its etcd node value (flurry gen --lease ... --fixed V on a
+// client host) and issue IDs with it; then it SIGCONTs node i while that process
+// still issues. Node i must not issue with the value again: if its fencing failed,
+// its IDs and the taker's would collide (same value, same ticks), and the checker
+// would count duplicates. End stops the taker; its IDs go to the checker as node
+// "takeover".
+func PauseTakeover(i int) Action { return &pauseTakeover{i: i} }
+
+type pauseTakeover struct {
+	i     int
+	value int64
+	gen   *exec.Cmd
+	done  chan struct{}
+}
+
+func (a *pauseTakeover) Begin(ctx context.Context, e *Env) error {
+	c := e.C
+	n := c.Nodes[a.i]
+	v, err := c.leaseValue(ctx, n, NSEtcd)
+	if err != nil {
+		return err
+	}
+	a.value = v
+	if err := n.Proc.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	c.logf("takeover: %s paused holding %s value %d; waiting out the lease", n.Name, NSEtcd, v)
+	if !sleepUntil(ctx, time.Now().Add(c.opt.LeaseTTL+time.Second)) {
+		return ctx.Err()
+	}
+	h := c.ClientHosts[len(c.ClientHosts)-1]
+	a.gen = h.Command(context.WithoutCancel(ctx), c.opt.Flurry, "gen", "--lease", "etcd://"+c.EtcdEndpoints()+"/fh?dial_timeout=2s",
+		"--scope", NSEtcd, "--fixed", strconv.FormatInt(v, 10), "--layout", DefaultLayout,
+		"--ttl", c.opt.LeaseTTL.String(), "-n", "1e9")
+	a.gen.Stderr = &logWriter{c: c, prefix: "takeover gen: "}
+	out, err := a.gen.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := a.gen.Start(); err != nil {
+		return fmt.Errorf("takeover: %w", err)
+	}
+	a.done = make(chan struct{})
+	first := make(chan struct{})
+	go func() {
+		defer close(a.done)
+		readTakeover(out, e.ops, first)
+	}()
+	select {
+	case <-first:
+	case <-a.done:
+	case <-time.After(15 * time.Second):
+	}
+	c.logf("takeover: gen issues with value %d; waking %s", v, n.Name)
+	return n.Proc.Signal(syscall.SIGCONT)
+}
+
+func (a *pauseTakeover) End(ctx context.Context, e *Env) error {
+	if a.gen == nil {
+		return e.C.Nodes[a.i].Proc.Signal(syscall.SIGCONT)
+	}
+	_ = a.gen.Process.Signal(syscall.SIGINT)
+	select {
+	case <-a.done:
+	case <-time.After(20 * time.Second):
+		_ = a.gen.Process.Kill()
+		<-a.done
+	}
+	_ = a.gen.Wait()
+	return nil
+}
+
+// readTakeover turns the taker's output into ops of 1,000 IDs, read at most every
+// 5 ms (gen issues only as fast as it is read, so its IDs span the whole fault),
+// at most 20 million IDs. first is closed at the first ID.
+func readTakeover(r io.Reader, ops func(checker.Op), first chan struct{}) {
+	sc := bufio.NewScanner(r)
+	op := checker.Op{Client: "nemesis", Node: "takeover", Namespace: NSEtcd, Start: time.Now()}
+	total := 0
+	flush := func() {
+		if len(op.IDs) > 0 {
+			op.End = time.Now()
+			ops(op)
+		}
+		op = checker.Op{Client: "nemesis", Node: "takeover", Namespace: NSEtcd, Start: time.Now()}
+	}
+	for sc.Scan() && total < 20_000_000 {
+		v, err := strconv.ParseInt(sc.Text(), 10, 64)
+		if err != nil {
+			continue
+		}
+		if total == 0 {
+			close(first)
+		}
+		total++
+		op.IDs = append(op.IDs, v)
+		if len(op.IDs) == 1000 {
+			flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	flush()
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// logWriter writes a process's output to the harness log, line by line.
+type logWriter struct {
+	c      *Cluster
+	prefix string
+}
+
+func (w *logWriter) Write(b []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		w.c.logf("%s%s", w.prefix, l)
+	}
+	return len(b), nil
 }
 
 // SkewNode restarts node i with its clock shifted by skew (FLURRY_CLOCK_SKEW); End

@@ -56,8 +56,11 @@ var fenceWhy = map[string]string{
 	"skew-behind/" + NSRedis:        "A node restarted with its clock behind must not issue IDs below those it issued before.",
 	"skew-ahead/" + NSEtcd:          "After running 30 s ahead, the node restarted on the true clock stands behind its own mark: it waits (or takes another value) rather than issue below IDs it has issued.",
 	"skew-ahead/" + NSRedis:         "After running 30 s ahead, the node restarted on the true clock stands behind its own mark: it waits (or takes another value) rather than issue below IDs it has issued.",
-	"sigstop-node/" + NSEtcd:        "A paused node that wakes after its grant ended refuses until it has renewed: its lease may have expired while it slept.",
-	"sigstop-node/" + NSRedis:       "A paused node that wakes after its grant ended refuses until it has renewed: its lease may have expired while it slept.",
+	"sigstop-takeover/" + NSEtcd: "The paused node woke after another process had taken its node value: it must " +
+		"not issue with that value again (it refuses until it holds a lease, another value). Its IDs and the " +
+		"taker's are checked together (node \"takeover\" in the tables).",
+	"sigstop-node/" + NSEtcd:  "A paused node that wakes after its grant ended refuses until it has renewed: its lease may have expired while it slept.",
+	"sigstop-node/" + NSRedis: "A paused node that wakes after its grant ended refuses until it has renewed: its lease may have expired while it slept.",
 }
 
 // stopReason says why a gap in namespace ns during a fault of the kind is the safe

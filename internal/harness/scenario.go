@@ -121,6 +121,10 @@ func Catalog() []Kind {
 			i := node(r)
 			return Fault{Name: fmt.Sprintf("n%d SIGSTOP", i+1), For: longer(r, ttl), Action: PauseNode(i)}
 		}},
+		{"sigstop-takeover", func(r *rand.Rand, ttl time.Duration) Fault {
+			i := node(r)
+			return Fault{Name: fmt.Sprintf("n%d SIGSTOP, its etcd value taken over", i+1), For: ttl + 4*time.Second + time.Duration(r.Int64N(int64(2*time.Second))), Action: PauseTakeover(i)}
+		}},
 		{"skew-ahead", func(r *rand.Rand, ttl time.Duration) Fault {
 			i := node(r)
 			return Fault{Name: fmt.Sprintf("n%d restarted 30s ahead", i+1), For: longer(r, ttl), Action: SkewNode(i, 30*time.Second)}
@@ -267,9 +271,14 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 
 	var restartsMu sync.Mutex
 	var restarts []checker.Restart
+	var extra []checker.Op
 	env := &Env{C: c, restarts: func(n string, at time.Time) {
 		restartsMu.Lock()
 		restarts = append(restarts, checker.Restart{Node: n, At: at})
+		restartsMu.Unlock()
+	}, ops: func(op checker.Op) {
+		restartsMu.Lock()
+		extra = append(extra, op)
 		restartsMu.Unlock()
 	}}
 	begin := time.Now().Add(sc.Lead)
@@ -323,6 +332,12 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		ck.Restarted(r)
 	}
 	out := &Outcome{Checker: ck, Faults: runs, Problems: problems}
+	restartsMu.Lock()
+	for _, op := range extra {
+		out.Requests++
+		ck.Add(op)
+	}
+	restartsMu.Unlock()
 	for _, p := range clients {
 		f, err := os.Open(filepath.Join(c.Dir, "ops-"+strings.TrimPrefix(p.Name, "client-")+".tsv"))
 		if err != nil {
