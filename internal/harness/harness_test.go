@@ -15,9 +15,9 @@ import (
 )
 
 // short is the go test scenario: a store that hangs, a node killed, a paused node
-// whose value another process takes over, the etcd
-// leader killed, a node cut off the stores (the seed picks nodes and durations; the
-// order is kept so the run's length is known).
+// whose value another process takes over, the etcd leader killed, a node cut off
+// the stores (the seed picks nodes and durations; the order is kept so the run's
+// length is known).
 var short = []string{"hangs-etcd", "sigkill-node", "sigstop-takeover", "kill-etcd-leader", "partition-stores"}
 
 // TestShortScenario runs the short scenario on a fresh cluster and checks every ID
@@ -103,6 +103,21 @@ func TestShortScenario(t *testing.T) {
 	}
 	if len(out.Windows) != len(short) {
 		t.Errorf("%d fault windows, want %d", len(out.Windows), len(short))
+	}
+
+	// Self-test on the same cluster: a process issuing with a node's value and no
+	// lease must show up as duplicates, or the harness could not see any.
+	self := Scenario{Name: "self-test", Seed: seed, Lead: time.Second, Tail: time.Second, Gap: time.Second,
+		Load:   sc.Load,
+		Faults: []Fault{{Name: "rogue process on n1's etcd value", Kind: "rogue", For: 4 * time.Second, Action: RogueNode(0)}}}
+	out2, err := Run(ctx, c, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := out2.Result.Totals.Duplicates; d == 0 {
+		t.Errorf("self-test: a rogue process with n1's node value gave no duplicate (%s)", out2.Result.Summary())
+	} else {
+		t.Logf("self-test: the rogue process gave %d duplicates, as it must", d)
 	}
 }
 

@@ -442,8 +442,7 @@ func PauseTakeover(i int) Action { return &pauseTakeover{i: i} }
 type pauseTakeover struct {
 	i     int
 	value int64
-	gen   *exec.Cmd
-	done  chan struct{}
+	gen   *gen
 }
 
 func (a *pauseTakeover) Begin(ctx context.Context, e *Env) error {
@@ -461,29 +460,12 @@ func (a *pauseTakeover) Begin(ctx context.Context, e *Env) error {
 	if !sleepUntil(ctx, time.Now().Add(c.opt.LeaseTTL+time.Second)) {
 		return ctx.Err()
 	}
-	h := c.ClientHosts[len(c.ClientHosts)-1]
-	a.gen = h.Command(context.WithoutCancel(ctx), c.opt.Flurry, "gen", "--lease", "etcd://"+c.EtcdEndpoints()+"/fh?dial_timeout=2s",
-		"--scope", NSEtcd, "--fixed", strconv.FormatInt(v, 10), "--layout", DefaultLayout,
-		"--ttl", c.opt.LeaseTTL.String(), "-n", "1e9")
-	a.gen.Stderr = &logWriter{c: c, prefix: "takeover gen: "}
-	out, err := a.gen.StdoutPipe()
+	a.gen, err = startGen(ctx, e, "takeover", "--lease", "etcd://"+c.EtcdEndpoints()+"/fh?dial_timeout=2s",
+		"--scope", NSEtcd, "--fixed", strconv.FormatInt(v, 10), "--ttl", c.opt.LeaseTTL.String())
 	if err != nil {
 		return err
 	}
-	if err := a.gen.Start(); err != nil {
-		return fmt.Errorf("takeover: %w", err)
-	}
-	a.done = make(chan struct{})
-	first := make(chan struct{})
-	go func() {
-		defer close(a.done)
-		readTakeover(out, e.ops, first)
-	}()
-	select {
-	case <-first:
-	case <-a.done:
-	case <-time.After(15 * time.Second):
-	}
+	a.gen.waitFirst(15 * time.Second)
 	c.logf("takeover: gen issues with value %d; waking %s", v, n.Name)
 	return n.Proc.Signal(syscall.SIGCONT)
 }
@@ -492,30 +474,100 @@ func (a *pauseTakeover) End(ctx context.Context, e *Env) error {
 	if a.gen == nil {
 		return e.C.Nodes[a.i].Proc.Signal(syscall.SIGCONT)
 	}
-	_ = a.gen.Process.Signal(syscall.SIGINT)
-	select {
-	case <-a.done:
-	case <-time.After(20 * time.Second):
-		_ = a.gen.Process.Kill()
-		<-a.done
-	}
-	_ = a.gen.Wait()
+	a.gen.stop()
 	return nil
 }
 
-// readTakeover turns the taker's output into ops of 1,000 IDs, read at most every
+// gen is a flurry gen process on the last client host whose IDs are read as ops
+// of a pseudo node.
+type gen struct {
+	cmd   *exec.Cmd
+	done  chan struct{}
+	first chan struct{}
+}
+
+// startGen runs flurry gen with args (and the harness's layout, and no end) and
+// reads its IDs as ops of node name.
+func startGen(ctx context.Context, e *Env, name string, args ...string) (*gen, error) {
+	c := e.C
+	h := c.ClientHosts[len(c.ClientHosts)-1]
+	args = append([]string{"gen", "--layout", DefaultLayout, "-n", "1e9"}, args...)
+	g := &gen{cmd: h.Command(context.WithoutCancel(ctx), c.opt.Flurry, args...), done: make(chan struct{}), first: make(chan struct{})}
+	g.cmd.Stderr = &logWriter{c: c, prefix: name + " gen: "}
+	out, err := g.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := g.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	go func() {
+		defer close(g.done)
+		readGen(out, name, e.ops, g.first)
+	}()
+	return g, nil
+}
+
+// waitFirst waits up to d for the first ID.
+func (g *gen) waitFirst(d time.Duration) {
+	select {
+	case <-g.first:
+	case <-g.done:
+	case <-time.After(d):
+	}
+}
+
+// stop interrupts gen and waits for its last IDs.
+func (g *gen) stop() {
+	_ = g.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-g.done:
+	case <-time.After(20 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.done
+	}
+	_ = g.cmd.Wait()
+}
+
+// RogueNode runs, for the harness's self-test, a process with node i's etcd node
+// value and no lease at all (flurry gen --node worker=V) while node i issues with
+// it: the checker must find duplicates. It is not in the catalog.
+func RogueNode(i int) Action { return &rogue{i: i} }
+
+type rogue struct {
+	i   int
+	gen *gen
+}
+
+func (a *rogue) Begin(ctx context.Context, e *Env) error {
+	v, err := e.C.leaseValue(ctx, e.C.Nodes[a.i], NSEtcd)
+	if err != nil {
+		return err
+	}
+	a.gen, err = startGen(ctx, e, "rogue", "--node", fmt.Sprintf("worker=%d", v))
+	return err
+}
+
+func (a *rogue) End(ctx context.Context, e *Env) error {
+	if a.gen != nil {
+		a.gen.stop()
+	}
+	return nil
+}
+
+// readGen turns gen's output into ops of 1,000 IDs of namespace sfe and node name, read at most every
 // 5 ms (gen issues only as fast as it is read, so its IDs span the whole fault),
 // at most 20 million IDs. first is closed at the first ID.
-func readTakeover(r io.Reader, ops func(checker.Op), first chan struct{}) {
+func readGen(r io.Reader, name string, ops func(checker.Op), first chan struct{}) {
 	sc := bufio.NewScanner(r)
-	op := checker.Op{Client: "nemesis", Node: "takeover", Namespace: NSEtcd, Start: time.Now()}
+	op := checker.Op{Client: "nemesis", Node: name, Namespace: NSEtcd, Start: time.Now()}
 	total := 0
 	flush := func() {
 		if len(op.IDs) > 0 {
 			op.End = time.Now()
 			ops(op)
 		}
-		op = checker.Op{Client: "nemesis", Node: "takeover", Namespace: NSEtcd, Start: time.Now()}
+		op = checker.Op{Client: "nemesis", Node: name, Namespace: NSEtcd, Start: time.Now()}
 	}
 	for sc.Scan() && total < 20_000_000 {
 		v, err := strconv.ParseInt(sc.Text(), 10, 64)
