@@ -3,10 +3,10 @@ package config
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
@@ -15,11 +15,11 @@ import (
 // Store URL schemes the server can open, for early checks; the store packages
 // check the rest of each URL when the server starts.
 func leaseSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
 
 func segmentSchemes() []string {
-	return []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+	return []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
 
 // checker collects problems with the file and line of each key.
@@ -266,7 +266,7 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	if r.URL == "" {
 		k.add(append(p, "url"), "missing: give the Redis server, e.g. redis://127.0.0.1:6379/0")
 	} else {
-		k.url(append(p, "url"), r.URL, []string{"redis", "rediss"})
+		k.url(append(p, "url"), r.URL, []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"})
 	}
 	l := k.layout(append(p, "layout"), r.Layout)
 	if l != nil && r.Node != "" {
@@ -304,7 +304,7 @@ func (k *checker) duration(p []string, v string, negOK bool) {
 }
 
 func (k *checker) url(p []string, raw string, schemes []string) {
-	u, err := url.Parse(raw)
+	u, _, _, err := storeurl.ParseWithHosts(raw) // accepts host lists: h1:5432,h2:5432
 	if err != nil || u.Scheme == "" {
 		k.add(p, "%q is not a store URL: use one of the schemes %s", lease.RedactURL(raw), strings.Join(schemes, ", "))
 		return
