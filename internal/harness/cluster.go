@@ -28,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/flurryid/flurry/internal/netns"
@@ -69,10 +68,9 @@ type Options struct {
 
 // Cluster is the running system: the network, the stores, the flurry nodes.
 type Cluster struct {
-	opt  Options
-	Net  *netns.Net
-	Dir  string
-	lock *os.File
+	opt Options
+	Net *netns.Net
+	Dir string
 
 	Etcd      []*Proc // e1..e3
 	Redis     []*Proc // r1 (first primary), r2 (first replica)
@@ -139,9 +137,6 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	c = &Cluster{opt: o}
-	if c.lock, err = lockRun(ctx, o.Prefix); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			_ = c.Close()
@@ -216,30 +211,7 @@ func (c *Cluster) Close() error {
 	if c.Dir != "" && c.opt.Dir == "" && !c.opt.KeepDir {
 		errs = append(errs, os.RemoveAll(c.Dir))
 	}
-	if c.lock != nil {
-		c.lock.Close()
-		c.lock = nil
-	}
 	return errors.Join(errs...)
-}
-
-// lockRun makes runs with one prefix exclusive on this machine (each removes the
-// other's namespaces at start): it waits up to 2 minutes for another run to end.
-func lockRun(ctx context.Context, prefix string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "flurry-harness-"+prefix+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; ; i++ {
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-			return f, nil
-		}
-		if i >= 240 || ctx.Err() != nil {
-			f.Close()
-			return nil, fmt.Errorf("harness: another run with prefix %q holds %s", prefix, f.Name())
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }
 
 func (c *Cluster) proc(name string, h *netns.Host, env []string, args ...string) *Proc {
@@ -286,7 +258,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	}
 	for i, h := range c.EtcdHosts {
 		name := fmt.Sprintf("e%d", i+1)
-		p := c.proc("etcd-"+name, h, []string{"ETCD_UNSUPPORTED_ARCH=" + os.Getenv("ETCD_UNSUPPORTED_ARCH")}, "etcd",
+		p := c.proc("etcd-"+name, h, nil, "etcd",
 			"--name", name, "--data-dir", filepath.Join(c.Dir, "etcd-"+name),
 			"--listen-client-urls", "http://"+hostPort(h, EtcdPort),
 			"--advertise-client-urls", "http://"+hostPort(h, EtcdPort),
@@ -294,7 +266,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 			"--initial-advertise-peer-urls", "http://"+hostPort(h, EtcdPeerPort),
 			"--initial-cluster", strings.Join(initial, ","),
 			"--initial-cluster-state", "new", "--initial-cluster-token", "fh-etcd",
-			"--logger", "zap", "--log-level", "warn")
+			"--log-level", "warn")
 		c.Etcd = append(c.Etcd, p)
 		if err := p.Start(); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -41,10 +42,15 @@ type Options struct {
 	Prefix string
 	// Subnet gives the hosts' addresses (.1 upwards). Zero means 10.213.0.0/16.
 	Subnet netip.Prefix
+	// LockWait bounds the wait for another Net with the same prefix on this machine
+	// to close (New removes the namespaces a prefix's earlier Net left, so two at
+	// once would break each other). Zero means 5 minutes.
+	LockWait time.Duration
 }
 
 // Net is a private network of hosts joined by one bridge.
 type Net struct {
+	lock   *os.File
 	prefix string
 	subnet netip.Prefix
 	bridge string // namespace of the bridge
@@ -148,10 +154,18 @@ func New(ctx context.Context, o Options) (*Net, error) {
 	if err := Check(ctx); err != nil {
 		return nil, err
 	}
-	if err := Cleanup(ctx, o.Prefix); err != nil {
+	if o.LockWait == 0 {
+		o.LockWait = 5 * time.Minute
+	}
+	lock, err := lockPrefix(ctx, o.Prefix, o.LockWait)
+	if err != nil {
 		return nil, err
 	}
-	n := &Net{prefix: o.Prefix, subnet: o.Subnet, bridge: o.Prefix + "br", next: o.Subnet.Addr().Next()}
+	if err := Cleanup(ctx, o.Prefix); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	n := &Net{lock: lock, prefix: o.Prefix, subnet: o.Subnet, bridge: o.Prefix + "br", next: o.Subnet.Addr().Next()}
 	steps := [][]string{
 		{"ip", "netns", "add", n.bridge},
 		{"ip", "-n", n.bridge, "link", "set", "lo", "up"},
@@ -213,7 +227,33 @@ func (n *Net) Hosts() []*Host {
 // Close kills every process left in the hosts' namespaces and deletes all of them,
 // the bridge's included. It is safe to call more than once.
 func (n *Net) Close(ctx context.Context) error {
-	return Cleanup(ctx, n.prefix)
+	err := Cleanup(ctx, n.prefix)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lock != nil && err == nil {
+		n.lock.Close()
+		n.lock = nil
+	}
+	return err
+}
+
+// lockPrefix takes an exclusive lock for a prefix on this machine, waiting up to d.
+func lockPrefix(ctx context.Context, prefix string, d time.Duration) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "flurry-netns-"+prefix+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	deadline := time.Now().Add(d)
+	for {
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			return f, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			f.Close()
+			return nil, fmt.Errorf("netns: another network with prefix %q is in use (%s held for %s)", prefix, f.Name(), d)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // Command returns a command that runs name inside the host's namespace. ip netns

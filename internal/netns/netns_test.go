@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// newNet makes a Net with prefix "fhu" (unit tests), skipping when the machine
+// newNet makes a Net with the harness's prefix "fh" (so that it waits for a harness
+// run on this machine instead of removing its namespaces), skipping when the machine
 // cannot, failing under FLURRY_TEST_REQUIRE=1.
 func newNet(t *testing.T) *Net {
 	t.Helper()
@@ -23,7 +24,7 @@ func newNet(t *testing.T) *Net {
 		}
 		t.Skipf("skipping: %v", err)
 	}
-	n, err := New(ctx, Options{Prefix: "fhu"})
+	n, err := New(ctx, Options{Prefix: "fh"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func newNet(t *testing.T) *Net {
 		if err := n.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
-		if left, _ := List(context.Background(), "fhu"); len(left) != 0 {
+		if left, _ := List(context.Background(), "fh"); len(left) != 0 {
 			t.Errorf("namespaces left after Close: %v", left)
 		}
 	})
