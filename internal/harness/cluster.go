@@ -266,7 +266,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 			"--initial-advertise-peer-urls", "http://"+hostPort(h, EtcdPeerPort),
 			"--initial-cluster", strings.Join(initial, ","),
 			"--initial-cluster-state", "new", "--initial-cluster-token", "fh-etcd",
-			"--log-level", "warn")
+			"--logger", "zap", "--log-level", "warn")
 		c.Etcd = append(c.Etcd, p)
 		if err := p.Start(); err != nil {
 			return err
