@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/checker"
+	"github.com/flurryid/flurry/internal/harness/oplog"
 	"github.com/flurryid/flurry/internal/netns"
 	"github.com/flurryid/flurry/layout"
 )
@@ -343,7 +344,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s wrote no ops (log %s): %w", p.Name, p.Log, err)
 		}
-		err = ReadOps(f, func(op checker.Op) { out.Requests++; ck.Add(op) })
+		err = oplog.Read(f, func(op checker.Op) { out.Requests++; ck.Add(op) })
 		f.Close()
 		if err != nil {
 			return nil, err

@@ -1,7 +1,7 @@
 // Command fhclient is the fault harness's workload: it asks flurry nodes for batches
 // of IDs (GET /v1/{ns}/next?count=N&format=text) from several workers per namespace,
 // with a bounded timeout per request, and writes every request it made to a file, one
-// line per op (see internal/harness's ReadOps for the format). A worker stays on its
+// line per op (package oplog). A worker stays on its
 // node while it answers and moves to the next node after an error, as a client with
 // several endpoints does; it also moves on every -rotate requests so that every node
 // keeps serving.
@@ -27,6 +27,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/flurryid/flurry/internal/checker"
+	"github.com/flurryid/flurry/internal/harness/oplog"
 )
 
 func main() {
@@ -160,7 +163,7 @@ func work(ctx context.Context, hc *http.Client, w *writer, left *atomic.Int64, p
 		if ctx.Err() != nil && errText != "" {
 			return // cut short by the end of the run: not an op of the system's
 		}
-		line = appendOp(line[:0], client, names[node], ns, start, end, ids, errText)
+		line = oplog.Append(line[:0], checker.Op{Client: client, Node: names[node], Namespace: ns, Start: start, End: end, IDs: ids, Err: errText})
 		w.mu.Lock()
 		_, _ = w.b.Write(line)
 		w.mu.Unlock()
@@ -263,48 +266,4 @@ func httpClass(status int, body []byte) string {
 		msg = msg[:120]
 	}
 	return strconv.Itoa(status) + " " + strings.TrimSpace(msg)
-}
-
-// appendOp writes one op line: client node ns start_ns end_ns runs err, tab-separated,
-// where runs is first+count,... for runs of consecutive IDs ("-" for none) and err is
-// "-" or the error with tabs and newlines replaced.
-func appendOp(b []byte, client, node, ns string, start, end time.Time, ids []int64, errText string) []byte {
-	b = append(b, client...)
-	b = append(b, '\t')
-	b = append(b, node...)
-	b = append(b, '\t')
-	b = append(b, ns...)
-	b = append(b, '\t')
-	b = strconv.AppendInt(b, start.UnixNano(), 10)
-	b = append(b, '\t')
-	b = strconv.AppendInt(b, end.UnixNano(), 10)
-	b = append(b, '\t')
-	if len(ids) == 0 {
-		b = append(b, '-')
-	}
-	for i := 0; i < len(ids); {
-		j := i + 1
-		for j < len(ids) && ids[j] == ids[j-1]+1 {
-			j++
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, ids[i], 10)
-		b = append(b, '+')
-		b = strconv.AppendInt(b, int64(j-i), 10)
-		i = j
-	}
-	b = append(b, '\t')
-	if errText == "" {
-		b = append(b, '-')
-	} else {
-		b = append(b, strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' {
-				return ' '
-			}
-			return r
-		}, errText)...)
-	}
-	return append(b, '\n')
 }
