@@ -60,3 +60,36 @@ func TestPlanOutlastsTTL(t *testing.T) {
 		t.Error("an unknown kind gave no error")
 	}
 }
+
+// TestRefusals: a node's 503-only span runs from its first 503 to the sending of its
+// next answered request; short spans and other nodes' answers do not count.
+func TestRefusals(t *testing.T) {
+	t0 := time.Unix(1795000000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	ops := []opMark{
+		{ns: "sfe", node: "n1", start: at(0), end: at(0.1), answered: true},
+		{ns: "sfe", node: "n1", start: at(1), end: at(1.1), refused: true, err: "503 lease"},
+		{ns: "sfe", node: "n2", start: at(1.5), end: at(1.6), answered: true},
+		{ns: "sfe", node: "n1", start: at(2), end: at(2.1), refused: true, err: "503 other"},
+		{ns: "sfe", node: "n1", start: at(2.5), end: at(2.6), err: "timeout"},
+		{ns: "sfe", node: "n1", start: at(4), end: at(4.1), answered: true},
+		{ns: "seg", node: "n1", start: at(5), end: at(5.1), refused: true, err: "503 seg"},
+		{ns: "seg", node: "n1", start: at(5.2), end: at(5.3), answered: true},
+		{ns: "rg", node: "n3", start: at(6), end: at(6.1), refused: true, err: "503 rg"},
+		{ns: "rg", node: "n3", start: at(8), end: at(8.5), refused: true, err: "503 rg"},
+	}
+	got := refusals(ops, time.Second)
+	want := []Refusal{
+		{Namespace: "sfe", Node: "n1", From: at(1), To: at(4), Reason: "503 lease"},
+		{Namespace: "rg", Node: "n3", From: at(6), To: at(8.5), Reason: "503 rg"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("refusals %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Namespace != want[i].Namespace || got[i].Node != want[i].Node || !got[i].From.Equal(want[i].From) ||
+			!got[i].To.Equal(want[i].To) || got[i].Reason != want[i].Reason {
+			t.Errorf("refusal %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -70,7 +70,7 @@ func stopReason(kind, ns string) string {
 		return why
 	}
 	switch kind {
-	case "sigstop-node", "partition-clients", "delay", "loss", "sigkill-node":
+	case "sigstop-node", "sigstop-takeover", "partition-clients", "delay", "loss", "sigkill-node":
 		return clientWait
 	}
 	return ""
@@ -89,6 +89,9 @@ func anomalyCause(kind string, order bool) string {
 const redisGenDown = "redisgen makes every ID inside Redis (one Lua script reads TIME and the last tick): " +
 	"with no writable Redis there is nothing to issue from, and no local state that could stand in without " +
 	"risking an ID the next primary also hands out."
+
+const lossWhy = "Renewals slowed or lost by the network did not confirm the lease in time: the node stops at its " +
+	"grant's end rather than issue on a lease it cannot prove it still holds."
 
 const clientWait = "Not a stop of flurry: the other nodes kept answering, but the clients whose requests " +
 	"went to the unreachable node waited out their per-request timeout (2 s) before moving to the next node, " +
@@ -160,6 +163,26 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 	}
 	if stops == 0 {
 		p("| – | – | – | no fault stopped a namespace for a second or more |\n")
+	}
+	p("\n### Nodes that refused (503) for a second or more\n\n" +
+		"Per node: from its first 503 to the next request it answered. The other nodes may have answered meanwhile.\n\n")
+	p("| fault | namespace | node | refused for | from | reason (first 503) | why refusing is the safe choice |\n|---|---|---|---|---|---|---|\n")
+	for _, rf := range out.Refusals {
+		fault, kind := "(none: after a fault)", ""
+		for _, fr := range out.Faults {
+			if !fr.Start.IsZero() && !rf.From.Before(fr.Start) && !rf.From.After(fr.End.Add(5*time.Second)) {
+				fault, kind = fr.Fault.Name, fr.Fault.Kind
+			}
+		}
+		why := stopReason(kind, rf.Namespace)
+		if why == clientWait || why == "" {
+			why = "(see the fault's row above, or the node's log)"
+		}
+		p("| %s | %s | %s | %s | T+%.1fs | %s | %s |\n", fault, rf.Namespace, rf.Node, rf.To.Sub(rf.From).Round(10*time.Millisecond),
+			rf.From.Sub(r.Start).Seconds(), strings.ReplaceAll(rf.Reason, "|", "/"), why)
+	}
+	if len(out.Refusals) == 0 {
+		p("| – | – | – | – | – | – | no node refused for a second or more |\n")
 	}
 	bad := false
 	for _, wr := range r.Windows {

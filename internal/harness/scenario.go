@@ -199,6 +199,58 @@ type Outcome struct {
 	// Problems are failures of the run outside the checker's scope (a node that
 	// died by itself).
 	Problems []string
+	// Refusals are the spans in which one node answered a namespace's requests
+	// only with 503 (it stopped by itself: fencing, clock behind, no range), 1 s or
+	// longer, in time order.
+	Refusals []Refusal
+}
+
+// Refusal is a span in which one node refused one namespace's requests (503): from
+// its first 503 after an answer to the sending of its next answered request (or its
+// last 503 when none followed).
+type Refusal struct {
+	Namespace, Node string
+	From, To        time.Time
+	// Reason is the class of the first 503.
+	Reason string
+}
+
+// refusals finds the spans of 503-only answers per namespace and node.
+func refusals(ops []opMark, min time.Duration) []Refusal {
+	slices.SortFunc(ops, func(a, b opMark) int { return a.start.Compare(b.start) })
+	type key struct{ ns, node string }
+	open := map[key]*Refusal{}
+	var out []Refusal
+	for _, o := range ops {
+		k := key{o.ns, o.node}
+		r := open[k]
+		switch {
+		case o.refused && r == nil:
+			open[k] = &Refusal{Namespace: o.ns, Node: o.node, From: o.start, To: o.end, Reason: o.err}
+		case o.refused:
+			r.To = o.end
+		case o.answered && r != nil:
+			r.To = o.start
+			if r.To.Sub(r.From) >= min {
+				out = append(out, *r)
+			}
+			delete(open, k)
+		}
+	}
+	for _, r := range open {
+		if r.To.Sub(r.From) >= min {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Refusal) int { return a.From.Compare(b.From) })
+	return out
+}
+
+// opMark is what refusals needs of an op.
+type opMark struct {
+	ns, node, err     string
+	start, end        time.Time
+	refused, answered bool
 }
 
 // FaultRun is one fault as it happened.
@@ -333,6 +385,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		ck.Restarted(r)
 	}
 	out := &Outcome{Checker: ck, Faults: runs, Problems: problems}
+	var marks []opMark
 	restartsMu.Lock()
 	for _, op := range extra {
 		out.Requests++
@@ -344,7 +397,12 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s wrote no ops (log %s): %w", p.Name, p.Log, err)
 		}
-		err = oplog.Read(f, func(op checker.Op) { out.Requests++; ck.Add(op) })
+		err = oplog.Read(f, func(op checker.Op) {
+			out.Requests++
+			ck.Add(op)
+			marks = append(marks, opMark{ns: op.Namespace, node: op.Node, err: op.Err, start: op.Start, end: op.End,
+				refused: strings.HasPrefix(op.Err, "503"), answered: op.Err == ""})
+		})
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -355,6 +413,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 			out.Windows = append(out.Windows, checker.Window{Name: fr.Fault.Name, Start: fr.Start, End: fr.End})
 		}
 	}
+	out.Refusals = refusals(marks, time.Second)
 	out.Result = ck.Check(out.Windows)
 	return out, nil
 }
