@@ -39,16 +39,17 @@ func main() {
 		rate     = flag.Float64("rate", 250, "requests per second of each client host (0: as fast as answered)")
 		redis    = flag.String("redis", "auto", "how nodes reach Redis: sentinel, primary, or auto (sentinel when this flurry accepts redis+sentinel://)")
 		keep     = flag.Bool("keep", false, "keep the run directory (logs, configurations, op files)")
+		notes    = flag.String("note", "", "a paragraph added to the report (e.g. what build was tested and why)")
 		prebuilt = flag.String("flurry", "", "use this flurry binary instead of building ./cmd/flurry (e.g. another branch's)")
 	)
 	flag.Parse()
-	if err := run(*seed, *outDir, *kinds, *ttl, *gap, *workers, *count, *maxReq, *rate, *redis, *keep, *prebuilt); err != nil {
+	if err := run(*seed, *outDir, *kinds, *ttl, *gap, *workers, *count, *maxReq, *rate, *redis, *keep, *prebuilt, *notes); err != nil {
 		fmt.Fprintln(os.Stderr, "faultrun:", err)
 		os.Exit(1)
 	}
 }
 
-func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, count int, maxReq int64, rate float64, redis string, keep bool, prebuilt string) error {
+func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, count int, maxReq int64, rate float64, redis string, keep bool, prebuilt, note string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
@@ -111,6 +112,9 @@ func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, cou
 		cmd += fmt.Sprintf(" -ttl %s -gap %s -workers %d -count %d -rate %g", ttl, gap, workers, count, rate)
 	}
 	info := harness.ReportInfo{Command: cmd, RedisURL: c.RedisNodeURL(), TTL: ttl, Wall: time.Since(t0), Notes: harness.ReportNotes(redis)}
+	if note != "" {
+		info.Notes = append(info.Notes, note)
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
