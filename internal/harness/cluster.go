@@ -71,6 +71,10 @@ type Cluster struct {
 	opt Options
 	Net *netns.Net
 	Dir string
+	// etcdDir holds the etcd members' data: on tmpfs when the machine has one, so
+	// that a slow disk's fsyncs do not stall the cluster (and fence every node)
+	// outside the faults the scenario schedules.
+	etcdDir string
 
 	Etcd      []*Proc // e1..e3
 	Redis     []*Proc // r1 (first primary), r2 (first replica)
@@ -154,6 +158,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.logf("run directory %s", c.Dir)
+	c.etcdDir = c.Dir
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "fh-etcd-"); err == nil {
+			c.etcdDir = d
+		}
+	}
 	if c.Net, err = netns.New(ctx, netns.Options{Prefix: o.Prefix}); err != nil {
 		return c, err
 	}
@@ -211,6 +221,9 @@ func (c *Cluster) Close() error {
 	if c.Dir != "" && c.opt.Dir == "" && !c.opt.KeepDir {
 		errs = append(errs, os.RemoveAll(c.Dir))
 	}
+	if c.etcdDir != "" && c.etcdDir != c.Dir {
+		errs = append(errs, os.RemoveAll(c.etcdDir))
+	}
 	return errors.Join(errs...)
 }
 
@@ -259,7 +272,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	for i, h := range c.EtcdHosts {
 		name := fmt.Sprintf("e%d", i+1)
 		p := c.proc("etcd-"+name, h, nil, "etcd",
-			"--name", name, "--data-dir", filepath.Join(c.Dir, "etcd-"+name),
+			"--name", name, "--data-dir", filepath.Join(c.etcdDir, "etcd-"+name),
 			"--listen-client-urls", "http://"+hostPort(h, EtcdPort),
 			"--advertise-client-urls", "http://"+hostPort(h, EtcdPort),
 			"--listen-peer-urls", "http://"+hostPort(h, EtcdPeerPort),
