@@ -460,7 +460,7 @@ func (a *pauseTakeover) Begin(ctx context.Context, e *Env) error {
 	if !sleepUntil(ctx, time.Now().Add(c.opt.LeaseTTL+time.Second)) {
 		return ctx.Err()
 	}
-	a.gen, err = startGen(ctx, e, "takeover", "--lease", "etcd://"+c.EtcdEndpoints()+"/fh?dial_timeout=2s",
+	a.gen, err = startGen(ctx, e, "takeover", true, "--lease", "etcd://"+c.EtcdEndpoints()+"/fh?dial_timeout=2s",
 		"--scope", NSEtcd, "--fixed", strconv.FormatInt(v, 10), "--ttl", c.opt.LeaseTTL.String())
 	if err != nil {
 		return err
@@ -488,7 +488,7 @@ type gen struct {
 
 // startGen runs flurry gen with args (and the harness's layout, and no end) and
 // reads its IDs as ops of node name.
-func startGen(ctx context.Context, e *Env, name string, args ...string) (*gen, error) {
+func startGen(ctx context.Context, e *Env, name string, paced bool, args ...string) (*gen, error) {
 	c := e.C
 	h := c.ClientHosts[len(c.ClientHosts)-1]
 	args = append([]string{"gen", "--layout", DefaultLayout, "-n", "1e9"}, args...)
@@ -503,7 +503,7 @@ func startGen(ctx context.Context, e *Env, name string, args ...string) (*gen, e
 	}
 	go func() {
 		defer close(g.done)
-		readGen(out, name, e.ops, g.first)
+		readGen(out, name, paced, e.ops, g.first)
 	}()
 	return g, nil
 }
@@ -544,7 +544,9 @@ func (a *rogue) Begin(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	a.gen, err = startGen(ctx, e, "rogue", "--node", fmt.Sprintf("worker=%d", v))
+	// Unpaced: it fills every tick while it runs, so every request to node i in
+	// that time collides with it.
+	a.gen, err = startGen(ctx, e, "rogue", false, "--node", fmt.Sprintf("worker=%d", v))
 	return err
 }
 
@@ -555,10 +557,11 @@ func (a *rogue) End(ctx context.Context, e *Env) error {
 	return nil
 }
 
-// readGen turns gen's output into ops of 1,000 IDs of namespace sfe and node name, read at most every
-// 5 ms (gen issues only as fast as it is read, so its IDs span the whole fault),
-// at most 20 million IDs. first is closed at the first ID.
-func readGen(r io.Reader, name string, ops func(checker.Op), first chan struct{}) {
+// readGen turns gen's output into ops of 1,000 IDs of namespace sfe and node name;
+// paced, it reads one op every 5 ms at most (gen issues only as fast as it is read,
+// so its IDs span the whole fault) up to 20 million IDs, else as fast as gen
+// writes, up to 5 million. first is closed at the first ID.
+func readGen(r io.Reader, name string, paced bool, ops func(checker.Op), first chan struct{}) {
 	sc := bufio.NewScanner(r)
 	op := checker.Op{Client: "nemesis", Node: name, Namespace: NSEtcd, Start: time.Now()}
 	total := 0
@@ -569,7 +572,11 @@ func readGen(r io.Reader, name string, ops func(checker.Op), first chan struct{}
 		}
 		op = checker.Op{Client: "nemesis", Node: name, Namespace: NSEtcd, Start: time.Now()}
 	}
-	for sc.Scan() && total < 20_000_000 {
+	limit := 20_000_000
+	if !paced {
+		limit = 5_000_000
+	}
+	for sc.Scan() && total < limit {
 		v, err := strconv.ParseInt(sc.Text(), 10, 64)
 		if err != nil {
 			continue
@@ -581,7 +588,9 @@ func readGen(r io.Reader, name string, ops func(checker.Op), first chan struct{}
 		op.IDs = append(op.IDs, v)
 		if len(op.IDs) == 1000 {
 			flush()
-			time.Sleep(5 * time.Millisecond)
+			if paced {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
 	}
 	flush()
