@@ -271,10 +271,14 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	if scope == "" {
 		scope = ns.name
 	}
+	order, err := lease.ParseOrder(c.Lease.Order)
+	if err != nil {
+		return err
+	}
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
 		TTL: config.Duration(c.Lease.TTL, 0), Window: config.Duration(c.Lease.Window, 0),
-		Logger: log,
+		Order: order, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)
