@@ -16,9 +16,9 @@ import (
 
 // short is the go test scenario: a store that hangs, a node killed, a paused node
 // whose value another process takes over, the etcd leader killed, a node cut off
-// the stores (the seed picks nodes and durations; the order is kept so the run's
-// length is known).
-var short = []string{"hangs-etcd", "sigkill-node", "sigstop-takeover", "kill-etcd-leader", "partition-stores"}
+// the stores, a node restarted 30 s behind (the seed picks nodes and durations; the
+// order is kept so the run's length is known).
+var short = []string{"hangs-etcd", "sigkill-node", "sigstop-takeover", "kill-etcd-leader", "partition-stores", "skew-behind"}
 
 // TestShortScenario runs the short scenario on a fresh cluster and checks every ID
 // the clients received: no duplicate, each node's IDs increasing, every ID in range.
