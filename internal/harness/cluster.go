@@ -4,7 +4,9 @@
 // restarted with a skewed clock, restarted one by one) while client hosts ask three
 // `flurry serve` nodes for IDs and record every answer. Hosts are Linux network
 // namespaces on a bridge (package netns); the stores are real etcd (3 members), Redis
-// (primary, replica, 3 sentinels) and a PostgreSQL cluster of its own.
+// (primary, replica, 3 sentinels) and PostgreSQL clusters of its own (a primary and a
+// streaming standby). A fault may also run processes of its own (a takeover of a
+// paused node's lease value) whose IDs are checked with the nodes'.
 //
 // A Scenario is a list of Faults, each with a name, a start and a duration; Run
 // starts the cluster, runs the clients and the schedule, and returns what the clients
