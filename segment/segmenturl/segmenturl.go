@@ -8,7 +8,9 @@
 //	redis://[:pass@]host:6379/0                   segment/redisstore
 //	etcd://host:2379[,host:2379]/prefix           segment/etcdstore
 //
-// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table. Each
+// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table,
+// ?schema=leaf to serve it with only Leaf's privileges, and ?table=tiny_id_info (or
+// ?schema=tinyid) to serve didi tinyid's table (sqlstore.OpenAny). Each
 // store's package documents the options its URL takes.
 package segmenturl
 
@@ -26,7 +28,7 @@ import (
 // changed from outside.
 func openers() map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
-		return sqlstore.Open(ctx, u, sqlstore.Options{})
+		return sqlstore.OpenAny(ctx, u)
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
 		return redisstore.Open(ctx, u, redisstore.Options{})
