@@ -50,6 +50,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/api/segment/get/{key}", s.leafSegment)
 	mux.HandleFunc("/api/snowflake/get/{key}", s.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", s.leafDecode)
+	s.compatRoutes(mux)
 
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -86,6 +86,11 @@ type Server struct {
 	order      []*namespace
 	segByTag   map[string]*namespace
 
+	// Leaf's and tinyid's modes (tagset.go, leafcompat.go, tinyid.go)
+	compat   compatHeaders
+	leafTags *tagSet
+	tiny     *tinyServer
+
 	handler http.Handler
 	metrics *metrics
 
@@ -164,6 +169,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			}
 		}
 	}
+	s.compat = newCompatHeaders()
+	if err := s.buildCompat(ctx, b); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		s.closeNamespaces(cctx)
+		cancel()
+		return nil, err
+	}
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
 	return s, nil
@@ -189,7 +201,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closeNamespaces(ctx context.Context) error {
-	var errs []error
+	errs := []error{s.closeCompat(ctx)}
 	for i := len(s.order) - 1; i >= 0; i-- {
 		if err := s.order[i].close(ctx); err != nil {
 			errs = append(errs, err)
