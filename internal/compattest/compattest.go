@@ -80,7 +80,10 @@ func TinyIDDDL(e Engine) []string {
   create_time timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
   update_time timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',
   PRIMARY KEY (id)
-)`}, rows...)
+)`}, append(rows,
+			// MySQL's AUTO_INCREMENT moves past explicit ids; a sequence does not.
+			"SELECT setval('tiny_id_info_id_seq', (SELECT MAX(id) FROM tiny_id_info))",
+			"SELECT setval('tiny_id_token_id_seq', (SELECT MAX(id) FROM tiny_id_token))")...)
 	}
 	return append([]string{"CREATE TABLE `tiny_id_info` (\n" +
 		"  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT COMMENT '自增主键',\n" +
