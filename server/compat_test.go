@@ -185,4 +185,3 @@ func FuzzTinyIDRoutes(f *testing.F) {
 		}
 	})
 }
-
