@@ -44,16 +44,22 @@ type Options struct {
 	// address. The lease still guards the value against a second holder and keeps its
 	// high-water mark.
 	Fixed *int64
+	// Order says which earlier IDs a new holder starts above: those of every
+	// ended lease of the scope (OrderScope, the zero value), or those of its own
+	// value only (OrderValue). See Order.
+	Order Order
 	// Owner names this holder in listings. Empty means host/pid/random.
 	Owner string
-	// TTL is the lease's time to live in the store. Zero means 10 s.
+	// TTL is the lease's time to live in the store, from MinTTL to MaxTTL. Zero
+	// means 10 s.
 	TTL time.Duration
 	// Window is how much time one store write reserves. The session renews every
 	// Window (every TTL/3 if that is shorter) and each renewal reserves ticks through
 	// now + Window + that interval, so the store sees at most one write per Window per
 	// node, and a renewal is due while a whole interval of reservation is left. A
 	// process that takes the value over after a crash starts above the reservation,
-	// up to twice Window ahead of the crashed holder's clock. Zero means 2 s.
+	// up to twice Window ahead of the crashed holder's clock. From MinWindow to
+	// MaxWindow; zero means 2 s.
 	Window time.Duration
 	// Clock must be the generator's clock. Nil means clock.NewSystem().
 	Clock clock.Clock
@@ -74,7 +80,9 @@ type Status struct {
 	// stops issuing without a renewal, by the local clock (earlier, by the margin).
 	Expires time.Time `json:"expires"`
 	Until   time.Time `json:"until"`
-	// Above is the mark earlier holders left; Mark is the reservation written now,
+	// Above is the mark this holder starts above: the one earlier holders of the
+	// value left, or with OrderScope the highest of the scope's ended leases;
+	// Mark is the reservation written now,
 	// through which the generator may issue; WindowLeft is Mark minus now.
 	Above      time.Time     `json:"above"`
 	Mark       time.Time     `json:"mark"`
@@ -144,8 +152,14 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 	if opts.Window == 0 {
 		opts.Window = 2 * time.Second
 	}
-	if opts.TTL < time.Second || opts.Window < 100*time.Millisecond {
-		return nil, fmt.Errorf("lease: TTL %v must be at least 1s and Window %v at least 100ms", opts.TTL, opts.Window)
+	if err := CheckTTL(opts.TTL); err != nil {
+		return nil, err
+	}
+	if err := CheckWindow(opts.Window); err != nil {
+		return nil, err
+	}
+	if opts.Order != OrderScope && opts.Order != OrderValue {
+		return nil, badConfig("lease: unknown Options.Order %v", opts.Order)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.NewSystem()
@@ -299,9 +313,18 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 		return err
 	}
 	value := l.Value
+	above := l.Mark
+	if s.opts.Order == OrderScope {
+		m, err := scopeMark(ctx, s.opts.Store, s.scope, value)
+		if err != nil {
+			s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
+			return err
+		}
+		above = max(above, m)
+	}
 	// Reserve a window before the generator may issue in it: write first, then grant.
 	sent := s.opts.Clock.Now()
-	mark := max(l.Mark, sent/1e6) + s.reserve()
+	mark := max(above, sent/1e6) + s.reserve()
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
 	if err != nil {
 		s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
@@ -309,17 +332,17 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	}
 	until := sent + int64(s.opts.TTL-s.margin)
 	node := s.nodeOf(value)
-	if err := s.g.Grant(snowflake.Grant{Node: node, Above: l.Mark, Through: mark, Until: until}); err != nil {
+	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: until}); err != nil {
 		s.opts.Store.Release(context.WithoutCancel(ctx), l2, l.Mark)
 		return err
 	}
 	s.mu.Lock()
-	s.l, s.held, s.above, s.mark, s.until = l2, true, l.Mark, mark, until
+	s.l, s.held, s.above, s.mark, s.until = l2, true, above, mark, until
 	s.status.Held, s.status.Value, s.status.Node = true, value, node
 	s.status.NodeText = s.opts.Layout.FormatNodeValues(node)
 	s.mu.Unlock()
 	s.log.Info("lease: acquired node value", "scope", s.scope, "value", value, "node", s.status.NodeText,
-		"above", time.UnixMilli(l.Mark).UTC(), "owner", s.opts.Owner)
+		"above", time.UnixMilli(above).UTC(), "order", s.opts.Order, "owner", s.opts.Owner)
 	return nil
 }
 

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/bound"
+	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -39,10 +39,17 @@ type Options struct {
 	// URL is used when Client is nil:
 	//
 	//	redis://[user:password@]host:port[/db][?dial_timeout=1s&...]   rediss:// for TLS
+	//	redis+sentinel://[[user]:password@]host:26379[,host:26379...]/master[/db][?...]
 	//
-	// The query keys are go-redis's (redis.ParseURL). The Generator makes the
-	// client, with ContextTimeoutEnabled, and closes it in Close. Setting both
-	// Client and URL is an error.
+	// The Sentinel form finds the primary through the sentinels and follows it
+	// when they fail over (go-redis's failover client). The query keys are
+	// go-redis's (redis.ParseURL, redis.ParseFailoverURL; see
+	// internal/redisconn). The Generator makes the client, with
+	// ContextTimeoutEnabled, and closes it in Close. New gives the first answer
+	// the client's dial timeout (5s unless dial_timeout says otherwise); each call
+	// after that is bounded by its context's deadline or, without one, by
+	// go-redis's read and write timeouts (3s each) per attempt. Setting both Client
+	// and URL is an error.
 	URL string
 	// Namespace names the ID space: its keys are {Namespace}:node and
 	// {Namespace}:last, in one Redis Cluster slot. Empty means DefaultNamespace. It
@@ -81,6 +88,7 @@ type Generator struct {
 	log        *slog.Logger
 	closed     atomic.Bool
 	behind     atomic.Bool // a clock-behind refusal was logged; cleared by the next issue
+	where      string      // names the server in messages, without a password
 }
 
 // New checks opts, connects (for a URL), checks that Redis answers and loads the
@@ -140,27 +148,26 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 		g.args = append(g.args, f.Name, int64(1)<<f.Bits-1, shift)
 	}
 
+	call, dial := redisconn.ClientCall(opts.Client, redisconn.Settings{}), time.Duration(0)
+	g.where = "Redis"
 	switch {
 	case opts.Client != nil && opts.URL != "":
 		return nil, errors.New("redisgen: both Options.Client and Options.URL are set; give one")
 	case opts.Client != nil:
 		g.client = opts.Client
 	case opts.URL != "":
-		ropts, err := parseURL(opts.URL)
+		c, err := parseURL(opts.URL)
 		if err != nil {
 			return nil, err
 		}
-		g.client, g.owned = redis.NewClient(ropts), true
+		g.client, g.owned, g.where = c.NewClient(), true, c.Redacted
+		call, dial = c.Call(redisconn.Settings{}), c.DialTimeout()
 	default:
 		return nil, errors.New("redisgen: neither Options.Client nor Options.URL is set; give a client or a URL such as redis://127.0.0.1:6379/0")
 	}
-	if err := g.client.Ping(ctx).Err(); err != nil {
+	if err := g.connect(ctx, call, dial); err != nil {
 		g.closeClient()
-		return nil, fmt.Errorf("redisgen: %s does not answer: %w", g.where(opts.URL), err)
-	}
-	if err := g.script.Load(ctx, g.client).Err(); err != nil {
-		g.closeClient()
-		return nil, fmt.Errorf("redisgen: loading the script into %s: %w", g.where(opts.URL), err)
+		return nil, fmt.Errorf("redisgen: %w", err)
 	}
 	if left := time.Until(l.Lifetime()); left < 365*24*time.Hour {
 		g.log.Warn("redisgen: the layout's time field runs out soon; plan a move to a new layout and namespace",
@@ -169,12 +176,19 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	return g, nil
 }
 
-// where names the server for an error message, without a password.
-func (g *Generator) where(rawURL string) string {
-	if rawURL == "" {
-		return "Redis"
+// connect checks that Redis answers and loads the script, within dial or ctx's
+// deadline, whichever comes first: a Redis that accepts connections and never
+// answers would otherwise hold New until go-redis's retries run out.
+func (g *Generator) connect(ctx context.Context, call bound.Call, dial time.Duration) (err error) {
+	ctx, end := call.Dial(ctx, dial)
+	defer end(&err)
+	if err := g.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("%s does not answer: %w", g.where, err)
 	}
-	return redactURL(rawURL)
+	if err := g.script.Load(ctx, g.client).Err(); err != nil {
+		return fmt.Errorf("loading the script into %s: %w", g.where, err)
+	}
+	return nil
 }
 
 func (g *Generator) closeClient() {
@@ -199,33 +213,13 @@ func checkNamespace(ns string) error {
 func nodeKey(ns string) string { return "{" + ns + "}:node" }
 func lastKey(ns string) string { return "{" + ns + "}:last" }
 
-// parseURL reads Options.URL into go-redis options.
-func parseURL(rawURL string) (*redis.Options, error) {
-	u, err := url.Parse(rawURL)
+// parseURL reads Options.URL; see redisconn.ParseClientURL.
+func parseURL(rawURL string) (redisconn.Config, error) {
+	c, err := redisconn.ParseClientURL(rawURL)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
-		return nil, fmt.Errorf("redisgen: not a redis:// URL: %v", err)
+		return c, fmt.Errorf("redisgen: %w", err)
 	}
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("redisgen: %s: the scheme must be redis or rediss", u.Redacted())
-	}
-	ropts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("redisgen: %s: %v", u.Redacted(), strings.ReplaceAll(err.Error(), rawURL, u.Redacted()))
-	}
-	ropts.ContextTimeoutEnabled = true
-	return ropts, nil
-}
-
-func redactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
+	return c, nil
 }
 
 // Namespace returns the generator's namespace.

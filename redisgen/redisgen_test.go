@@ -469,7 +469,7 @@ func TestOptions(t *testing.T) {
 		{"long", Options{Client: c, Layout: l, Namespace: strings.Repeat("n", 201)}, "at most 200"},
 		{"scheme", Options{URL: "http://127.0.0.1:6379", Layout: l}, "scheme must be redis"},
 		{"url key", Options{URL: "redis://u:sekrit@127.0.0.1:6379/0?bogus=1", Layout: l}, "bogus"},
-		{"unreachable", Options{URL: "redis://u:sekrit@127.0.0.1:" + fmt.Sprint(testenv.FreePort(t)) + "/0?dial_timeout=200ms&max_retries=-1", Layout: l}, "does not answer"},
+		{"unreachable", Options{URL: "redis://u:sekrit@127.0.0.1:" + fmt.Sprint(testenv.FreePort(t)) + "/0?dial_timeout=200ms&max_retries=-1", Layout: l}, "no answer within 200ms (is Redis running there?)"},
 		{"wide node", Options{Client: c, Layout: mustLayout(t, "time:9:1s:"+recentEpoch()+",wide:53,seq:1")}, "at most 52"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,7 +24,9 @@ type Options struct {
 	// c of store k becomes the ID c*N+k, so the stores never need to talk to each
 	// other. Every allocator of the tag must list the same stores in the same order.
 	// The allocator starts at a random store, stays with it while it answers and
-	// moves to the next one when it does not.
+	// moves to the next one when it fails or does not answer within FetchTimeout;
+	// a store whose last attempt failed is tried after the others. To start while
+	// some stores are down, open them with OpenStores.
 	Stores []Store
 	// Tag is the tag to serve (Leaf's biz_tag). It must exist in the stores.
 	Tag string
@@ -47,12 +49,19 @@ type Options struct {
 	// 1,000,000 gives about 38 s at 50,000 IDs/s; set Runway to what an outage of
 	// your database may take.
 	Runway time.Duration
-	// FetchTimeout bounds one Take from a store. Zero means 5 s.
+	// FetchTimeout bounds one attempt at one store (reading the tag's step for the
+	// first range, and the Take). When it passes, or the store fails sooner, the
+	// allocator tries the next store in the same fetch, so a store that hangs costs
+	// at most this much per fetch, and only once: the next fetch starts with the
+	// store that answered. Zero means 5 s. It is measured on Clock
+	// (clock.WithTimeout).
 	FetchTimeout time.Duration
 	// RetryMax is the longest pause between fetch attempts while every store fails;
 	// the pauses start at 50 ms and double. Zero means 2 s.
 	RetryMax time.Duration
-	// Clock times ranges for the dynamic step and the rate. Nil means clock.NewSystem().
+	// Clock times ranges for the dynamic step and the rate, and measures every wait
+	// of the allocator: FetchTimeout and the pauses between retries. Nil means
+	// clock.NewSystem().
 	Clock clock.Clock
 	// Logger receives store failures and recoveries. Nil means slog.Default().
 	Logger *slog.Logger
@@ -107,10 +116,11 @@ type Allocator struct {
 	fetchErr  error // the last fetch's error, nil after a success
 	permErr   error // an error no retry fixes (unknown tag, exhausted)
 	high      flurry.ID
-	pref      int   // the store tried first
-	step      int64 // the step the next fresh range is asked with
-	minStep   int64 // the tag's configured step, from the last block
-	lastFetch int64 // clock ns of the last successful fetch
+	pref      int    // the store tried first: the last one that answered
+	down      []bool // stores whose last attempt failed; tried after the others
+	step      int64  // the step the next fresh range is asked with
+	minStep   int64  // the tag's configured step, from the last block
+	lastFetch int64  // clock ns of the last successful fetch
 	rate      float64
 	fetches   int64
 	failures  int64
@@ -170,6 +180,7 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 		done:    make(chan struct{}),
 		changed: make(chan struct{}),
 		pref:    rand.IntN(len(opts.Stores)),
+		down:    make([]bool, len(opts.Stores)),
 	}
 	if a.clk == nil {
 		a.clk = clock.NewSystem()
@@ -338,9 +349,9 @@ func (a *Allocator) run() {
 				pause = retryMin
 				break
 			}
-			ctx, cancel := context.WithTimeout(a.base, a.opts.FetchTimeout)
-			s, err := a.fetch(ctx)
-			cancel()
+			// Each store attempt has its own deadline (FetchTimeout); the fetch as a
+			// whole ends when every store was tried once, or at Close.
+			s, err := a.fetch(a.base)
 			a.mu.Lock()
 			if err == nil {
 				a.next = s
@@ -366,10 +377,9 @@ func (a *Allocator) run() {
 			a.fetchErr = err
 			a.broadcast()
 			a.mu.Unlock()
-			select {
-			case <-a.done:
+			// Close cancels a.base, which ends the pause.
+			if a.clk.SleepUntil(a.base, a.clk.Now()+int64(pause)) != nil {
 				return
-			case <-time.After(pause):
 			}
 			if pause *= 2; pause > a.opts.RetryMax {
 				pause = a.opts.RetryMax
@@ -378,42 +388,45 @@ func (a *Allocator) run() {
 	}
 }
 
-// fetch takes the next range from the stores, starting with the preferred one.
+// fetch takes the next range from the stores: first the one that answered last,
+// then the others in turn, those whose last attempt failed at the end. Each attempt
+// has its own deadline, FetchTimeout on the allocator's clock, so a store that hangs
+// holds the fetch up for one deadline and the next store is tried while ctx lasts.
 func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 	a.mu.Lock()
 	n := a.nextStep()
 	high := a.high
-	pref := a.pref
+	order := a.order()
 	a.mu.Unlock()
 
-	var (
-		errs []error
-		err  error
-	)
-	for i := 0; i < len(a.opts.Stores); i++ {
-		k := (pref + i) % len(a.opts.Stores)
-		floor := int64(high) / a.n
-		limit := (math.MaxInt64 - guard - int64(k)) / a.n
-		ask := n
-		if ask == 0 {
-			// The first range is the tag's configured step, as in Leaf; the store
-			// reports it only in listings and with each block.
-			if ask, err = a.configuredStep(ctx, a.opts.Stores[k]); err != nil {
-				if errors.Is(err, ErrUnknownTag) {
-					return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
-				}
-				errs = append(errs, fmt.Errorf("store %d of %d: %w", k+1, a.n, err))
-				continue
-			}
+	var errs []error
+	for _, k := range order {
+		if ctx.Err() != nil {
+			errs = append(errs, fmt.Errorf("store %d of %d: not tried: %w", k+1, a.n, ctx.Err()))
+			continue
 		}
-		b, err := a.opts.Stores[k].Take(ctx, a.opts.Tag, ask, floor, limit)
+		actx, cancel := clock.WithTimeout(ctx, a.clk, a.opts.FetchTimeout)
+		b, err := a.attempt(actx, k, n, high)
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
 		if err != nil {
 			if errors.Is(err, ErrUnknownTag) {
 				return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
 			}
-			errs = append(errs, fmt.Errorf("store %d of %d: %w", k+1, a.n, err))
-			if ctx.Err() != nil {
-				break
+			if timedOut {
+				err = fmt.Errorf("no answer within %v (FetchTimeout): %w", a.opts.FetchTimeout, err)
+			}
+			err = fmt.Errorf("store %d of %d: %w", k+1, a.n, err)
+			errs = append(errs, err)
+			a.mu.Lock()
+			newly := !a.down[k] && ctx.Err() == nil
+			if newly {
+				a.down[k] = true
+			}
+			a.mu.Unlock()
+			// A store OpenStores could not open was reported there already.
+			if newly && len(order) > 1 && !errors.Is(err, ErrNotOpen) {
+				a.log.Warn("segment: a store failed; trying the next one", "tag", a.opts.Tag, "err", err)
 			}
 			continue
 		}
@@ -424,6 +437,8 @@ func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 		if id := s.id(b.Last); id > a.high {
 			a.high = id
 		}
+		back := a.down[k]
+		a.down[k] = false
 		a.pref = k
 		a.lastStore = k
 		a.fetches++
@@ -439,12 +454,15 @@ func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 		a.lastFetch = a.clk.Now()
 		a.lastOK = time.Unix(0, a.lastFetch)
 		a.mu.Unlock()
+		if back && len(order) > 1 {
+			a.log.Info("segment: a store answers again", "tag", a.opts.Tag, "store", k+1)
+		}
 		return s, nil
 	}
 	a.mu.Lock()
 	a.failures++
 	a.mu.Unlock()
-	err = errors.Join(errs...)
+	err := errors.Join(errs...)
 	allExhausted := len(errs) == len(a.opts.Stores)
 	for _, e := range errs {
 		if !errors.Is(e, ErrRangeExhausted) {
@@ -455,6 +473,38 @@ func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 		return nil, fmt.Errorf("segment: tag %q: every store is exhausted; move to a new tag: %w", a.opts.Tag, err)
 	}
 	return nil, fmt.Errorf("segment: tag %q: no store hands out a range: %w", a.opts.Tag, err)
+}
+
+// order returns the stores in the order a fetch tries them: the preferred one and
+// those after it in turn, with the stores whose last attempt failed moved to the
+// end. a.mu must be held.
+func (a *Allocator) order() []int {
+	order := make([]int, 0, len(a.opts.Stores))
+	for _, wantDown := range []bool{false, true} {
+		for i := range a.opts.Stores {
+			if k := (a.pref + i) % len(a.opts.Stores); a.down[k] == wantDown {
+				order = append(order, k)
+			}
+		}
+	}
+	return order
+}
+
+// attempt takes a range of n values (0: the tag's configured step) from store k,
+// above the allocator's highest ID so far.
+func (a *Allocator) attempt(ctx context.Context, k int, n int64, high flurry.ID) (Block, error) {
+	st := a.opts.Stores[k]
+	floor := int64(high) / a.n
+	limit := (math.MaxInt64 - guard - int64(k)) / a.n
+	if n == 0 {
+		// The first range is the tag's configured step, as in Leaf; the store
+		// reports it only in listings and with each block.
+		var err error
+		if n, err = a.configuredStep(ctx, st); err != nil {
+			return Block{}, err
+		}
+	}
+	return st.Take(ctx, a.opts.Tag, n, floor, limit)
 }
 
 // configuredStep reads the tag's configured step from a store's listing.

@@ -271,10 +271,14 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	if scope == "" {
 		scope = ns.name
 	}
+	order, err := lease.ParseOrder(c.Lease.Order)
+	if err != nil {
+		return err
+	}
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
 		TTL: config.Duration(c.Lease.TTL, 0), Window: config.Duration(c.Lease.Window, 0),
-		Logger: log,
+		Order: order, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)
@@ -300,28 +304,42 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 	}
 	for _, u := range urls {
 		ns.segURLs = append(ns.segURLs, lease.RedactURL(u))
-		st, err := b.opts.OpenSegmentStore(ctx, u)
-		if err != nil {
-			return fmt.Errorf("opening segment store %s: %w", lease.RedactURL(u), err)
+	}
+	var prepare func(ctx context.Context, st segment.Store) error
+	if c.Create != nil {
+		step := c.Create.Step
+		if step == 0 {
+			step = config.DefaultSegmentStep
 		}
-		ns.segStores = append(ns.segStores, st)
-		ns.closers = append(ns.closers, func(context.Context) error { return st.Close() })
-		if c.Create != nil {
-			step := c.Create.Step
-			if step == 0 {
-				step = config.DefaultSegmentStep
-			}
+		prepare = func(ctx context.Context, st segment.Store) error {
 			err := st.Create(ctx, segment.Tag{Name: tag, Step: step, Max: c.Create.Start, Description: "created by flurry serve for namespace " + ns.name})
 			if err != nil && !errors.Is(err, segment.ErrTagExists) {
-				return fmt.Errorf("creating tag %s in %s: %w", tag, lease.RedactURL(u), err)
+				return fmt.Errorf("creating tag %s: %w", tag, err)
 			}
+			return nil
 		}
+	}
+	log := b.opts.Logger.With("namespace", ns.name)
+	// With several stores the namespace starts when any one opens; the others are
+	// opened in the background (and get the tag) when they answer.
+	stores, err := segment.OpenStores(ctx, urls, b.opts.OpenSegmentStore, segment.OpenOptions{
+		Prepare: prepare, Clock: b.clock, Logger: log,
+	})
+	if err != nil {
+		if len(urls) == 1 {
+			return fmt.Errorf("opening segment store %s: %w", lease.RedactURL(urls[0]), err)
+		}
+		return err
+	}
+	for _, st := range stores {
+		ns.segStores = append(ns.segStores, st)
+		ns.closers = append(ns.closers, func(context.Context) error { return st.Close() })
 	}
 	a, err := segment.New(ctx, segment.Options{
 		Stores: ns.segStores, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
 		Target: config.Duration(c.Target, 0), Runway: config.Duration(c.Runway, 0),
 		FetchTimeout: config.Duration(c.FetchTimeout, 0), Clock: b.clock,
-		Logger: b.opts.Logger.With("namespace", ns.name),
+		Logger: log,
 	})
 	if err != nil {
 		if errors.Is(err, segment.ErrUnknownTag) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (sf *segFlags) check(cmd *cobra.Command) error {
 	if err := segment.CheckTagName(sf.tag); err != nil {
 		return &usageError{err: err}
 	}
-	for _, name := range []string{"layout", "node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window"} {
+	for _, name := range []string{"layout", "node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window", "order"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return usageErr("--%s does not apply with --segment: segment IDs are plain integers from a database", name)
 		}
@@ -64,14 +65,17 @@ func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.W
 	}()
 	names := make([]string, len(sf.urls))
 	for i, u := range sf.urls {
-		s, err := segmenturl.Open(ctx, u)
-		if err != nil {
-			return err
-		}
-		stores = append(stores, s)
 		names[i] = lease.RedactURL(u)
 	}
-	a, err := segment.New(ctx, segment.Options{Stores: stores, Tag: sf.tag, Runway: sf.runway})
+	// With several stores, gen starts when any one opens; the others are opened in
+	// the background and join when they answer.
+	lines := newLineHandler(stderr)
+	log := slog.New(lines)
+	stores, err = segment.OpenStores(ctx, sf.urls, segmenturl.Open, segment.OpenOptions{Logger: log})
+	if err != nil {
+		return err
+	}
+	a, err := segment.New(ctx, segment.Options{Stores: stores, Tag: sf.tag, Runway: sf.runway, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -85,6 +89,7 @@ func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.W
 			}
 		}
 	}()
+	lines.showInfo() // from now on also say when a store joins or answers again
 	st := a.Stats()
 	where := names[st.Store]
 	if len(names) > 1 {

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment/segmenttest"
@@ -86,5 +93,122 @@ func TestSegmentPostgres(t *testing.T) {
 	r := cli(t, "", "gen", "--segment", raw, "--tag", tag, "-n", "3")
 	if r.code != 0 || r.stdout != "1\n2\n3\n" {
 		t.Fatalf("gen on PostgreSQL: %+v", r)
+	}
+}
+
+// lockedBuffer collects a process's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// proxiedURL returns raw with its host replaced by a proxy the test can cut or hang.
+func proxiedURL(t *testing.T, raw string) (string, *testenv.Proxy) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testenv.StartProxy(t, u.Host)
+	u.Host = p.Addr()
+	return u.String(), p
+}
+
+// TestGenSegmentStoreDownAtStart runs `flurry gen --segment A --segment B` as a
+// process with A (PostgreSQL, residue class 0) refusing or hanging: gen starts and
+// prints B's IDs (MariaDB, class 1), A joins in the background once it is back, and
+// when B goes away gen goes on with A's IDs, strictly increasing throughout. Before
+// OpenStores gen refused to start ("connection refused").
+func TestGenSegmentStoreDownAtStart(t *testing.T) {
+	bin := buildServe(t)
+	for _, fault := range []string{"refused", "hanging"} {
+		t.Run(fault, func(t *testing.T) {
+			a, pa := proxiedURL(t, testenv.Postgres.URL(t))
+			b, pb := proxiedURL(t, testenv.MySQL.URL(t))
+			tag := segmenttest.TagName(t)
+			for _, u := range []string{a, b} {
+				if r := cli(t, "", "segment", "create", u, tag, "--step", "10"); r.code != 0 {
+					t.Fatalf("create in %s: %+v", u, r)
+				}
+			}
+			if fault == "refused" {
+				pa.Cut()
+			} else {
+				pa.Hang()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "gen", "--segment", a, "--segment", b, "--tag", tag, "-n", "100000000")
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(stdout)
+			var last int64
+			next := func() int64 {
+				t.Helper()
+				if !sc.Scan() {
+					cmd.Wait()
+					t.Fatalf("gen stopped after %d: %v (stderr %q)", last, sc.Err(), stderr.String())
+				}
+				id, err := strconv.ParseInt(sc.Text(), 10, 64)
+				if err != nil || id <= last {
+					t.Fatalf("gen printed %q after %d", sc.Text(), last)
+				}
+				last = id
+				return id
+			}
+			for i := 0; i < 100; i++ {
+				if id := next(); id%2 != 1 {
+					t.Fatalf("ID %d while only MariaDB (class 1) was up", id)
+				}
+			}
+			if !strings.Contains(stderr.String(), "a store is down; starting without it") {
+				t.Errorf("stderr %q does not say that a store is down", stderr.String())
+			}
+
+			pa.Restore()
+			for deadline := time.Now().Add(time.Minute); !strings.Contains(stderr.String(), "serves from now on"); {
+				if time.Now().After(deadline) {
+					t.Fatalf("PostgreSQL never joined; stderr %q", stderr.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			pb.Cut()
+			// gen serves what it buffered from MariaDB, then moves to PostgreSQL.
+			even := 0
+			for i := 0; even == 0; i++ {
+				if i == 20_000_000 {
+					t.Fatalf("no ID from PostgreSQL in %d lines after MariaDB went away; stderr %q", i, stderr.String())
+				}
+				even = 1 - int(next()%2)
+			}
+			for i := 0; i < 1000; i++ {
+				if id := next(); id%2 != 0 {
+					t.Fatalf("ID %d from MariaDB after it went away", id)
+				}
+			}
+			pb.Restore()
+			stdout.Close() // gen ends, quietly, as under `| head`
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("gen: %v (stderr %q)", err, stderr.String())
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,6 +81,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 		cfg.DataDir = sf.data
 	}
 	if changed("listen") {
+		if err := config.CheckListen(sf.listen); err != nil {
+			return usageErr("--listen: %v", err)
+		}
 		cfg.Listen = sf.listen
 	}
 	if changed("tls-cert") || changed("tls-key") {
@@ -105,6 +107,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	if err != nil {
 		return err
 	}
+	// Bind before any store is opened or lease taken: an address that cannot be
+	// had must not leave a node value held (and blocked for a TTL) behind it.
+	// Connections that arrive while the namespaces start wait in the backlog.
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w; choose another address with --listen", err)
+	}
 	lines := newLineHandler(stderr)
 	lines.showInfo()
 	log := slog.New(lines)
@@ -115,16 +124,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	})
 	cancel()
 	if err != nil {
+		ln.Close()
 		if ctx.Err() != nil {
 			return &exitError{code: 130, err: fmt.Errorf("serve: interrupted while starting: %w", err)}
 		}
 		return fmt.Errorf("serve: %w", err)
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		return errors.Join(fmt.Errorf("serve: %w; choose another address with --listen", err), srv.Close(cctx))
 	}
 	scheme := "http"
 	if srv.TLS() {

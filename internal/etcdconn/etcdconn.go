@@ -18,6 +18,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/flurryid/flurry/internal/bound"
 )
 
 // Settings are the options every etcd store has; each store's Options has these
@@ -25,19 +27,22 @@ import (
 type Settings struct {
 	// Prefix starts every key.
 	Prefix string
-	// DialTimeout bounds the first connection. Zero means 5s.
+	// DialTimeout bounds Open: connecting and the first read. Zero means 5s.
 	DialTimeout time.Duration
+	// RequestTimeout bounds each store call whose context has no deadline. Zero
+	// means 5s (bound.DefaultTimeout); negative means no bound.
+	RequestTimeout time.Duration
 }
 
 // ParseURL reads a store URL,
 //
-//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s]
+//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s&request_timeout=5s]
 //
 // into a client configuration and the store's settings. The endpoints are spoken
 // to over plain HTTP/2 (no TLS). The path, without its first slash, is the key
 // prefix and replaces s.Prefix (etcd://h:2379//abs gives the prefix "/abs");
-// dial_timeout replaces s.DialTimeout, and a zero DialTimeout becomes 5s. Other
-// query keys are refused.
+// dial_timeout and request_timeout replace s.DialTimeout and s.RequestTimeout, and
+// a zero DialTimeout becomes 5s. Other query keys are refused.
 func ParseURL(rawURL string, s Settings) (clientv3.Config, Settings, error) {
 	var cfg clientv3.Config
 	u, err := url.Parse(rawURL)
@@ -69,13 +74,19 @@ func ParseURL(rawURL string, s Settings) (clientv3.Config, Settings, error) {
 		s.Prefix = p
 	}
 	q := u.Query()
-	if q.Has("dial_timeout") {
-		d, err := time.ParseDuration(q.Get("dial_timeout"))
-		if err != nil || d <= 0 {
-			return cfg, s, fmt.Errorf("%s: dial_timeout must be a duration such as 5s", u.Redacted())
+	for _, o := range []struct {
+		key string
+		d   *time.Duration
+	}{{"dial_timeout", &s.DialTimeout}, {"request_timeout", &s.RequestTimeout}} {
+		if !q.Has(o.key) {
+			continue
 		}
-		s.DialTimeout = d
-		q.Del("dial_timeout")
+		d, err := time.ParseDuration(q.Get(o.key))
+		if err != nil || d <= 0 || len(q[o.key]) > 1 {
+			return cfg, s, fmt.Errorf("%s: %s must be one duration such as 5s", u.Redacted(), o.key)
+		}
+		*o.d = d
+		q.Del(o.key)
 	}
 	if len(q) > 0 {
 		var ks []string
@@ -83,7 +94,7 @@ func ParseURL(rawURL string, s Settings) (clientv3.Config, Settings, error) {
 			ks = append(ks, k)
 		}
 		slices.Sort(ks)
-		return cfg, s, fmt.Errorf("%s: unknown option %s; the only one is dial_timeout", u.Redacted(), strings.Join(ks, ", "))
+		return cfg, s, fmt.Errorf("%s: unknown option %s; the options are dial_timeout and request_timeout", u.Redacted(), strings.Join(ks, ", "))
 	}
 	if s.DialTimeout < 0 {
 		return cfg, s, fmt.Errorf("DialTimeout %v is negative", s.DialTimeout)
@@ -96,22 +107,49 @@ func ParseURL(rawURL string, s Settings) (clientv3.Config, Settings, error) {
 	return cfg, s, nil
 }
 
-// Connect makes a client for cfg, its dial timeout cut to ctx's deadline, and
-// checks that the cluster answers by reading probe. rawURL is for messages only;
-// they show it without its password.
-func Connect(ctx context.Context, cfg clientv3.Config, rawURL, probe string) (*clientv3.Client, error) {
+// Connect makes a client for cfg and checks that the cluster answers by reading
+// probe, within cfg.DialTimeout or ctx's deadline, whichever comes first. The
+// client dials lazily (etcd's client has since v3.5), so without that read an
+// unreachable cluster would only show on the first store call, and that call would
+// wait forever for a connection. rawURL is for messages only; they show it without
+// its password.
+func Connect(ctx context.Context, cfg clientv3.Config, rawURL, probe string) (_ *clientv3.Client, err error) {
+	ctx, end := Call(rawURL, Settings{}).Dial(ctx, cfg.DialTimeout)
+	defer end(&err)
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < cfg.DialTimeout {
 		cfg.DialTimeout = max(time.Until(d), time.Millisecond)
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("etcd store %s: %w", redact(rawURL), err)
 	}
 	if _, err := cli.Get(ctx, probe); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("etcd store %s: %w", redact(rawURL), err)
 	}
 	return cli, nil
+}
+
+// Call describes the calls of the store rawURL names, with s's RequestTimeout; see
+// package bound.
+func Call(rawURL string, s Settings) bound.Call {
+	return bound.Call{Store: "etcd store " + redact(rawURL), Timeout: s.RequestTimeout, Hint: "is etcd running there?"}
+}
+
+// ClientCall is Call for a store made on a caller's client: the store is named by
+// the client's endpoints and the prefix.
+func ClientCall(cli *clientv3.Client, prefix string, s Settings) bound.Call {
+	var hosts []string
+	if cli != nil {
+		for _, e := range cli.Endpoints() {
+			_, h, ok := strings.Cut(e, "://")
+			if !ok {
+				h = e
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	return Call("etcd://"+strings.Join(hosts, ",")+"/"+prefix, s)
 }
 
 func redact(rawURL string) string {

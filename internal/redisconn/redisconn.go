@@ -1,6 +1,7 @@
 // Package redisconn holds what flurry's Redis stores (lease/redisstore and
-// segment/redisstore) share: their URL form, the settings every one of them has,
-// connecting, and running a script followed by WAIT.
+// segment/redisstore) and redisgen share: their URL forms (a server, or a primary
+// found through Redis Sentinel), the settings every store has, connecting, and
+// running a script followed by WAIT.
 //
 // Errors carry no package prefix; the stores add theirs. They never show a password.
 package redisconn
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry/internal/bound"
+	"github.com/flurryid/flurry/internal/storeurl"
 )
 
 // Settings are the options every Redis store has; each store's Options has these
@@ -26,28 +30,79 @@ type Settings struct {
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT. Zero means 1s.
 	WaitTimeout time.Duration
+	// RequestTimeout bounds each store call whose context has no deadline. Zero
+	// means 5s (bound.DefaultTimeout); negative means no bound.
+	RequestTimeout time.Duration
+}
+
+// Config is a parsed Redis URL: the options of a plain client or of a Sentinel
+// failover client, and the URL for messages.
+type Config struct {
+	// Client is set for redis:// and rediss:// URLs.
+	Client *redis.Options
+	// Failover is set for redis+sentinel:// and rediss+sentinel:// URLs.
+	Failover *redis.FailoverOptions
+	// Redacted is the URL with its passwords replaced by "xxxxx".
+	Redacted string
+}
+
+// NewClient makes the client: redis.NewClient, or redis.NewFailoverClient for a
+// Sentinel URL. Both are *redis.Client, so WAIT works on either.
+func (c Config) NewClient() *redis.Client {
+	if c.Failover != nil {
+		return redis.NewFailoverClient(c.Failover)
+	}
+	return redis.NewClient(c.Client)
+}
+
+// DialTimeout is the client's dial timeout, go-redis's default (5s) when unset.
+func (c Config) DialTimeout() time.Duration {
+	d := time.Duration(0)
+	if c.Failover != nil {
+		d = c.Failover.DialTimeout
+	} else if c.Client != nil {
+		d = c.Client.DialTimeout
+	}
+	if d <= 0 {
+		d = 5 * time.Second
+	}
+	return d
+}
+
+// Call describes the calls of the store at c, with s's RequestTimeout; see
+// package bound.
+func (c Config) Call(s Settings) bound.Call {
+	hint := "is Redis running there?"
+	if c.Failover != nil {
+		hint = "are the sentinels running there, and do they know master " + c.Failover.MasterName + "?"
+	}
+	return bound.Call{Store: "redis store " + c.Redacted, Timeout: s.RequestTimeout, Hint: hint}
+}
+
+// ClientCall is Call for a store made on a caller's client.
+func ClientCall(client redis.UniversalClient, s Settings) bound.Call {
+	name := "redis store"
+	if c, ok := client.(*redis.Client); ok && c.Options().Addr != "" {
+		name += " " + c.Options().Addr
+	}
+	return bound.Call{Store: name, Timeout: s.RequestTimeout, Hint: "is Redis running there?"}
 }
 
 // ParseURL splits a store URL,
 //
-//	redis://[user:password@]host:port[/db][?prefix=...&wait_replicas=1&wait_timeout=500ms&...]
+//	redis://[user:password@]host:port[/db][?prefix=...&wait_replicas=1&wait_timeout=500ms&request_timeout=5s&...]
 //	rediss://...   (TLS)
+//	redis+sentinel://[[user]:password@]host:26379[,host:26379...]/master[/db][?...]
+//	rediss+sentinel://...   (TLS)
 //
-// into the client's options and the store's settings. prefix, wait_replicas and
-// wait_timeout replace those fields of s; every other query key goes to
-// redis.ParseURL (dial_timeout, max_retries, pool_size, ...), which refuses keys it
-// does not know. The client's options have ContextTimeoutEnabled set.
-func ParseURL(rawURL string, s Settings) (*redis.Options, Settings, error) {
-	u, err := url.Parse(rawURL)
+// into the client's configuration and the store's settings. prefix,
+// wait_replicas, wait_timeout and request_timeout replace those fields of s; the
+// other query keys are the client's (see ParseClientURL). The client has
+// ContextTimeoutEnabled set.
+func ParseURL(rawURL string, s Settings) (Config, Settings, error) {
+	u, hosts, redacted, err := storeurl.ParseWithHosts(rawURL)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
-		return nil, s, fmt.Errorf("not a redis:// URL: %v", err)
-	}
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, s, fmt.Errorf("%s: the scheme must be redis or rediss", u.Redacted())
+		return Config{}, s, fmt.Errorf("not a redis:// URL: %v", err)
 	}
 	q := u.Query()
 	if q.Has("prefix") {
@@ -57,26 +112,133 @@ func ParseURL(rawURL string, s Settings) (*redis.Options, Settings, error) {
 	if q.Has("wait_replicas") {
 		n, err := strconv.Atoi(q.Get("wait_replicas"))
 		if err != nil || n < 0 {
-			return nil, s, fmt.Errorf("%s: wait_replicas must be a whole number", u.Redacted())
+			return Config{}, s, fmt.Errorf("%s: wait_replicas must be a whole number", redacted)
 		}
 		s.WaitReplicas = n
 		q.Del("wait_replicas")
 	}
-	if q.Has("wait_timeout") {
-		d, err := time.ParseDuration(q.Get("wait_timeout"))
-		if err != nil || d < 0 {
-			return nil, s, fmt.Errorf("%s: wait_timeout must be a duration such as 500ms", u.Redacted())
+	for _, o := range []struct {
+		key string
+		d   *time.Duration
+	}{{"wait_timeout", &s.WaitTimeout}, {"request_timeout", &s.RequestTimeout}} {
+		if !q.Has(o.key) {
+			continue
 		}
-		s.WaitTimeout = d
-		q.Del("wait_timeout")
+		d, err := time.ParseDuration(q.Get(o.key))
+		if err != nil || d < 0 || d == 0 && o.key == "request_timeout" {
+			return Config{}, s, fmt.Errorf("%s: %s must be a duration such as 500ms", redacted, o.key)
+		}
+		*o.d = d
+		q.Del(o.key)
 	}
 	u.RawQuery = q.Encode()
-	ropts, err := redis.ParseURL(u.String())
+	c, err := parseClient(u, hosts)
+	return c, s, err
+}
+
+// ParseClientURL reads a URL of the forms ParseURL takes, without the store keys.
+// The query keys of redis:// URLs are go-redis's (redis.ParseURL: dial_timeout,
+// read_timeout, max_retries, pool_size, ...); Sentinel URLs take go-redis's
+// failover keys (redis.ParseFailoverURL) except those the URL itself gives
+// (master_name, addr, db, username, password), plus sentinel_username and
+// sentinel_password for sentinels that require a password of their own. Unknown
+// keys are refused. The client has ContextTimeoutEnabled set.
+func ParseClientURL(rawURL string) (Config, error) {
+	u, hosts, _, err := storeurl.ParseWithHosts(rawURL)
 	if err != nil {
-		return nil, s, fmt.Errorf("%s: %w", u.Redacted(), err)
+		return Config{}, fmt.Errorf("not a redis:// URL: %v", err)
 	}
-	ropts.ContextTimeoutEnabled = true
-	return ropts, s, nil
+	return parseClient(u, hosts)
+}
+
+func parseClient(u *url.URL, hosts storeurl.HostList) (Config, error) {
+	c := Config{Redacted: redactQuery(hosts.Restore(u.Redacted()))}
+	switch strings.ToLower(u.Scheme) {
+	case "redis", "rediss":
+		if len(hosts) > 1 {
+			return Config{}, fmt.Errorf("%s: a redis:// URL names one server; for Sentinel write redis+sentinel://host:26379,host:26379/master", c.Redacted)
+		}
+		v := *u
+		v.Host = hosts.String()
+		ropts, err := redis.ParseURL(v.String())
+		if err != nil {
+			return Config{}, fmt.Errorf("%s: %s", c.Redacted, strings.ReplaceAll(err.Error(), v.String(), c.Redacted))
+		}
+		ropts.ContextTimeoutEnabled = true
+		c.Client = ropts
+	case "redis+sentinel", "rediss+sentinel":
+		f, err := parseSentinel(u, hosts)
+		if err != nil {
+			return Config{}, fmt.Errorf("%s: %v", c.Redacted, err)
+		}
+		c.Failover = f
+	default:
+		return Config{}, fmt.Errorf("%s: the scheme must be redis, rediss, redis+sentinel or rediss+sentinel", c.Redacted)
+	}
+	return c, nil
+}
+
+// parseSentinel reads redis+sentinel://[[user]:password@]h:26379[,h:26379...]/master[/db][?...].
+func parseSentinel(u *url.URL, hosts storeurl.HostList) (*redis.FailoverOptions, error) {
+	if len(hosts) == 0 {
+		return nil, errors.New("name the sentinels: redis+sentinel://host:26379[,host:26379...]/master")
+	}
+	parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/")
+	if parts[0] == "" || len(parts) > 2 {
+		return nil, errors.New("the path must be /master or /master/db: redis+sentinel://host:26379/mymaster/0")
+	}
+	master, db := parts[0], 0
+	if len(parts) == 2 {
+		n, err := strconv.Atoi(parts[1])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("database %q must be a whole number", parts[1])
+		}
+		db = n
+	}
+	q := u.Query()
+	for _, k := range []string{"master_name", "addr", "db", "username", "password"} {
+		if q.Has(k) {
+			return nil, fmt.Errorf("option %s: the URL itself gives it (redis+sentinel://[user:password@]sentinels/master/db)", k)
+		}
+	}
+	sentUser, sentPass := q.Get("sentinel_username"), q.Get("sentinel_password")
+	q.Del("sentinel_username")
+	q.Del("sentinel_password")
+	addrs := hosts.Addrs("26379")
+	q.Set("master_name", master)
+	for _, a := range addrs[1:] {
+		q.Add("addr", a)
+	}
+	scheme := "redis"
+	if strings.HasPrefix(strings.ToLower(u.Scheme), "rediss") {
+		scheme = "rediss"
+	}
+	v := url.URL{Scheme: scheme, Host: addrs[0], Path: "/" + strconv.Itoa(db), RawQuery: q.Encode()}
+	f, err := redis.ParseFailoverURL(v.String())
+	if err != nil {
+		return nil, err
+	}
+	f.SentinelUsername, f.SentinelPassword = sentUser, sentPass
+	if u.User != nil {
+		f.Username = u.User.Username()
+		f.Password, _ = u.User.Password()
+	}
+	f.ContextTimeoutEnabled = true
+	return f, nil
+}
+
+// redactQuery hides the value of a sentinel_password query key.
+func redactQuery(s string) string {
+	i := strings.Index(s, "sentinel_password=")
+	if i < 0 {
+		return s
+	}
+	i += len("sentinel_password=")
+	j := strings.IndexAny(s[i:], "&#")
+	if j < 0 {
+		j = len(s) - i
+	}
+	return s[:i] + "xxxxx" + s[i+j:]
 }
 
 // Check validates s for client and fills in the defaults: defaultPrefix for an
@@ -104,26 +266,20 @@ func Check(client redis.UniversalClient, s Settings, defaultPrefix string) (Sett
 	return s, nil
 }
 
-// Connect checks that client answers and loads scripts into it. rawURL is for
-// messages only; they show it without its password.
-func Connect(ctx context.Context, client redis.UniversalClient, rawURL string, scripts ...*redis.Script) error {
+// Connect checks that client, made from c, answers and loads scripts into it,
+// within c's dial timeout or ctx's deadline, whichever comes first.
+func Connect(ctx context.Context, client redis.UniversalClient, c Config, scripts ...*redis.Script) (err error) {
+	ctx, end := c.Call(Settings{}).Dial(ctx, c.DialTimeout())
+	defer end(&err)
 	if err := client.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("%s: %w", redact(rawURL), err)
+		return fmt.Errorf("redis store %s: %w", c.Redacted, err)
 	}
 	for _, sc := range scripts {
 		if err := sc.Load(ctx, client).Err(); err != nil {
-			return fmt.Errorf("loading scripts into %s: %w", redact(rawURL), err)
+			return fmt.Errorf("loading scripts into %s: %w", c.Redacted, err)
 		}
 	}
 	return nil
-}
-
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer

@@ -6,9 +6,12 @@
 // The URL forms, documented for users in each store's package:
 //
 //	postgres://user[:pass]@host:5432/db?sslmode=disable    (also postgresql://)
+//	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write
 //	mysql://user[:pass]@host:3306/db
 //	sqlite:///absolute/path.db   or   sqlite:relative/path.db
 //
+// Every URL takes request_timeout=5s, the bound of a store call whose context
+// has no deadline (see package bound).
 // Errors carry no package prefix; the stores add theirs. They never show a password.
 package sqlconn
 
@@ -26,6 +29,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flurryid/flurry/internal/bound"
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -71,6 +76,10 @@ type ParseOptions struct {
 	// BusyTimeout is how long a SQLite connection waits for another writer. Zero
 	// means 5 seconds; negative is an error.
 	BusyTimeout time.Duration
+	// RequestTimeout bounds each store call whose context has no deadline. Zero
+	// means 5s for PostgreSQL and MySQL and no bound for SQLite, whose calls wait
+	// only for other writers, as long as the busy timeout; negative means no bound.
+	RequestTimeout time.Duration
 }
 
 // Config is a parsed URL: the engine, the table and what Open needs to connect.
@@ -83,6 +92,25 @@ type Config struct {
 	MySQL      *mysql.Config   // MySQL
 	SQLitePath string          // SQLite
 	Busy       time.Duration   // SQLite busy timeout
+	Request    time.Duration   // the store's RequestTimeout, after the URL's request_timeout
+}
+
+// Call describes the calls of the store c names; see package bound.
+func (c Config) Call() bound.Call {
+	return call(c.Engine, c.Redacted, c.Request)
+}
+
+func call(e Engine, redacted string, d time.Duration) bound.Call {
+	hint := map[Engine]string{Postgres: "is PostgreSQL running there?", MySQL: "is MySQL or MariaDB running there?",
+		SQLite: "is another process holding the database?"}[e]
+	if d == 0 && e == SQLite {
+		d = -1
+	}
+	name := e.Name() + " store"
+	if redacted != "" {
+		name += " " + redacted
+	}
+	return bound.Call{Store: name, Timeout: d, Hint: hint}
 }
 
 // pgKeys returns the PostgreSQL URL keys passed on to pgx.
@@ -128,15 +156,16 @@ func (q *query) remaining() error {
 // keys of pgKeys, passed to pgx; MySQL URLs take tls and timeout. Any other key is
 // an error, so a misspelt option fails instead of being ignored.
 func Parse(rawURL string, o ParseOptions) (Config, error) {
-	u, err := url.Parse(rawURL)
+	// A host list (postgres://u@h1:5432,h2:5432/db) is taken out before url.Parse,
+	// which refuses some lists libpq accepts; its errors never show the password.
+	u, hosts, _, err := storeurl.ParseWithHosts(rawURL)
 	if err != nil {
-		// url.Error repeats the whole URL, password included: keep only the reason.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
-		}
 		return Config{}, fmt.Errorf("not a URL: %v", err)
 	}
-	c := Config{Redacted: u.Redacted()}
+	if len(hosts) > 0 {
+		u.Host = hosts.String()
+	}
+	c := Config{Redacted: u.Redacted(), Request: o.RequestTimeout}
 	fail := func(format string, args ...any) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %s", c.Redacted, fmt.Sprintf(format, args...))
 	}
@@ -146,6 +175,14 @@ func Parse(rawURL string, o ParseOptions) (Config, error) {
 	}
 	q := &query{v: values}
 	c.Table = q.take("table")
+	if v := q.take("request_timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fail("request_timeout=%s: use a positive duration such as 5s", v)
+		}
+		c.Request = d
+	}
+
 	switch {
 	case c.Table == "":
 		c.Table = o.Table
@@ -169,7 +206,13 @@ func Parse(rawURL string, o ParseOptions) (Config, error) {
 			}
 		}
 		if err := q.remaining(); err != nil {
-			return fail("%v; PostgreSQL URLs take table, %s", err, strings.Join(pgKeys(), ", "))
+			return fail("%v; PostgreSQL URLs take table, request_timeout, %s", err, strings.Join(pgKeys(), ", "))
+		}
+		if !pass.Has("connect_timeout") {
+			// pgx has no connect timeout of its own. Its timeout applies to each
+			// host in turn, so with a list the hosts share 5s: a first host that
+			// hangs leaves time for the next.
+			pass.Set("connect_timeout", strconv.Itoa(max(1, 5/max(len(hosts), 1))))
 		}
 		v := *u
 		v.RawQuery = pass.Encode()
@@ -182,7 +225,10 @@ func Parse(rawURL string, o ParseOptions) (Config, error) {
 		c.Engine = MySQL
 		tlsMode, timeout := q.take("tls"), q.take("timeout")
 		if err := q.remaining(); err != nil {
-			return fail("%v; MySQL URLs take table, tls, timeout", err)
+			return fail("%v; MySQL URLs take table, request_timeout, tls, timeout", err)
+		}
+		if len(hosts) > 1 {
+			return fail("names %d hosts; MySQL URLs name one (put a proxy such as ProxySQL or MaxScale in front of a replicated cluster)", len(hosts))
 		}
 		cfg := mysql.NewConfig()
 		cfg.Net = "tcp"
@@ -224,8 +270,9 @@ func Parse(rawURL string, o ParseOptions) (Config, error) {
 		c.MySQL = cfg
 	case "sqlite":
 		c.Engine = SQLite
+		busy := q.take("busy_timeout")
 		if err := q.remaining(); err != nil {
-			return fail("%v; SQLite URLs take table", err)
+			return fail("%v; SQLite URLs take table, busy_timeout, request_timeout", err)
 		}
 		switch {
 		case u.Opaque != "":
@@ -249,6 +296,13 @@ func Parse(rawURL string, o ParseOptions) (Config, error) {
 		c.Busy = o.BusyTimeout
 		if c.Busy < 0 {
 			return fail("Options.BusyTimeout %v is negative", c.Busy)
+		}
+		if busy != "" {
+			d, err := time.ParseDuration(busy)
+			if err != nil || d <= 0 {
+				return fail("busy_timeout=%s: use a positive duration such as 5s", busy)
+			}
+			c.Busy = d
 		}
 		if c.Busy == 0 {
 			c.Busy = 5 * time.Second
@@ -306,7 +360,8 @@ func (c Config) DB() (*sql.DB, error) {
 	return nil, fmt.Errorf("unknown engine %d", int(c.Engine))
 }
 
-// Open parses rawURL, makes its *sql.DB and checks that the database answers.
+// Open parses rawURL, makes its *sql.DB and checks that the database answers,
+// within the request timeout when ctx has no deadline.
 func Open(ctx context.Context, rawURL string, o ParseOptions) (*sql.DB, Config, error) {
 	c, err := Parse(rawURL, o)
 	if err != nil {
@@ -316,11 +371,20 @@ func Open(ctx context.Context, rawURL string, o ParseOptions) (*sql.DB, Config, 
 	if err != nil {
 		return nil, c, err
 	}
-	if err := db.PingContext(ctx); err != nil {
+	if err := ping(ctx, db, c); err != nil {
 		db.Close()
-		return nil, c, fmt.Errorf("connect to %s: %w", c.Redacted, err)
+		return nil, c, err
 	}
 	return db, c, nil
+}
+
+func ping(ctx context.Context, db *sql.DB, c Config) (err error) {
+	ctx, end := c.Call().Start(ctx)
+	defer end(&err)
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", c.Redacted, err)
+	}
+	return nil
 }
 
 // Handle is the database side of a SQL store: the *sql.DB, its engine, the store's
@@ -330,6 +394,8 @@ type Handle struct {
 	Engine Engine
 	Table  string
 	Schema Schema
+	// Call bounds and names each store call; see package bound.
+	Call   bound.Call
 	ownsDB bool // Close closes DB
 }
 
@@ -353,7 +419,7 @@ func NewHandle(db *sql.DB, e Engine, o ParseOptions) (*Handle, error) {
 	if o.BusyTimeout < 0 {
 		return nil, fmt.Errorf("BusyTimeout %v is negative", o.BusyTimeout)
 	}
-	return &Handle{DB: db, Engine: e, Table: table}, nil
+	return &Handle{DB: db, Engine: e, Table: table, Call: call(e, "", o.RequestTimeout)}, nil
 }
 
 // OpenHandle opens the database rawURL names and passes it to newHandle, which
@@ -370,7 +436,8 @@ func OpenHandle(ctx context.Context, rawURL string, o ParseOptions, newHandle fu
 		return err
 	}
 	h.ownsDB = true
-	if err := h.Ensure(ctx); err != nil {
+	h.Call = c.Call()
+	if err := h.ensure(ctx); err != nil {
 		db.Close()
 		return fmt.Errorf("%w (opening %s)", err, c.Redacted)
 	}
@@ -379,6 +446,12 @@ func OpenHandle(ctx context.Context, rawURL string, o ParseOptions, newHandle fu
 
 // Ensure makes the store's tables if needed, until it has succeeded once.
 func (h *Handle) Ensure(ctx context.Context) error { return h.Schema.Ensure(ctx, h.DB) }
+
+func (h *Handle) ensure(ctx context.Context) (err error) {
+	ctx, end := h.Call.Start(ctx)
+	defer end(&err)
+	return h.Ensure(ctx)
+}
 
 // Close closes the database if OpenHandle opened it; a store made on the caller's
 // *sql.DB leaves it open.

@@ -1,9 +1,13 @@
 package sqlconn
 
 import (
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestParseURL(t *testing.T) {
@@ -58,6 +62,29 @@ func TestParseURL(t *testing.T) {
 					t.Errorf("sqlite path %q", c.SQLitePath)
 				}
 			}},
+		{name: "postgres host list", url: "postgres://u:pw@[::1]:5432,db2,db3:5433/d?target_session_attrs=read-write&sslmode=disable", engine: Postgres, table: "dflt",
+			check: func(t *testing.T, c Config) {
+				var hosts []string
+				for _, f := range append([]*pgconn.FallbackConfig{{Host: c.PG.Host, Port: c.PG.Port}}, c.PG.Fallbacks...) {
+					hosts = append(hosts, fmt.Sprintf("%s:%d", f.Host, f.Port))
+				}
+				if strings.Join(hosts, " ") != "::1:5432 db2:5432 db3:5433" || c.PG.ValidateConnect == nil ||
+					c.PG.ConnectTimeout != time.Second || c.Redacted != "postgres://u:xxxxx@[::1]:5432,db2,db3:5433/d?target_session_attrs=read-write&sslmode=disable" {
+					t.Errorf("hosts %v, validate %v, connect timeout %v, redacted %q", hosts, c.PG.ValidateConnect != nil, c.PG.ConnectTimeout, c.Redacted)
+				}
+			}},
+		{name: "postgres default connect timeout", url: "postgres://u@h/d", engine: Postgres, table: "dflt",
+			check: func(t *testing.T, c Config) {
+				if c.PG.ConnectTimeout != 5*time.Second || c.Call().Timeout != 0 {
+					t.Errorf("connect timeout %v, request timeout %v", c.PG.ConnectTimeout, c.Call().Timeout)
+				}
+			}},
+		{name: "request and busy timeouts", url: "sqlite:///x.db?request_timeout=3s&busy_timeout=2s", engine: SQLite, table: "dflt",
+			check: func(t *testing.T, c Config) {
+				if c.Busy != 2*time.Second || c.Call().Timeout != 3*time.Second || c.Call().Store != "sqlite store sqlite:///x.db?request_timeout=3s&busy_timeout=2s" {
+					t.Errorf("busy %v, call %+v", c.Busy, c.Call())
+				}
+			}},
 		{name: "table in both, agreeing", url: "sqlite:///x.db?table=same", opts: ParseOptions{Table: "same"}, engine: SQLite, table: "same"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,4 +136,34 @@ func TestBackoff(t *testing.T) {
 			t.Errorf("Backoff(%d) = %v", attempt, d)
 		}
 	}
+}
+
+// FuzzParse: Parse never panics and never shows a password, host lists
+// included.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"postgres://u:hunter2pw@h1:5432,h2:5433/db?target_session_attrs=read-write",
+		"postgres://u:hunter2pw@[::1]:5432,[::1]:5433/db?sslmode=disable",
+		"postgresql://u:hunter2pw@h1,h2/db?connect_timeout=2&request_timeout=1s",
+		"mysql://root:hunter2pw@h1:3306,h2:3306/test",
+		"sqlite:///x.db?busy_timeout=1s",
+		"postgres://u:hunter2pw@h1:5432,,h2/db",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		c, err := Parse(raw, ParseOptions{DefaultTable: "t"})
+		msg := c.Redacted
+		if err != nil {
+			msg = err.Error()
+		}
+		if u, perr := url.Parse(raw); perr == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && len(pw) >= 6 && strings.Contains(msg, ":"+pw+"@") {
+				t.Fatalf("%q shows the password", msg)
+			}
+		}
+		if strings.Contains(raw, ":hunter2pw@") && strings.Contains(msg, ":hunter2pw@") {
+			t.Fatalf("%q shows the password", msg)
+		}
+	})
 }

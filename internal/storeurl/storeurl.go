@@ -5,7 +5,6 @@ package storeurl
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -28,7 +27,7 @@ func Schemes[S any](openers map[string]Opener[S]) []string {
 // the known schemes and never shows the URL's password.
 func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Opener[S]) (S, error) {
 	var zero S
-	u, err := url.Parse(rawURL)
+	u, _, _, err := ParseWithHosts(rawURL)
 	if err != nil || u.Scheme == "" {
 		return zero, fmt.Errorf("%s: %q is not a store URL; use one of %s", what, Redact(rawURL), strings.Join(Schemes(openers), ", "))
 	}
@@ -39,11 +38,9 @@ func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Op
 	return open(ctx, rawURL)
 }
 
-// Redact returns a URL with its password replaced by "xxxxx", for messages.
+// Redact returns a URL with its password replaced by "xxxxx", for messages. A
+// host list (h1:2379,h2:2379) is kept.
 func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
+	_, _, r, _ := ParseWithHosts(rawURL)
+	return r
 }

@@ -1,24 +1,33 @@
 package testenv
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
 )
 
 // A Proxy forwards TCP connections from a loopback port to a real service, and can
-// cut them: a test points a client at Proxy.Addr and takes the database away under
-// load, the way a network partition or a dead server does, without stopping the
-// service other tests share.
+// take the service away without stopping it for the other tests that share it: Cut
+// refuses, the way a dead server or a rejecting firewall does, and Hang holds every
+// connection open and forwards nothing, the way a dropped route or a stuck server
+// does. A test points a client at Proxy.Addr and applies either under load.
 type Proxy struct {
 	target string
 	ln     net.Listener
 
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
+	mu      sync.Mutex
+	mode    proxyMode
+	changed chan struct{} // closed and replaced whenever mode changes
+	conns   map[net.Conn]struct{}
 }
+
+type proxyMode int
+
+const (
+	forwarding proxyMode = iota
+	refusing
+	hanging
+)
 
 // StartProxy starts a proxy to target ("127.0.0.1:5432") and stops it when the test
 // ends.
@@ -28,7 +37,7 @@ func StartProxy(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{target: target, ln: ln, changed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
 	go p.accept()
 	t.Cleanup(func() {
 		ln.Close()
@@ -45,18 +54,53 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = true
+	p.setLocked(refusing)
 	for c := range p.conns {
 		c.Close()
 	}
 	clear(p.conns)
 }
 
-// Restore lets connections through again.
+// Hang stops forwarding until Restore or Cut, without closing anything: bytes sent
+// on open connections, in either direction, are held back, and new connections are
+// accepted but neither answered nor forwarded. A client sees its calls hang until its
+// own deadline, as behind a route that drops packets. Restore forwards what was held
+// on the connections still open; Cut closes them.
+func (p *Proxy) Hang() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setLocked(hanging)
+}
+
+// Restore lets connections through again, after Cut or Hang.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.setLocked(forwarding)
+}
+
+// setLocked changes the mode and wakes whatever waits in hang. p.mu must be held.
+func (p *Proxy) setLocked(m proxyMode) {
+	p.mode = m
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// pass waits while the proxy hangs and reports whether data may be forwarded: true
+// when forwarding, false when refusing (the caller closes its connections).
+func (p *Proxy) pass() bool {
+	for {
+		p.mu.Lock()
+		m, ch := p.mode, p.changed
+		p.mu.Unlock()
+		switch m {
+		case forwarding:
+			return true
+		case refusing:
+			return false
+		}
+		<-ch
+	}
 }
 
 func (p *Proxy) accept() {
@@ -69,40 +113,70 @@ func (p *Proxy) accept() {
 	}
 }
 
-func (p *Proxy) serve(c net.Conn) {
+// track registers conns so that Cut closes them; it reports false (and registers
+// nothing) when the proxy refuses.
+func (p *Proxy) track(conns ...net.Conn) bool {
 	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		c.Close()
+	defer p.mu.Unlock()
+	if p.mode == refusing {
+		return false
+	}
+	for _, c := range conns {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *Proxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		delete(p.conns, c)
+	}
+}
+
+func (p *Proxy) serve(c net.Conn) {
+	defer c.Close()
+	if !p.track(c) {
 		return
 	}
-	p.mu.Unlock()
+	defer p.untrack(c)
+	// A connection made while the proxy hangs waits here, accepted and silent.
+	if !p.pass() {
+		return
+	}
 	up, err := net.Dial("tcp", p.target)
 	if err != nil {
-		c.Close()
 		return
 	}
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		c.Close()
-		up.Close()
+	defer up.Close()
+	if !p.track(up) {
 		return
 	}
-	p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-	p.mu.Unlock()
+	defer p.untrack(up)
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
+	go p.pipe(up, c, done)
+	go p.pipe(c, up, done)
 	<-done
-	c.Close()
-	up.Close()
-	p.mu.Lock()
-	delete(p.conns, c)
-	delete(p.conns, up)
-	p.mu.Unlock()
+}
+
+// pipe copies src to dst until either fails or the proxy refuses; while the proxy
+// hangs, what it read waits.
+func (p *Proxy) pipe(dst, src net.Conn, done chan<- struct{}) {
+	defer func() { done <- struct{}{} }()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.pass() {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/etcdconn"
 	"github.com/flurryid/flurry/lease"
 )
@@ -38,9 +39,14 @@ type Options struct {
 	// Prefix starts every key: Prefix/scope/held/value. Empty means DefaultPrefix.
 	// A trailing slash is dropped.
 	Prefix string
-	// DialTimeout bounds Open's first connection, along with Open's context. Zero
-	// means 5s. New ignores it.
+	// DialTimeout bounds Open's first connection and read, along with Open's
+	// context. Zero means 5s. New ignores it.
 	DialTimeout time.Duration
+	// RequestTimeout bounds each call whose context has no deadline: etcd's
+	// client waits for a connection forever otherwise. Zero means 5s; negative
+	// means no bound. A call that runs out of time fails with an error matching
+	// bound.ErrNoAnswer and context.DeadlineExceeded.
+	RequestTimeout time.Duration
 }
 
 // Store is a lease.Store in etcd. It is safe for concurrent use.
@@ -48,6 +54,7 @@ type Store struct {
 	cli    *clientv3.Client
 	owned  bool // Close closes cli
 	prefix string
+	call   bound.Call // bounds and names each call
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -58,18 +65,20 @@ func New(cli *clientv3.Client, opts Options) *Store {
 	if p == "" {
 		p = DefaultPrefix
 	}
-	return &Store{cli: cli, prefix: p}
+	return &Store{cli: cli, prefix: p, call: etcdconn.ClientCall(cli, p, etcdconn.Settings(opts))}
 }
 
 // Open connects to the etcd cluster a URL names, checks that it answers, and
 // returns a store that closes the connection on Close:
 //
-//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s]
+//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s&request_timeout=5s]
 //
-// The endpoints are spoken to over plain HTTP/2 (no TLS). The path, without its
-// first slash, is the key prefix and wins over opts.Prefix (etcd://h:2379//abs
-// gives the prefix "/abs"); dial_timeout wins over opts.DialTimeout. Other query
-// keys are refused. Errors never show the password.
+// The endpoints are spoken to over plain HTTP/2 (no TLS); with several, the client
+// moves to another when one fails (name every member of the cluster). The path,
+// without its first slash, is the key prefix and wins over opts.Prefix
+// (etcd://h:2379//abs gives the prefix "/abs"); dial_timeout and request_timeout
+// win over the Options fields of those names. Other query keys are refused. Errors
+// never show the password.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	cfg, opts, err := parseURL(rawURL, opts)
 	if err != nil {
@@ -82,6 +91,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	s := New(cli, opts)
 	s.owned = true
+	s.call = etcdconn.Call(rawURL, etcdconn.Settings(opts))
 	return s, nil
 }
 
@@ -147,11 +157,16 @@ func parseValue(rest string) (int64, bool) {
 
 func seconds(ttl time.Duration) int64 { return int64((ttl + time.Second - 1) / time.Second) }
 
-func checkTTL(ttl time.Duration) error {
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+func checkTTL(ttl time.Duration) error { return lease.CheckTTL(ttl) }
+
+// grantErr classifies an error of granting an etcd lease: etcd's "too large lease
+// TTL" cannot be cured by retrying, so it matches lease.ErrBadConfig and a session
+// stops at once instead of retrying forever.
+func grantErr(err error) error {
+	if errors.Is(err, rpctypes.ErrLeaseTTLTooLarge) || errors.Is(err, rpctypes.ErrGRPCLeaseTTLTooLarge) {
+		return fmt.Errorf("%w: %w", lease.ErrBadConfig, err)
 	}
-	return nil
+	return err
 }
 
 // rangeAll reads every key under prefix at revision rev (0: now); see
@@ -240,7 +255,9 @@ func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
 
 // Acquire claims the free value of [0, size) with the lowest mark, then the lowest
 // value, under a new etcd lease; see lease.Store.
-func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
@@ -250,7 +267,9 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 }
 
 // AcquireValue claims exactly value under a new etcd lease; see lease.Store.
-func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
@@ -272,7 +291,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 	start := time.Now()
 	g, err := s.cli.Grant(ctx, seconds(ttl))
 	if err != nil {
-		return fail(fmt.Errorf("granting an etcd lease: %w", err))
+		return fail(fmt.Errorf("granting an etcd lease: %w", grantErr(err)))
 	}
 	claimed := false
 	defer func() {
@@ -400,7 +419,9 @@ func (s *Store) raise(ctx context.Context, hk, mk string, heldRev int64, m markK
 // Renew keeps the lease's etcd lease alive and raises the mark; see lease.Store.
 // A ttl longer than the etcd lease was granted with moves the value to a new etcd
 // lease, with a new Token.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	id, err := checkLease(l)
 	if err == nil {
 		err = checkTTL(ttl)
@@ -437,7 +458,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if granted < seconds(ttl) {
 		g, err := s.cli.Grant(ctx, seconds(ttl))
 		if err != nil {
-			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", err))
+			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", grantErr(err)))
 		}
 		newID, token, granted = g.ID, newToken(g.ID), g.TTL
 		hv, err := json.Marshal(holder{h.Owner, token})
@@ -463,7 +484,9 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 
 // Release deletes the held key, sets the mark to mark, even below the reservation
 // written by Renew, and revokes the etcd lease; see lease.Store.
-func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	id, err := checkLease(l)
 	if err != nil {
 		return err
@@ -502,7 +525,9 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 
 // List returns the scope's values that have a mark or a holder, by value; see
 // lease.Store. Expires comes from etcd's remaining TTL of each holder's lease.
-func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckScope(scope); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/snowflake"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -199,5 +201,33 @@ func TestPick(t *testing.T) {
 	// mark 0: values 1, 2 (recorded), 4, 5; then mark 1: 3; then mark 5: 0. 9 is outside the pool.
 	if want := []int64{1, 2, 4, 5, 3, 0}; !slices.Equal(vs, want) {
 		t.Errorf("pick = %v; want %v", vs, want)
+	}
+}
+
+// etcd refuses a lease TTL above 9e9 s ("too large lease TTL"): retrying cannot
+// cure that, so the store's error matches lease.ErrBadConfig and a session stops at
+// once (gen used to retry forever). The bound in lease.CheckTTL refuses such a TTL
+// first; the store's own acquire path is called here to reach etcd's refusal.
+func TestTooLargeTTLIsBadConfig(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	scope := leasetest.Scope(t)
+	_, err := s.acquire(testCtx(t), scope, "owner", 2_550_000*time.Hour, func(map[int64]*mvccpb.KeyValue, map[int64]markKV) []candidate {
+		return []candidate{{value: 0}}
+	})
+	if !errors.Is(err, lease.ErrBadConfig) || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("acquire with a TTL etcd refuses: %v; want lease.ErrBadConfig naming etcd's refusal", err)
+	}
+	g, err := snowflake.New(snowflake.Options{Managed: true, Namespace: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if sess, err := lease.Start(ctx, g, lease.Options{Store: s, Scope: scope, TTL: 2_500_000 * time.Hour}); !errors.Is(err, lease.ErrBadConfig) || ctx.Err() != nil {
+		if sess != nil {
+			sess.Close()
+		}
+		t.Fatalf("a session with ttl 2,500,000h on etcd: %v (context: %v); want lease.ErrBadConfig at once", err, ctx.Err())
 	}
 }

@@ -7,8 +7,11 @@
 //	postgres://user@host:5432/db?sslmode=disable   lease/sqlstore, PostgreSQL
 //	mysql://user:pass@host:3306/db            lease/sqlstore, MySQL or MariaDB
 //	redis://[:pass@]host:6379/0               lease/redisstore
+//	redis+sentinel://[:pass@]s1:26379,s2:26379,s3:26379/mymaster   lease/redisstore, via Sentinel
 //	etcd://host:2379[,host:2379]/prefix       lease/etcdstore
+//	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write   the writable one of several
 //
+// docs/high-availability.md says what each engine's failover can lose.
 // Each store's package documents the options its URL takes.
 package leaseurl
 
@@ -40,6 +43,9 @@ func openers() map[string]storeurl.Opener[lease.Store] {
 		"mysql":      sql,
 		"redis":      rds,
 		"rediss":     rds,
+		// Redis Sentinel: the primary of a master name, followed through failovers.
+		"redis+sentinel":  rds,
+		"rediss+sentinel": rds,
 		"etcd": func(ctx context.Context, u string) (lease.Store, error) {
 			return etcdstore.Open(ctx, u, etcdstore.Options{})
 		},

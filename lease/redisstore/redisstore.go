@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/lease"
 )
@@ -34,6 +35,11 @@ type Options struct {
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT. Zero means 1s.
 	WaitTimeout time.Duration
+	// RequestTimeout bounds each call whose context has no deadline, retries
+	// included. Zero means 5s; negative means no bound (go-redis's own dial, read
+	// and write timeouts still apply to each attempt). A call that runs out of
+	// time fails with an error matching bound.ErrNoAnswer.
+	RequestTimeout time.Duration
 }
 
 // Store is a lease.Store in Redis. It is safe for concurrent use.
@@ -41,7 +47,8 @@ type Store struct {
 	client redis.UniversalClient
 	owned  bool // Close closes client
 	opts   Options
-	err    error // from New's validation, returned by every method
+	err    error      // from New's validation, returned by every method
+	call   bound.Call // bounds and names each call
 
 	acquire, acqVal, renew, release, list *redis.Script
 }
@@ -62,6 +69,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		list:    redis.NewScript(listScript),
 	}
 	s.opts, s.err = check(client, opts)
+	s.call = redisconn.ClientCall(client, redisconn.Settings(s.opts))
 	return s
 }
 
@@ -76,26 +84,33 @@ func check(client redis.UniversalClient, opts Options) (Options, error) {
 // Open connects to the Redis server a URL names, checks that it answers, and
 // returns a store that closes the connection on Close:
 //
-//	redis://[user:password@]host:port[/db][?prefix=flurry:lease&wait_replicas=1&wait_timeout=500ms&...]
+//	redis://[user:password@]host:port[/db][?prefix=flurry:lease&wait_replicas=1&wait_timeout=500ms&request_timeout=5s&...]
 //	rediss://...   (TLS)
+//	redis+sentinel://[[user]:password@]host:26379[,host:26379...]/master[/db][?...]
+//	rediss+sentinel://...   (TLS)
 //
-// prefix, wait_replicas and wait_timeout set the Options fields of those names,
-// over opts; every other query key goes to redis.ParseURL (dial_timeout,
+// The Sentinel form finds the primary of the master name through the sentinels
+// (go-redis's failover client) and follows it when Sentinel fails over; the user
+// and password are the primary's, sentinel_password=... gives the sentinels' own.
+// prefix, wait_replicas, wait_timeout and request_timeout set the Options fields
+// of those names, over opts; every other query key goes to go-redis
+// (redis.ParseURL or redis.ParseFailoverURL: dial_timeout, read_timeout,
 // max_retries, pool_size, ...), which refuses keys it does not know. Errors never
 // show the password.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	ropts, opts, err := parseURL(rawURL, opts)
+	c, opts, err := parseURL(rawURL, opts)
 	if err != nil {
 		return nil, err
 	}
-	client := redis.NewClient(ropts)
+	client := c.NewClient()
 	s := New(client, opts)
 	s.owned = true
+	s.call = c.Call(redisconn.Settings(s.opts))
 	if s.err != nil {
 		client.Close()
 		return nil, s.err
 	}
-	if err := redisconn.Connect(ctx, client, rawURL, s.acquire, s.acqVal, s.renew, s.release, s.list); err != nil {
+	if err := redisconn.Connect(ctx, client, c, s.acquire, s.acqVal, s.renew, s.release, s.list); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("lease/redisstore: %w", err)
 	}
@@ -103,12 +118,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 }
 
 // parseURL splits a store URL into the client's options and the store's.
-func parseURL(rawURL string, opts Options) (*redis.Options, Options, error) {
-	ropts, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
+func parseURL(rawURL string, opts Options) (redisconn.Config, Options, error) {
+	c, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
 	if err != nil {
-		return nil, opts, fmt.Errorf("lease/redisstore: %w", err)
+		return c, opts, fmt.Errorf("lease/redisstore: %w", err)
 	}
-	return ropts, Options(st), nil
+	return c, Options(st), nil
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
@@ -171,7 +186,9 @@ func asInt(v any) (int64, error) {
 
 // Acquire claims the free value of [0, size) with the lowest mark, then the lowest
 // value; see lease.Store.
-func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return lease.Lease{}, s.err
 	}
@@ -183,7 +200,9 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 }
 
 // AcquireValue claims exactly value; see lease.Store.
-func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return lease.Lease{}, s.err
 	}
@@ -249,15 +268,17 @@ func checkLease(l lease.Lease) error {
 
 // Renew extends a live lease to ttl from now, by Redis's clock, and raises the
 // mark; see lease.Store.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return lease.Lease{}, s.err
 	}
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return lease.Lease{}, fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+	if err := lease.CheckTTL(ttl); err != nil {
+		return lease.Lease{}, err
 	}
 	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)
 	if err != nil {
@@ -284,7 +305,9 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 
 // Release ends a live lease and sets the mark to mark, even below the reservation
 // written by Renew; see lease.Store.
-func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return s.err
 	}
@@ -306,7 +329,9 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 }
 
 // List returns the scope's values that have a mark, by value; see lease.Store.
-func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return nil, s.err
 	}

@@ -65,11 +65,14 @@ func TestParseURL(t *testing.T) {
 		{name: "bad wait", url: "redis://h:1/0?wait_replicas=-1", err: "wait_replicas"},
 		{name: "bad wait timeout", url: "redis://h:1/0?wait_timeout=soon", err: "wait_timeout"},
 		{name: "password redacted", url: "redis://ann:secret@h:1/0?nope=1", err: "ann:xxxxx@h:1"},
-		{name: "password redacted, bad port", url: "redis://ann:secret@h:port/0", err: "invalid port"},
+		{name: "password redacted, bad port", url: "redis://ann:secret@h:port/0", err: "port must be a number"},
 		{name: "password redacted, bad scheme", url: "http://ann:secret@h:1/0", err: "scheme"},
+		{name: "request timeout", url: "redis://h:1/0?request_timeout=2s", addr: "h:1", want: Options{RequestTimeout: 2 * time.Second}},
+		{name: "bad request timeout", url: "redis://h:1/0?request_timeout=0s", err: "request_timeout"},
+		{name: "two hosts need sentinel", url: "redis://h:1,h:2/0", err: "redis+sentinel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ro, o, err := parseURL(tc.url, tc.opts)
+			c, o, err := parseURL(tc.url, tc.opts)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "lease/redisstore: ") {
 					t.Fatalf("parseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
@@ -82,6 +85,7 @@ func TestParseURL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseURL(%q): %v", tc.url, err)
 			}
+			ro := c.Client
 			if ro.Addr != tc.addr || ro.DB != tc.db || ro.Username != tc.user || !ro.ContextTimeoutEnabled {
 				t.Errorf("redis options addr %q db %d user %q ctx %v", ro.Addr, ro.DB, ro.Username, ro.ContextTimeoutEnabled)
 			}

@@ -29,7 +29,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 }
 
 func parseOptions(opts Options) sqlconn.ParseOptions {
-	return sqlconn.ParseOptions{Table: opts.Table, DefaultTable: DefaultTable, BusyTimeout: opts.BusyTimeout}
+	return sqlconn.ParseOptions{Table: opts.Table, DefaultTable: DefaultTable, BusyTimeout: opts.BusyTimeout, RequestTimeout: opts.RequestTimeout}
 }
 
 // parseURL parses a URL as Open does, without connecting.

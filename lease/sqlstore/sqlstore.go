@@ -30,6 +30,12 @@ type Options struct {
 	// writer of the file before it gives up. Zero means 5 seconds. Other engines
 	// and New ignore it.
 	BusyTimeout time.Duration
+	// RequestTimeout bounds each call whose context has no deadline, Open
+	// included. Zero means 5s for PostgreSQL and MySQL, and no bound for SQLite
+	// (whose calls wait for other writers as long as BusyTimeout); negative means no
+	// bound. A request_timeout= key in Open's URL wins. A call that runs out of time
+	// fails with an error matching bound.ErrNoAnswer.
+	RequestTimeout time.Duration
 }
 
 // Store is a lease.Store in a SQL table. It is safe for concurrent use.
@@ -152,7 +158,9 @@ func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, 
 
 // Acquire implements lease.Store. Expiry is judged, and Expires given, by the
 // database's clock.
-func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
@@ -162,7 +170,9 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 }
 
 // AcquireValue implements lease.Store.
-func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
@@ -248,12 +258,14 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 
 // Renew implements lease.Store. The lease is live while its expiry, by the
 // database's clock, is in the future.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckScope(l.Scope); err != nil {
 		return l, err
 	}
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: ttl %v must be a whole number of milliseconds, at least 1s", l.Scope, l.Value, ttl)
+	if err := lease.CheckTTL(ttl); err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
 	lost := fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
 	if l.Token == "" {
@@ -263,7 +275,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		return l, err
 	}
 	out := l
-	err := s.retry(ctx, func() error {
+	err = s.retry(ctx, func() error {
 		res, err := s.h.DB.ExecContext(ctx, s.q.renew, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token)
 		if err != nil {
 			return err
@@ -302,7 +314,9 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 // mark, the holder's word on how far it issued, even below its reservation. A lease
 // that expired, by the database's clock, or that is not l's anymore is lost: Release
 // returns an error wrapping lease.ErrLost and changes nothing.
-func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckScope(l.Scope); err != nil {
 		return err
 	}
@@ -314,7 +328,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 		return err
 	}
 	var n int64
-	err := s.retry(ctx, func() error {
+	err = s.retry(ctx, func() error {
 		res, err := s.h.DB.ExecContext(ctx, s.q.release, mark, l.Scope, l.Value, l.Token)
 		if err != nil {
 			return err
@@ -333,7 +347,9 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 
 // List implements lease.Store. Owner, Token and Expires are set only for values a
 // live lease holds.
-func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
+func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := lease.CheckScope(scope); err != nil {
 		return nil, err
 	}
@@ -341,7 +357,7 @@ func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) 
 		return nil, err
 	}
 	var out []lease.Record
-	err := s.retry(ctx, func() error {
+	err = s.retry(ctx, func() error {
 		out = out[:0]
 		rows, err := s.h.DB.QueryContext(ctx, s.q.list, scope)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/etcdconn"
 	"github.com/flurryid/flurry/segment"
 )
@@ -36,9 +37,14 @@ type Options struct {
 	// Prefix starts every key: Prefix/segment/tags/tag. Empty means DefaultPrefix.
 	// A trailing slash is dropped.
 	Prefix string
-	// DialTimeout bounds Open's first connection, along with Open's context. Zero
-	// means 5s. New ignores it.
+	// DialTimeout bounds Open's first connection and read, along with Open's
+	// context. Zero means 5s. New ignores it.
 	DialTimeout time.Duration
+	// RequestTimeout bounds each call whose context has no deadline: etcd's
+	// client waits for a connection forever otherwise. Zero means 5s; negative
+	// means no bound. A call that runs out of time fails with an error matching
+	// bound.ErrNoAnswer and context.DeadlineExceeded.
+	RequestTimeout time.Duration
 }
 
 // Store is a segment.Store in etcd. It is safe for concurrent use.
@@ -47,6 +53,7 @@ type Store struct {
 	owned  bool // Close closes cli
 	prefix string
 	now    func() time.Time
+	call   bound.Call // bounds and names each call
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -57,18 +64,20 @@ func New(cli *clientv3.Client, opts Options) *Store {
 	if p == "" {
 		p = DefaultPrefix
 	}
-	return &Store{cli: cli, prefix: p + "/segment/", now: time.Now}
+	return &Store{cli: cli, prefix: p + "/segment/", now: time.Now, call: etcdconn.ClientCall(cli, p, etcdconn.Settings(opts))}
 }
 
 // Open connects to the etcd cluster a URL names, checks that it answers, and
 // returns a store that closes the connection on Close:
 //
-//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s]
+//	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s&request_timeout=5s]
 //
-// The endpoints are spoken to over plain HTTP/2 (no TLS). The path, without its
-// first slash, is the key prefix and wins over opts.Prefix (etcd://h:2379//abs
-// gives the prefix "/abs"); dial_timeout wins over opts.DialTimeout. Other query
-// keys are refused. Errors never show the password.
+// The endpoints are spoken to over plain HTTP/2 (no TLS); with several, the client
+// moves to another when one fails (name every member of the cluster). The path,
+// without its first slash, is the key prefix and wins over opts.Prefix
+// (etcd://h:2379//abs gives the prefix "/abs"); dial_timeout and request_timeout
+// win over the Options fields of those names. Other query keys are refused. Errors
+// never show the password.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	cfg, st, err := etcdconn.ParseURL(rawURL, etcdconn.Settings(opts))
 	if err != nil {
@@ -81,6 +90,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	s := New(cli, opts)
 	s.owned = true
+	s.call = etcdconn.Call(rawURL, st)
 	return s, nil
 }
 
@@ -201,8 +211,10 @@ func conflict(n int) error {
 // max(Max, floor); see segment.Store. Each attempt is one transaction that
 // compares the tag record's ModRevision (and, for a returned block, the block's
 // key), so two callers never get one value.
-func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
-	limit, err := segment.CheckTake(tag, n, floor, limit)
+func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
+	limit, err = segment.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -298,7 +310,9 @@ func (s *Store) lowest(ctx context.Context, rp, end string, rr *etcdserverpb.Ran
 // tag record's ModRevision and updates it. It refuses a block above the tag's Max
 // or one that overlaps a block returned before, since handing those out could
 // issue a value twice.
-func (s *Store) Return(ctx context.Context, tag string, b segment.Block) error {
+func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if err := segment.CheckReturn(tag, b); err != nil {
 		return err
 	}
@@ -361,7 +375,9 @@ func (s *Store) ret(ctx context.Context, tag string, b segment.Block) error {
 }
 
 // Create makes a tag; see segment.Store.
-func (s *Store) Create(ctx context.Context, t segment.Tag) error {
+func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if err := segment.CheckCreate(t); err != nil {
 		return err
 	}
@@ -378,7 +394,9 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) error {
 }
 
 // SetStep changes a tag's step; see segment.Store.
-func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
+func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if err := segment.CheckTagName(tag); err != nil {
 		return err
 	}
@@ -419,7 +437,9 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
 }
 
 // Tags lists the tags, by name, read at one revision.
-func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
+func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	tp, rr := s.tagsPrefix(), s.returnedRoot()
 	tkvs, rev, err := etcdconn.RangeAll(ctx, s.cli, tp, 0)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/segment"
 )
@@ -30,6 +31,11 @@ type Options struct {
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT. Zero means 1s.
 	WaitTimeout time.Duration
+	// RequestTimeout bounds each call whose context has no deadline, retries
+	// included. Zero means 5s; negative means no bound (go-redis's own dial, read
+	// and write timeouts still apply to each attempt). A call that runs out of
+	// time fails with an error matching bound.ErrNoAnswer.
+	RequestTimeout time.Duration
 }
 
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
@@ -42,7 +48,8 @@ type Store struct {
 	client redis.UniversalClient
 	owned  bool // Close closes client
 	opts   Options
-	err    error // from New's validation, returned by every method
+	err    error      // from New's validation, returned by every method
+	call   bound.Call // bounds and names each call
 
 	take, ret, create, setStep *redis.Script
 }
@@ -63,6 +70,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	}
 	st, err := redisconn.Check(client, redisconn.Settings(opts), DefaultPrefix)
 	s.opts = Options(st)
+	s.call = redisconn.ClientCall(client, st)
 	if err != nil {
 		s.err = fmt.Errorf("segment/redisstore: %w", err)
 	}
@@ -72,26 +80,33 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // Open connects to the Redis server a URL names, checks that it answers, loads the
 // scripts and returns a store that closes the connection on Close:
 //
-//	redis://[user:password@]host:port[/db][?prefix=flurry:segment&wait_replicas=1&wait_timeout=500ms&...]
+//	redis://[user:password@]host:port[/db][?prefix=flurry:segment&wait_replicas=1&wait_timeout=500ms&request_timeout=5s&...]
 //	rediss://...   (TLS)
+//	redis+sentinel://[[user]:password@]host:26379[,host:26379...]/master[/db][?...]
+//	rediss+sentinel://...   (TLS)
 //
-// prefix, wait_replicas and wait_timeout set the Options fields of those names,
-// over opts; every other query key goes to redis.ParseURL (dial_timeout,
+// The Sentinel form finds the primary of the master name through the sentinels
+// (go-redis's failover client) and follows it when Sentinel fails over; the user
+// and password are the primary's, sentinel_password=... gives the sentinels' own.
+// prefix, wait_replicas, wait_timeout and request_timeout set the Options fields
+// of those names, over opts; every other query key goes to go-redis
+// (redis.ParseURL or redis.ParseFailoverURL: dial_timeout, read_timeout,
 // max_retries, pool_size, ...), which refuses keys it does not know. Errors never
 // show the password.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	ropts, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
+	c, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
 	if err != nil {
 		return nil, fmt.Errorf("segment/redisstore: %w", err)
 	}
-	client := redis.NewClient(ropts)
+	client := c.NewClient()
 	s := New(client, Options(st))
 	s.owned = true
+	s.call = c.Call(redisconn.Settings(s.opts))
 	if s.err != nil {
 		client.Close()
 		return nil, s.err
 	}
-	if err := redisconn.Connect(ctx, client, rawURL, s.take, s.ret, s.create, s.setStep); err != nil {
+	if err := redisconn.Connect(ctx, client, c, s.take, s.ret, s.create, s.setStep); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("segment/redisstore: %w", err)
 	}
@@ -186,11 +201,13 @@ func unknown(op, tag string) error {
 
 // Take claims the lowest returned block above floor, or n fresh values above
 // max(Max, floor), in one script; see segment.Store.
-func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
+func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return segment.Block{}, s.err
 	}
-	limit, err := segment.CheckTake(tag, n, floor, limit)
+	limit, err = segment.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -262,7 +279,9 @@ func taken(res any, n, floor, limit int64) (segment.Block, error) {
 // Return adds b to the tag's returned blocks. It refuses a block above the tag's
 // Max or one that overlaps a block returned before, since handing those out could
 // issue a value twice.
-func (s *Store) Return(ctx context.Context, tag string, b segment.Block) error {
+func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return s.err
 	}
@@ -295,7 +314,9 @@ func (s *Store) Return(ctx context.Context, tag string, b segment.Block) error {
 // Create makes a tag; see segment.Store. It adds the name to the tag index first,
 // then makes the tag's hash, so a Create that fails between the two leaves only a
 // name that Tags skips, and can be retried.
-func (s *Store) Create(ctx context.Context, t segment.Tag) error {
+func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return s.err
 	}
@@ -323,7 +344,9 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) error {
 }
 
 // SetStep changes a tag's step; see segment.Store.
-func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
+func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return s.err
 	}
@@ -351,7 +374,9 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
 
 // Tags lists the tags in the index, by name. It reads each tag's hash and returned
 // set in one pipeline; the listing is not one snapshot across tags.
-func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
+func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
+	ctx, end := s.call.Start(ctx)
+	defer end(&err)
 	if s.err != nil {
 		return nil, s.err
 	}

@@ -6,12 +6,15 @@
 //	postgres://user@host:5432/db?sslmode=disable  segment/sqlstore, PostgreSQL
 //	mysql://user:pass@host:3306/db                segment/sqlstore, MySQL or MariaDB
 //	redis://[:pass@]host:6379/0                   segment/redisstore
+//	redis+sentinel://[:pass@]s1:26379,s2:26379,s3:26379/mymaster   segment/redisstore, via Sentinel
 //	etcd://host:2379[,host:2379]/prefix           segment/etcdstore
+//	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write   the writable one of several
 //
 // The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table,
 // ?schema=leaf to serve it with only Leaf's privileges, and ?table=tiny_id_info (or
-// ?schema=tinyid) to serve didi tinyid's table (sqlstore.OpenAny). Each
-// store's package documents the options its URL takes.
+// ?schema=tinyid) to serve didi tinyid's table (sqlstore.OpenAny). Each store's
+// package documents the options its URL takes; docs/high-availability.md says what
+// each engine's failover can lose.
 package segmenturl
 
 import (
@@ -40,6 +43,9 @@ func openers() map[string]storeurl.Opener[segment.Store] {
 		"mysql":      sql,
 		"redis":      rds,
 		"rediss":     rds,
+		// Redis Sentinel: the primary of a master name, followed through failovers.
+		"redis+sentinel":  rds,
+		"rediss+sentinel": rds,
 		"etcd": func(ctx context.Context, u string) (segment.Store, error) {
 			return etcdstore.Open(ctx, u, etcdstore.Options{})
 		},

@@ -35,6 +35,12 @@ type Options struct {
 	// writer of the file before it gives up. Zero means 5 seconds. Other engines
 	// and New ignore it.
 	BusyTimeout time.Duration
+	// RequestTimeout bounds each call whose context has no deadline, Open
+	// included. Zero means 5s for PostgreSQL and MySQL, and no bound for SQLite
+	// (whose calls wait for other writers as long as BusyTimeout); negative means no
+	// bound. A request_timeout= key in Open's URL wins. A call that runs out of time
+	// fails with an error matching bound.ErrNoAnswer.
+	RequestTimeout time.Duration
 }
 
 // Store is a segment.Store in two SQL tables. It is safe for concurrent use.
@@ -177,8 +183,10 @@ func (s *Store) setMax(ctx context.Context, tx *sql.Tx, tag string, max int64) e
 // Take implements segment.Store. In one transaction it locks the tag's row, then
 // claims the lowest returned block above floor (and within limit), or else advances
 // max_id past n fresh values.
-func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
-	limit, err := segment.CheckTake(tag, n, floor, limit)
+func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	limit, err = segment.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -213,7 +221,9 @@ func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (se
 
 // Return implements segment.Store. It refuses a block with values above the tag's
 // Max, which were never handed out, and one that overlaps a block waiting already.
-func (s *Store) Return(ctx context.Context, tag string, b segment.Block) error {
+func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := segment.CheckReturn(tag, b); err != nil {
 		return err
 	}
@@ -240,7 +250,9 @@ func (s *Store) Return(ctx context.Context, tag string, b segment.Block) error {
 // Create implements segment.Store. It writes max_id = t.Max+1 (Leaf's max_id is
 // the next value to hand out) and removes rows a deleted tag of the same name left
 // in the returned table.
-func (s *Store) Create(ctx context.Context, t segment.Tag) error {
+func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := segment.CheckCreate(t); err != nil {
 		return err
 	}
@@ -308,7 +320,9 @@ func (s *Store) narrowStep() string {
 }
 
 // SetStep implements segment.Store.
-func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
+func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := segment.CheckTagName(tag); err != nil {
 		return err
 	}
@@ -328,12 +342,14 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) error {
 
 // Tags implements segment.Store. Updated is update_time, written by the database's
 // clock; Returned sums the blocks waiting in the returned table.
-func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
+func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
 	if err := s.ensure(ctx); err != nil {
 		return nil, err
 	}
 	var out []segment.Tag
-	err := sqlconn.Retry(ctx, func() error {
+	err = sqlconn.Retry(ctx, func() error {
 		out = out[:0]
 		rows, err := s.h.DB.QueryContext(ctx, s.q.list)
 		if err != nil {

@@ -3,10 +3,10 @@ package config
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
@@ -15,11 +15,11 @@ import (
 // Store URL schemes the server can open, for early checks; the store packages
 // check the rest of each URL when the server starts.
 func leaseSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
 
 func segmentSchemes() []string {
-	return []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "etcd"}
+	return []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
 
 // checker collects problems with the file and line of each key.
@@ -38,8 +38,8 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 		env = func(string) (string, bool) { return "", false }
 	}
 	if c.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			k.add([]string{"listen"}, "%q is not host:port (e.g. 127.0.0.1:8080, or :8080 for every interface)", c.Listen)
+		if err := CheckListen(c.Listen); err != nil {
+			k.add([]string{"listen"}, "%v", err)
 		}
 	}
 	if c.MaxCount < 0 || c.MaxCount > 10_000_000 {
@@ -225,8 +225,19 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	if s.Lease.Fixed != nil && *s.Lease.Fixed < 0 {
 		k.add(append(lp, "fixed"), "%d is negative", *s.Lease.Fixed)
 	}
-	k.duration(append(lp, "ttl"), s.Lease.TTL, false)
-	k.duration(append(lp, "window"), s.Lease.Window, false)
+	if k.duration(append(lp, "ttl"), s.Lease.TTL, false) {
+		if err := lease.CheckTTL(Duration(s.Lease.TTL, 0)); err != nil {
+			k.add(append(lp, "ttl"), "%q: %v", s.Lease.TTL, strings.TrimPrefix(err.Error(), "lease: "))
+		}
+	}
+	if k.duration(append(lp, "window"), s.Lease.Window, false) {
+		if err := lease.CheckWindow(Duration(s.Lease.Window, 0)); err != nil {
+			k.add(append(lp, "window"), "%q: %v", s.Lease.Window, strings.TrimPrefix(err.Error(), "lease: "))
+		}
+	}
+	if _, err := lease.ParseOrder(s.Lease.Order); err != nil {
+		k.add(append(lp, "order"), "%v", strings.TrimPrefix(err.Error(), "lease: "))
+	}
 }
 
 func (k *checker) segment(p []string, name string, s *Segment) {
@@ -267,7 +278,7 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	if r.URL == "" {
 		k.add(append(p, "url"), "missing: give the Redis server, e.g. redis://127.0.0.1:6379/0")
 	} else {
-		k.url(append(p, "url"), r.URL, []string{"redis", "rediss"})
+		k.url(append(p, "url"), r.URL, []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"})
 	}
 	l := k.layout(append(p, "layout"), r.Layout)
 	if l != nil && r.Node != "" {
@@ -291,9 +302,10 @@ func (k *checker) oneOf(p []string, v string, allowed ...string) {
 	}
 }
 
-func (k *checker) duration(p []string, v string, negOK bool) {
+// duration checks a duration key and reports whether it is given and well-formed.
+func (k *checker) duration(p []string, v string, negOK bool) bool {
 	if v == "" {
-		return
+		return false
 	}
 	d, err := time.ParseDuration(v)
 	switch {
@@ -301,11 +313,34 @@ func (k *checker) duration(p []string, v string, negOK bool) {
 		k.add(p, "%q is not a duration such as 500ms, 10s or 1m", v)
 	case d < 0 && !negOK:
 		k.add(p, "%q is negative", v)
+	default:
+		return true
 	}
+	return false
+}
+
+// CheckListen reports whether addr is a TCP address to listen on: host:port with
+// a port from 0 to 65535 (0: any free port) or a service name, and a host that is
+// empty (every interface), an IP address or a name.
+func CheckListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. 127.0.0.1:8080, or :8080 for every interface)", addr)
+	}
+	if port == "" {
+		return fmt.Errorf("%q has no port: give host:port, e.g. 127.0.0.1:8080", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%q: port %s is not a TCP port (0 to 65535)", addr, port)
+	}
+	if strings.ContainsAny(host, " /\\") {
+		return fmt.Errorf("%q: host %q is not an address or a name", addr, host)
+	}
+	return nil
 }
 
 func (k *checker) url(p []string, raw string, schemes []string) {
-	u, err := url.Parse(raw)
+	u, _, _, err := storeurl.ParseWithHosts(raw) // accepts host lists: h1:5432,h2:5432
 	if err != nil || u.Scheme == "" {
 		k.add(p, "%q is not a store URL: use one of the schemes %s", lease.RedactURL(raw), strings.Join(schemes, ", "))
 		return

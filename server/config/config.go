@@ -135,9 +135,13 @@ type Lease struct {
 	Fields []string `yaml:"fields"`
 	// Fixed leases exactly this value (a value from configuration).
 	Fixed *int64 `yaml:"fixed"`
-	// TTL and Window are Go durations; empty means 10s and 2s.
+	// TTL and Window are Go durations; empty means 10s and 2s. TTL is from 1s to
+	// 24h, Window from 100ms to 1h (lease.MinTTL ... lease.MaxWindow).
 	TTL    string `yaml:"ttl"`
 	Window string `yaml:"window"`
+	// Order is scope (default) or value: which earlier IDs a new holder starts
+	// above (lease.Order; docs/leases.md).
+	Order string `yaml:"order"`
 }
 
 // Segment configures a segment namespace: one tag, served from one or more stores.

@@ -47,6 +47,12 @@ func TestProblems(t *testing.T) {
 		{"wrong block", "namespaces:\n  a: {strategy: segment, snowflake: {}}\n", []string{"settings for snowflake"}},
 		{"exhausted", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: baidu}}\n", []string{"ran out of time"}},
 		{"no node field", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: mastodon}}\n", []string{"no node field"}},
+		// A TTL whose deadlines overflow int64 nanoseconds passed the check, and the
+		// server then answered 503 forever; a port past 65535 passed too.
+		{"lease bounds", "listen: 127.0.0.1:99999\nnamespaces:\n  a:\n    strategy: snowflake\n    snowflake:\n      lease:\n        ttl: 2500000h\n        window: 2h\n        order: newest\n",
+			[]string{"t.yaml:1: listen: \"127.0.0.1:99999\": port 99999", "t.yaml:7: namespaces.a.snowflake.lease.ttl: \"2500000h\"", "from 1s to 24h", "t.yaml:8: namespaces.a.snowflake.lease.window: \"2h\"", "t.yaml:9: namespaces.a.snowflake.lease.order"}},
+		{"lease too short", "namespaces:\n  a: {strategy: snowflake, snowflake: {lease: {ttl: 500ms, window: 10ms}}}\n", []string{"lease.ttl: \"500ms\"", "lease.window: \"10ms\""}},
+		{"listen", "listen: 'host:'\nnamespaces:\n  a: {strategy: objectid}\n", []string{"t.yaml:1: listen", "no port"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte(c.yaml), nil)
@@ -59,5 +65,25 @@ func TestProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLeaseOrderAndListen(t *testing.T) {
+	c, err := Parse("t.yaml", []byte("listen: ':http'\nnamespaces:\n  a: {strategy: snowflake, snowflake: {lease: {order: value, ttl: 24h, window: 1h}}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Namespaces["a"].Snowflake.Lease.Order; got != "value" {
+		t.Errorf("order %q", got)
+	}
+	for _, ok := range []string{"127.0.0.1:0", ":8080", "[::1]:65535", "localhost:8080"} {
+		if err := CheckListen(ok); err != nil {
+			t.Errorf("CheckListen(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1", "127.0.0.1:", "a b:80", ":65536"} {
+		if err := CheckListen(bad); err == nil {
+			t.Errorf("CheckListen(%q) accepted", bad)
+		}
 	}
 }
