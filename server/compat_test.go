@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/snowflake"
 	_ "modernc.org/sqlite"
 )
 
@@ -184,4 +186,25 @@ func FuzzTinyIDRoutes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLeafCode: Leaf's Result codes for generator errors (SegmentIDGenImpl: -3
+// both buffers empty; SnowflakeIDGenImpl: -3 clock back past 5 ms, -1 otherwise).
+func TestLeafCode(t *testing.T) {
+	seg := &namespace{alloc: &segment.Allocator{}}
+	sf := &namespace{}
+	for _, tc := range []struct {
+		ns   *namespace
+		err  error
+		want int64
+	}{
+		{seg, segment.ErrUnavailable, -3},
+		{seg, segment.ErrRangeExhausted, -3},
+		{sf, fmt.Errorf("x: %w", snowflake.ErrClockBehind), -3},
+		{sf, snowflake.ErrLeaseLost, -1},
+	} {
+		if got := leafCode(tc.ns, tc.err); got != tc.want {
+			t.Errorf("%v: %d, want %d", tc.err, got, tc.want)
+		}
+	}
 }
