@@ -451,6 +451,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			bad = append(bad, "namespace "+ns.name+": "+why)
 		}
 	}
+	bad = append(bad, s.compatNotReady()...)
 	w.Header()["Content-Type"] = s.ctText
 	if len(bad) > 0 {
 		w.Header()["Retry-After"] = s.retryAfter1

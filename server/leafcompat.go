@@ -267,3 +267,23 @@ func (s *Server) closeCompat(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// compatNotReady lists why the Leaf and tinyid modes cannot serve, for /readyz.
+func (s *Server) compatNotReady() []string {
+	var out []string
+	for _, ts := range []*tagSet{s.leafTags, s.tinySet()} {
+		if ts != nil {
+			if why := ts.notReady(); why != "" {
+				out = append(out, why)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) tinySet() *tagSet {
+	if s.tiny == nil {
+		return nil
+	}
+	return s.tiny.set
+}

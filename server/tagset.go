@@ -298,3 +298,13 @@ func (ts *tagSet) close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// notReady says why the set cannot serve: its tag list was never read.
+func (ts *tagSet) notReady() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.loadedAt.IsZero() && ts.loadErr != nil {
+		return ts.what + ": the tag list was never read (no store answered); retrying every reload"
+	}
+	return ""
+}
