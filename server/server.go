@@ -11,7 +11,10 @@
 //     GET /v1/{namespace}/decode/{id} and GET /v1/info;
 //   - Meituan Leaf's routes, so Leaf clients keep working:
 //     GET /api/segment/get/{key}, GET /api/snowflake/get/{key},
-//     GET /decodeSnowflakeId?snowflakeId=;
+//     GET /decodeSnowflakeId?snowflakeId=, /cache, /db; with a leaf: section,
+//     every tag of a Leaf table (tagset.go, leafcompat.go);
+//   - with a tinyid: section, didi tinyid's routes on tinyid's tables
+//     ({prefix}/id/nextId, nextIdSimple, nextSegmentId, nextSegmentIdSimple; tinyid.go);
 //   - /metrics (Prometheus), /healthz and /readyz.
 //
 // See docs/server.md for the routes, their exact bodies and error statuses.
