@@ -37,7 +37,7 @@ func (s *Server) leafSegment(w http.ResponseWriter, r *http.Request) {
 		s.leafFail(w, r, leafNoKey, "no segment namespace serves tag "+strconv.Quote(clip(key)))
 		return
 	}
-	s.leafIssue(w, r, ns)
+	s.leafIssue(w, r, ns, "tag "+strconv.Quote(clip(key)))
 }
 
 // leafSnowflake serves GET /api/snowflake/get/{key}. Leaf ignores the key for
@@ -52,21 +52,21 @@ func (s *Server) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 		s.leafFail(w, r, -1, "no snowflake namespace named "+strconv.Quote(clip(r.PathValue("key")))+" and no snowflake namespace \"default\"")
 		return
 	}
-	s.leafIssue(w, r, ns)
+	s.leafIssue(w, r, ns, "key "+strconv.Quote(clip(r.PathValue("key"))))
 }
 
-func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace) {
+// leafIssue issues one ID of ns; what names ns in a 401 as the caller did (a tag
+// or key), so that a tag's namespace is not told to a caller without its token.
+func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace, what string) {
 	start := time.Now()
-	if !ns.authorized(r.Header.Get("Authorization")) {
-		e := errUnauthorized(ns.name)
+	if e := s.authorizeAs(ns, what, header(r, "Authorization")); e != nil {
 		s.countError(ns, e)
-		w.Header()["Www-Authenticate"] = s.bearer
-		s.springError(w, r, http.StatusUnauthorized, "", e.msg)
+		s.leafAuthError(w, r, e)
 		return
 	}
-	id, err := ns.ints.Next(r.Context())
+	id, err := ns.ints.Next(r.Context()) // one ID: nothing from the budget (handleNext)
 	if err != nil {
-		e := issueError(ns.name, err)
+		e := s.issueError(ns, err)
 		s.countError(ns, e)
 		s.leafFail(w, r, leafCode(ns, err), e.msg)
 		return
@@ -79,6 +79,20 @@ func (s *Server) leafIssue(w http.ResponseWriter, r *http.Request, ns *namespace
 	*bp = b[:0]
 	s.bufs.Put(bp)
 	ns.metrics.leaf.Observe(time.Since(start).Seconds())
+}
+
+// leafAuthError answers a 401 (or the 429 of a token's rate) in Spring Boot 1.5's
+// shape.
+func (s *Server) leafAuthError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	switch {
+	case e.status == 401 && e.auth == authWrong:
+		w.Header()["Www-Authenticate"] = s.bearerInvalid
+	case e.status == 401:
+		w.Header()["Www-Authenticate"] = s.bearer
+	case e.retry > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(e.retry))
+	}
+	s.springError(w, r, e.status, "", e.msg)
 }
 
 // leafDecode serves GET /decodeSnowflakeId?snowflakeId=ID in Leaf's shape:
@@ -106,9 +120,17 @@ func (s *Server) leafDecode(w http.ResponseWriter, r *http.Request) {
 		s.springError(w, r, http.StatusBadRequest, "", "no snowflake namespace "+strconv.Quote(clip(name))+"; name one with ?namespace=")
 		return
 	}
-	if ns != nil && !ns.authorized(r.Header.Get("Authorization")) {
-		w.Header()["Www-Authenticate"] = s.bearer
-		s.springError(w, r, http.StatusUnauthorized, "", errUnauthorized(ns.name).msg)
+	if ns == nil && s.protected {
+		// A server with tokens shows an anonymous caller no layout, not even
+		// Leaf's fixed one.
+		s.springError(w, r, http.StatusBadRequest, "", "no snowflake namespace \"default\"; name one with ?namespace=")
+		return
+	}
+	if ns == nil {
+		// No snowflake namespace: Leaf's own arithmetic below, which shows
+		// nothing of the server.
+	} else if e := s.authorize(ns, header(r, "Authorization")); e != nil {
+		s.leafAuthError(w, r, e)
 		return
 	}
 	if !q.Has("snowflakeId") {

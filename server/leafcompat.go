@@ -145,12 +145,15 @@ func (s *Server) writeLeafDecode(w http.ResponseWriter, ms, worker, seq int64) {
 // templates/segment.ftlh): one row per tag with its two buffers. flurry's rows
 // are the served tags of the leaf: table and of the segment namespaces.
 func (s *Server) leafCache(w http.ResponseWriter, r *http.Request) {
+	if !s.leafMonitorAllowed(w, r) {
+		return
+	}
 	var stats []segment.Stats
 	if s.leafTags != nil {
 		stats = s.leafTags.snapshot()
 	}
 	for _, ns := range s.order {
-		if ns.alloc != nil && ns.authorized(r.Header.Get("Authorization")) {
+		if ns.alloc != nil && s.mayView(ns, header(r, "Authorization")) {
 			stats = append(stats, ns.alloc.Stats())
 		}
 	}
@@ -181,12 +184,15 @@ func (s *Server) leafCache(w http.ResponseWriter, r *http.Request) {
 // templates/db.ftlh): the rows of leaf_alloc (IDAllocMapper.getAllLeafAllocs:
 // biz_tag, max_id, step, update_time).
 func (s *Server) leafDB(w http.ResponseWriter, r *http.Request) {
+	if !s.leafMonitorAllowed(w, r) {
+		return
+	}
 	var stores []segment.Store
 	if s.leafTags != nil {
 		stores = s.leafTags.stores[:1]
 	} else {
 		for _, ns := range s.order {
-			if len(ns.segStores) > 0 && ns.authorized(r.Header.Get("Authorization")) {
+			if len(ns.segStores) > 0 && s.mayView(ns, header(r, "Authorization")) {
 				stores = append(stores, ns.segStores[0])
 			}
 		}
@@ -222,20 +228,23 @@ func (s *Server) leafDB(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(b.String()))
 }
 
-// compatRoutes registers Leaf's monitor pages and the trailing-slash forms of
-// Leaf's routes (Spring MVC matches "/x/" where "/x" is mapped), and tinyid's
-// routes when configured.
-func (s *Server) compatRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("/api/segment/get/{key}/{$}", s.leafSegment)
-	mux.HandleFunc("/api/snowflake/get/{key}/{$}", s.leafSnowflake)
-	mux.HandleFunc("/decodeSnowflakeId/{$}", s.leafDecode)
-	mux.HandleFunc("/cache", s.leafCache)
-	mux.HandleFunc("/cache/{$}", s.leafCache)
-	mux.HandleFunc("/db", s.leafDB)
-	mux.HandleFunc("/db/{$}", s.leafDB)
-	if s.tiny != nil {
-		s.tiny.routes(mux)
+// compatRoutes lists Leaf's monitor pages and the trailing-slash forms of Leaf's
+// routes (Spring MVC matches "/x/" where "/x" is mapped), and tinyid's routes when
+// configured.
+func (s *Server) compatRoutes() []route {
+	rs := []route{
+		{"/api/segment/get/{key}/{$}", http.HandlerFunc(s.leafSegment)},
+		{"/api/snowflake/get/{key}/{$}", http.HandlerFunc(s.leafSnowflake)},
+		{"/decodeSnowflakeId/{$}", http.HandlerFunc(s.leafDecode)},
+		{"/cache", http.HandlerFunc(s.leafCache)},
+		{"/cache/{$}", http.HandlerFunc(s.leafCache)},
+		{"/db", http.HandlerFunc(s.leafDB)},
+		{"/db/{$}", http.HandlerFunc(s.leafDB)},
 	}
+	if s.tiny != nil {
+		rs = append(rs, s.tiny.routes()...)
+	}
+	return rs
 }
 
 // buildCompat starts the Leaf table mode and the tinyid mode when configured.
@@ -286,4 +295,28 @@ func (s *Server) tinySet() *tagSet {
 		return nil
 	}
 	return s.tiny.set
+}
+
+// mayView reports whether a caller may see ns on the monitor pages: ns has no
+// tokens, or the caller sent one of them. Nothing is spent from a budget.
+func (s *Server) mayView(ns *namespace, header string) bool {
+	if ns.tokens.empty() {
+		return true
+	}
+	res, _ := ns.tokens.check(header)
+	return res == authOK
+}
+
+// leafMonitorAllowed lets a caller see Leaf's monitor pages: anyone on a server
+// without tokens (as on a Leaf server), else only with an admin token, as
+// /metrics. It answers the refusal itself.
+func (s *Server) leafMonitorAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if !s.protected {
+		return true
+	}
+	if e := s.authorizeAdmin(header(r, "Authorization")); e != nil {
+		s.leafAuthError(w, r, e)
+		return false
+	}
+	return true
 }

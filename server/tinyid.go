@@ -176,15 +176,17 @@ func (t *tinyServer) close(ctx context.Context) error {
 	return t.set.close(ctx)
 }
 
-// routes registers the tinyid routes, with and without a trailing slash.
-func (t *tinyServer) routes(mux *http.ServeMux) {
-	for name, h := range map[string]http.HandlerFunc{
-		"nextId": t.nextID, "nextIdSimple": t.nextIDSimple,
-		"nextSegmentId": t.nextSegment, "nextSegmentIdSimple": t.nextSegmentSimple,
-	} {
-		mux.HandleFunc(t.prefix+"/id/"+name, h)
-		mux.HandleFunc(t.prefix+"/id/"+name+"/{$}", h)
+// routes lists the tinyid routes, with and without a trailing slash.
+func (t *tinyServer) routes() []route {
+	var rs []route
+	for _, name := range []string{"nextId", "nextIdSimple", "nextSegmentId", "nextSegmentIdSimple"} {
+		h := map[string]http.HandlerFunc{
+			"nextId": t.nextID, "nextIdSimple": t.nextIDSimple,
+			"nextSegmentId": t.nextSegment, "nextSegmentIdSimple": t.nextSegmentSimple,
+		}[name]
+		rs = append(rs, route{t.prefix + "/id/" + name, h}, route{t.prefix + "/id/" + name + "/{$}", h})
 	}
+	return rs
 }
 
 // params reads tinyid's parameters from the query and, for a form POST, the body,

@@ -130,6 +130,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 		}
 		return fmt.Errorf("serve: %w", err)
 	}
+	defer limitMemory(server.MemoryCeiling(cfg))()
 	scheme := "http"
 	if srv.TLS() {
 		scheme = "https"
@@ -175,4 +176,16 @@ func tuneGC() (restore func()) {
 	}
 	old := debug.SetGCPercent(serveGCPercent)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// limitMemory sets the runtime's soft memory limit to the server's documented
+// ceiling (server.MemoryCeiling, docs/security.md) unless GOMEMLIMIT is set: with
+// GOGC at 400 the heap could otherwise grow to five times what requests hold
+// before a collection. It returns what puts the previous limit back.
+func limitMemory(ceiling int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(ceiling)
+	return func() { debug.SetMemoryLimit(old) }
 }

@@ -288,22 +288,36 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 	fail := func(err error) (lease.Lease, error) {
 		return lease.Lease{}, fmt.Errorf("lease/etcdstore: acquire %s: %w", scope, err)
 	}
-	start := time.Now()
-	g, err := s.cli.Grant(ctx, seconds(ttl))
-	if err != nil {
-		return fail(fmt.Errorf("granting an etcd lease: %w", grantErr(err)))
+	var (
+		start   time.Time
+		g       *clientv3.LeaseGrantResponse
+		token   string
+		hv      []byte
+		claimed bool
+	)
+	// grant takes a new etcd lease to claim a value under. A claim can come later
+	// than the lease's TTL when the machine or etcd is slow and other acquirers keep
+	// winning; etcd then answers "requested lease not found", and the claim is tried
+	// again under a fresh lease rather than failing the caller.
+	grant := func() error {
+		var err error
+		start = time.Now()
+		g, err = s.cli.Grant(ctx, seconds(ttl))
+		if err != nil {
+			return fmt.Errorf("granting an etcd lease: %w", grantErr(err))
+		}
+		token = newToken(g.ID)
+		hv, err = json.Marshal(holder{owner, token})
+		return err
 	}
-	claimed := false
+	if err := grant(); err != nil {
+		return fail(err)
+	}
 	defer func() {
-		if !claimed {
+		if !claimed && g != nil {
 			s.revoke(ctx, g.ID)
 		}
 	}()
-	token := newToken(g.ID)
-	hv, err := json.Marshal(holder{owner, token})
-	if err != nil {
-		return fail(err)
-	}
 	for round := range rounds {
 		held, marks, err := s.scan(ctx, scope)
 		if err != nil {
@@ -323,6 +337,13 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 				clientv3.Compare(clientv3.CreateRevision(hk), "=", 0),
 				clientv3.Compare(clientv3.ModRevision(mk), "=", c.rev),
 			).Then(ops...).Commit()
+			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+				// The lease expired before the claim: nothing was written under it.
+				if err := grant(); err != nil {
+					return fail(err)
+				}
+				break
+			}
 			if err != nil {
 				return fail(err) // the deferred revoke deletes the key if the Txn did commit
 			}

@@ -67,11 +67,14 @@ func TestParseURL(t *testing.T) {
 		{name: "no host", url: "etcd:///x", err: "endpoints"},
 		{name: "no port", url: "etcd://a", err: "host:port"},
 		{name: "bad second endpoint", url: "etcd://a:1,b", err: "port"},
-		{name: "empty endpoint", url: "etcd://a:1,,b:2", err: "host:port"},
+		{name: "empty endpoint", url: "etcd://a:1,,b:2", err: "host 2 of the URL's host list: empty"},
 		{name: "unknown key", url: "etcd://a:1?ttl=5s", err: "unknown option ttl"},
 		{name: "bad dial timeout", url: "etcd://a:1?dial_timeout=soon", err: "dial_timeout"},
 		{name: "password redacted", url: "etcd://ann:secret@a:1?nope=1", err: "ann:xxxxx@a:1"},
-		{name: "password redacted, bad port", url: "etcd://ann:secret@a:x", err: "invalid port"},
+		{name: "password redacted, bad port", url: "etcd://ann:secret@a:x", err: "port must be a number"},
+		{name: "ipv6 list and request timeout", url: "etcd://[::1]:2379,[::1]:2380/p?request_timeout=2s", endpoints: []string{"http://[::1]:2379", "http://[::1]:2380"},
+			want: Options{Prefix: "p", DialTimeout: 5 * time.Second, RequestTimeout: 2 * time.Second}},
+		{name: "bad request timeout", url: "etcd://a:1?request_timeout=0s", err: "request_timeout"},
 		{name: "password redacted, bad scheme", url: "redis://ann:secret@a:1", err: "scheme"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,9 +42,8 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 			k.add([]string{"listen"}, "%v", err)
 		}
 	}
-	if c.MaxCount < 0 || c.MaxCount > 10_000_000 {
-		k.add([]string{"max_count"}, "%d is out of range: give 1 to 10,000,000 (default %d)", c.MaxCount, DefaultMaxCount)
-	}
+	k.maxCount([]string{"max_count"}, c.MaxCount)
+	k.limits(env)
 	if c.MaxBodyBytes < 0 {
 		k.add([]string{"max_body_bytes"}, "%d is negative", c.MaxBodyBytes)
 	}
@@ -127,24 +126,8 @@ func (k *checker) namespace(p []string, name string, ns *Namespace, env func(str
 			k.add(append(p, s), "settings for %s, but the strategy is %q: remove them or change the strategy", s, ns.Strategy)
 		}
 	}
-	ns.Resolved = nil
-	for i, t := range ns.Tokens {
-		if len(t) < 16 {
-			k.add(append(p, "tokens"), "token %d is %d characters: use at least 16 random characters", i+1, len(t))
-		}
-		ns.Resolved = append(ns.Resolved, t)
-	}
-	for _, e := range ns.TokenEnv {
-		v, ok := env(e)
-		switch {
-		case !ok || v == "":
-			k.add(append(p, "token_env"), "environment variable %s is not set (or empty): set it to the token, or remove it from token_env", e)
-		case len(v) < 16:
-			k.add(append(p, "token_env"), "the token in %s is %d characters: use at least 16 random characters", e, len(v))
-		default:
-			ns.Resolved = append(ns.Resolved, v)
-		}
-	}
+	ns.Resolved = k.tokens(p, "tokens", "token_env", ns.Tokens, ns.TokenEnv, env)
+	k.maxCount(append(p, "max_count"), ns.MaxCount)
 	switch ns.Strategy {
 	case "snowflake":
 		if ns.Snowflake == nil {

@@ -64,6 +64,12 @@ type Config struct {
 	ShutdownTimeout string `yaml:"shutdown_timeout"`
 	// TLS serves HTTPS (and gRPC over TLS) when both files are given.
 	TLS TLS `yaml:"tls"`
+	// Access holds the operators' (admin) tokens and what anonymous callers may
+	// see (docs/security.md).
+	Access Access `yaml:"access"`
+	// Limits bound what one client can make the server hold: IDs in flight,
+	// request read and response write time, HTTP/2 streams, requests per token.
+	Limits Limits `yaml:"limits"`
 	// Namespaces maps a namespace's name to its settings.
 	Namespaces map[string]*Namespace `yaml:"namespaces"`
 	// Leaf serves every tag of Leaf's leaf_alloc on Leaf's routes (compat.go).
@@ -83,6 +89,10 @@ type Config struct {
 type TLS struct {
 	Cert string `yaml:"cert"`
 	Key  string `yaml:"key"`
+	// ClientCA, when set, makes TLS mutual: every client must present a
+	// certificate signed by a CA in this PEM file (service-to-service
+	// deployments). Tokens are still checked on top.
+	ClientCA string `yaml:"client_ca"`
 }
 
 // Namespace is one namespace: a strategy, its settings and its tokens.
@@ -93,6 +103,9 @@ type Namespace struct {
 	Tokens []string `yaml:"tokens"`
 	// TokenEnv names environment variables that each hold an accepted token.
 	TokenEnv []string `yaml:"token_env"`
+	// MaxCount is the largest count one request to this namespace may ask for.
+	// Zero means the server's max_count.
+	MaxCount int `yaml:"max_count"`
 
 	Snowflake *Snowflake `yaml:"snowflake"`
 	Segment   *Segment   `yaml:"segment"`
