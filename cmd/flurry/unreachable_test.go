@@ -30,7 +30,7 @@ func TestUnreachableStores(t *testing.T) {
 	if err != nil {
 		t.Skipf("no go command: %v", err)
 	}
-	bctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	bctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel) // after the parallel subtests, unlike a defer
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "flurry")
