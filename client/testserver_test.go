@@ -40,9 +40,9 @@ type testService struct {
 	maxCount uint32
 	mode     atomic.Int32
 	calls    atomic.Int64
-	inflight atomic.Int64 // Next calls running now
-	maxIn    atomic.Int64 // the most Next calls that ran at once
-	maxAsked atomic.Int64 // the largest count asked for
+	inflight atomic.Int64  // Next calls running now
+	maxIn    atomic.Int64  // the most Next calls that ran at once
+	maxAsked atomic.Int64  // the largest count asked for
 	release  chan struct{} // closed when the test ends, to let hung calls return
 }
 
