@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,17 @@ type buffer[T int64 | string] struct {
 	fetch   *fetch
 	retryAt time.Time // after a failed refill, no prefetch before then
 	closed  bool
+
+	// Refill sizing (see tune). low is the low-water mark in force and size the
+	// count the next request asks for; both start at the Client's and move only
+	// when the Options left them at zero.
+	low, size int
+	maxSize   int       // the largest count to ask for; lowered when a server refuses one
+	got       int64     // IDs received in all, for the drain rate
+	lastAt    time.Time // when tune last ran
+	lastUsed  int64     // IDs handed out then (got - remaining)
+	rate      float64   // IDs handed out per second, smoothed
+	rtt       float64   // seconds per request, smoothed
 }
 
 // batch is one response's IDs and how far they have been handed out.
@@ -75,7 +87,65 @@ type fetch struct {
 }
 
 func newBuffer[T int64 | string](c *Client, ns *Namespace, take func(*flurryv1.NextResponse) ([]T, error)) *buffer[T] {
-	return &buffer[T]{c: c, ns: ns, take: take}
+	return &buffer[T]{c: c, ns: ns, take: take, low: c.low, size: c.batch, maxSize: c.maxBatch}
+}
+
+// Adaptive sizing. With Options.Batch zero a request asks for enough IDs to last
+// about sizeFor at the measured drain rate, between DefaultBatch and maxBatch
+// (the servers' default max_count). With Options.LowWater zero the low-water mark
+// is the IDs drained in lowRTTs round trips, and at least half a request: a
+// consumer faster than one request per round trip then keeps the one request in
+// flight back to back, more than one batch ahead, instead of waiting for each.
+const (
+	sizeFor  = 5 * time.Millisecond
+	lowRTTs  = 3
+	maxBatch = 100_000
+	// rateSpan: a drain-rate sample over at least this long replaces the
+	// smoothed rate instead of being averaged in.
+	rateSpan = 100 * time.Millisecond
+	// rateAlpha is the weight of the newest drain-rate and round-trip samples.
+	rateAlpha = 0.5
+)
+
+// tune measures the drain rate since it last ran and sets size and low for the
+// next request. b.mu is held.
+func (b *buffer[T]) tune(now time.Time) {
+	used := b.got - int64(b.remaining())
+	if !b.lastAt.IsZero() {
+		if dt := now.Sub(b.lastAt).Seconds(); dt > 0 {
+			r := float64(used-b.lastUsed) / dt
+			if b.rate == 0 || dt >= rateSpan.Seconds() {
+				// A sample over a long span is an average already, and the
+				// rate of an hour ago says nothing about now.
+				b.rate = r
+			} else {
+				b.rate = rateAlpha*r + (1-rateAlpha)*b.rate
+			}
+		}
+	}
+	b.lastAt, b.lastUsed = now, used
+	if b.c.autoBatch {
+		n := int(b.rate * sizeFor.Seconds())
+		b.size = min(max(n, DefaultBatch), b.maxSize)
+	}
+	if b.c.autoLow {
+		low := max(b.size/2, int(b.rate*b.rtt*lowRTTs))
+		// Never more than a few requests ahead: a stall of the consumer's clock
+		// (a suspended VM) must not make the buffer huge.
+		b.low = min(low, 4*b.size)
+		if cb := b.cur.Load(); cb != nil {
+			cb.trigger.Store(int64(len(cb.vals) + b.queued - b.low))
+		}
+	}
+}
+
+// measured records one request's round trip. b.mu is held.
+func (b *buffer[T]) measured(d time.Duration) {
+	if b.rtt == 0 {
+		b.rtt = d.Seconds()
+	} else {
+		b.rtt = rateAlpha*d.Seconds() + (1-rateAlpha)*b.rtt
+	}
 }
 
 // next hands out the oldest buffered ID. The common case allocates nothing and
@@ -143,7 +213,7 @@ func (b *buffer[T]) install() {
 	b.queue = b.queue[1:]
 	b.queued -= len(vals)
 	nb := &batch[T]{vals: vals}
-	nb.trigger.Store(int64(len(vals) + b.queued - b.c.low))
+	nb.trigger.Store(int64(len(vals) + b.queued - b.low))
 	b.cur.Store(nb)
 }
 
@@ -167,7 +237,7 @@ func (b *buffer[T]) empty() bool {
 func (b *buffer[T]) lowWater() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.fetch != nil || b.remaining() >= b.c.low {
+	if b.closed || b.fetch != nil || b.remaining() >= b.low {
 		return
 	}
 	if !b.retryAt.IsZero() && time.Now().Before(b.retryAt) {
@@ -181,21 +251,33 @@ func (b *buffer[T]) start() *fetch {
 	f := &fetch{done: make(chan struct{})}
 	b.fetch = f
 	b.inflight.Store(true)
-	b.c.wg.Go(func() { b.run(f) })
+	b.tune(time.Now())
+	size := b.size
+	b.c.wg.Go(func() { b.run(f, size) })
 	return f
 }
 
 // run fetches batches until the buffer is at or above the low-water mark, or a
 // fetch fails. Each batch wakes the callers waiting for it.
-func (b *buffer[T]) run(f *fetch) {
+func (b *buffer[T]) run(f *fetch, size int) {
 	for {
 		var vals []T
-		_, err := b.c.nextRPC(b.c.ctx, b.ns.name, b.c.batch, func(m *flurryv1.NextResponse) error {
+		t0 := time.Now()
+		_, err := b.c.nextRPC(b.c.ctx, b.ns.name, size, func(m *flurryv1.NextResponse) error {
 			var err error
 			vals, err = b.take(m)
 			return err
 		})
 		b.mu.Lock()
+		if err != nil && size > DefaultBatch && size > b.c.batch && errors.Is(err, ErrInvalidArgument) && b.c.ctx.Err() == nil {
+			// A grown request above the server's max_count: ask for less from
+			// now on, and at once.
+			b.maxSize = max(size/2, DefaultBatch)
+			b.size = min(b.size, b.maxSize)
+			size = b.size
+			b.mu.Unlock()
+			continue
+		}
 		if err != nil {
 			if b.c.ctx.Err() != nil {
 				err = ErrClosed
@@ -210,14 +292,19 @@ func (b *buffer[T]) run(f *fetch) {
 			b.finish(f)
 			return
 		}
+		now := time.Now()
+		b.measured(now.Sub(t0))
 		b.queue = append(b.queue, vals)
 		b.queued += len(vals)
+		b.got += int64(len(vals))
+		b.tune(now)
+		size = b.size
 		if cb := b.cur.Load(); cb != nil {
 			// The current batch's trigger moves up by the IDs just queued.
-			cb.trigger.Store(int64(len(cb.vals) + b.queued - b.c.low))
+			cb.trigger.Store(int64(len(cb.vals) + b.queued - b.low))
 		}
 		close(f.done)
-		if b.remaining() >= b.c.low {
+		if b.remaining() >= b.low {
 			b.fetch = nil
 			b.inflight.Store(false)
 			b.mu.Unlock()

@@ -29,6 +29,9 @@ type Client struct {
 	tokens     map[string]string
 	batch      int
 	low        int
+	maxBatch   int  // the largest request an adaptive Batch grows to
+	autoBatch  bool // Options.Batch was zero: size requests from the drain rate
+	autoLow    bool // Options.LowWater was zero: size the low-water mark from it
 	timeout    time.Duration
 	backoff    time.Duration
 	maxBackoff time.Duration
@@ -81,10 +84,13 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("client: Batch %d is negative; use 0 for the default (%d)", c.batch, DefaultBatch)
 	case c.batch == 0:
 		c.batch = DefaultBatch
+		c.autoBatch = true
 	}
+	c.maxBatch = max(c.batch, maxBatch)
 	switch {
 	case c.low == 0:
 		c.low = c.batch / 2
+		c.autoLow = true
 	case c.low < 0:
 		c.low = 0 // remaining < 0 never holds: no prefetch
 	}

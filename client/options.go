@@ -56,13 +56,21 @@ type Options struct {
 	// Tokens overrides Token for the namespaces it names.
 	Tokens map[string]string
 
-	// Batch is how many IDs one request asks for. Zero means DefaultBatch. It must
-	// not exceed the servers' max_count (100,000 unless configured).
+	// Batch is how many IDs one request asks for. It must not exceed the servers'
+	// max_count (100,000 unless configured). Zero means adaptive: DefaultBatch,
+	// raised for a namespace whose IDs are used faster to what about 5 ms of use
+	// takes at the measured rate, up to 100,000 (less if a server refuses that
+	// many), and lowered again when use slows. A namespace used at millions of IDs
+	// a second then drops up to 100,000 buffered IDs on Close; set Batch to bound
+	// that.
 	Batch int
 	// LowWater is the number of buffered IDs below which a namespace's buffer is
 	// refilled in the background, one request in flight per namespace. Zero means
-	// Batch/2; a negative value turns prefetching off (a refill starts only when
-	// the buffer is empty, and the caller waits for it).
+	// adaptive: the IDs used at the measured rate during three round trips of a
+	// request, at least half a request and at most four; a consumer faster than
+	// one request per round trip then keeps requests going back to back. A
+	// negative value turns prefetching off (a refill starts only when the buffer
+	// is empty, and the caller waits for it).
 	LowWater int
 
 	// Timeout bounds each request to one server; past it the server counts as

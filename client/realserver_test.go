@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	flurryserver "github.com/flurryid/flurry/server"
@@ -85,13 +86,22 @@ func TestRealServer(t *testing.T) {
 	}
 }
 
-// BenchmarkNextRealServer is BenchmarkNext against the real server's handler.
+// BenchmarkNextRealServer is BenchmarkNext against the real server's handler, in
+// this process, or the server at FLURRY_BENCH_SERVER (a URL such as
+// http://127.0.0.1:8080, serving a "default" namespace) when that is set, so the
+// server can run in another process. batch=0,low=0 is the default Options.
 func BenchmarkNextRealServer(b *testing.B) {
-	url := startRealServer(b)
-	for _, bl := range [][2]int{{1000, 0}, {10_000, 0}, {100_000, 0}, {100_000, 300_000}} {
+	url := os.Getenv("FLURRY_BENCH_SERVER")
+	if url == "" {
+		url = startRealServer(b)
+	}
+	for _, bl := range [][2]int{{0, 0}, {1000, 0}, {10_000, 0}, {100_000, 0}, {100_000, 300_000}} {
 		batch, low := bl[0], bl[1]
 		for _, tr := range []Transport{HTTP, GRPC} {
 			name := fmt.Sprintf("%s/batch=%d", tr, batch)
+			if batch == 0 {
+				name = fmt.Sprintf("%s/default", tr)
+			}
 			if low != 0 {
 				name += fmt.Sprintf(",low=%d", low)
 			}

@@ -40,6 +40,9 @@ type testService struct {
 	maxCount uint32
 	mode     atomic.Int32
 	calls    atomic.Int64
+	inflight atomic.Int64  // Next calls running now
+	maxIn    atomic.Int64  // the most Next calls that ran at once
+	maxAsked atomic.Int64  // the largest count asked for
 	release  chan struct{} // closed when the test ends, to let hung calls return
 }
 
@@ -52,6 +55,12 @@ func (s *testService) auth(h http.Header) error {
 
 func (s *testService) Next(ctx context.Context, req *connect.Request[flurryv1.NextRequest]) (*connect.Response[flurryv1.NextResponse], error) {
 	s.calls.Add(1)
+	in := s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	for m := s.maxIn.Load(); in > m && !s.maxIn.CompareAndSwap(m, in); m = s.maxIn.Load() {
+	}
+	for m := s.maxAsked.Load(); int64(req.Msg.Count) > m && !s.maxAsked.CompareAndSwap(m, int64(req.Msg.Count)); m = s.maxAsked.Load() {
+	}
 	switch s.mode.Load() {
 	case modeUnavailable:
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New("namespace fenced: lease lost; retry in 1s"))

@@ -78,8 +78,8 @@ type Generator struct {
 	owned      bool
 	script     *redis.Script
 	ns         string
-	keys       []string // node key, last key
-	args       []any    // ARGV with ARGV[1] (n) left to each call
+	keys       []string     // node key, last key
+	params     scriptParams // what the script's text was made from
 	l          *layout.Layout
 	seqShift   uint
 	maxBatch   int64
@@ -125,7 +125,6 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 		maxBatch:   l.MaxSequence() + 1,
 		behindWait: opts.BehindWait,
 		log:        opts.Logger,
-		script:     redis.NewScript(issueScript),
 	}
 	if g.behindWait == 0 {
 		g.behindWait = DefaultBehindWait
@@ -133,8 +132,8 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.args = []any{0, l.Epoch().UnixMilli(), l.Unit().Milliseconds(), l.MaxTick(), l.MaxSequence(),
-		l.TimeShift(), l.SequenceShift(), l.String(), len(l.NodeFields())}
+	g.params = scriptParams{epoch: l.Epoch().UnixMilli(), unit: l.Unit().Milliseconds(), maxTick: l.MaxTick(),
+		seqMax: l.MaxSequence(), timeShift: l.TimeShift(), seqShift: l.SequenceShift(), layout: l.String()}
 	shift := l.Bits()
 	for _, f := range l.Fields() {
 		shift -= f.Bits
@@ -145,8 +144,9 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 			return nil, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", f.Name, f.Bits, maxNodeBits)
 		}
 		g.nodeNames = append(g.nodeNames, f.Name)
-		g.args = append(g.args, f.Name, int64(1)<<f.Bits-1, shift)
+		g.params.nodes = append(g.params.nodes, scriptNode{name: f.Name, max: int64(1)<<f.Bits - 1, shift: shift})
 	}
+	g.script = redis.NewScript(issueScript(g.params))
 
 	call, dial := redisconn.ClientCall(opts.Client, redisconn.Settings{}), time.Duration(0)
 	g.where = "Redis"
@@ -255,12 +255,9 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		return 0, nil
 	}
 	n := min(int64(len(dst)), g.maxBatch)
-	args := make([]any, len(g.args))
-	copy(args, g.args)
-	args[0] = n
 	var waited time.Duration // behind the last tick, in all
 	for {
-		v, err := g.script.Run(ctx, g.client, g.keys, args...).Result()
+		v, err := g.script.Run(ctx, g.client, g.keys, n).Result()
 		if err != nil {
 			return 0, fmt.Errorf("redisgen: namespace %q: running the script: %w", g.ns, err)
 		}

@@ -435,14 +435,16 @@ func TestExhaustedAndBeforeEpoch(t *testing.T) {
 
 	g := newGen(t, Options{Client: c, Namespace: freshNamespace(t, c), Layout: l})
 	g.SetNode(ctx, layout.NodeValues{1, 1})
-	g.args[3] = redisTick(t, c, l) - 1 // max tick
+	g.params.maxTick = redisTick(t, c, l) - 1
+	g.script = redis.NewScript(issueScript(g.params))
 	if _, err := g.Next(ctx); !errors.Is(err, ErrExhausted) {
 		t.Fatalf("Next past the last tick: %v; want ErrExhausted", err)
 	}
 
 	g2 := newGen(t, Options{Client: c, Namespace: freshNamespace(t, c), Layout: l})
 	g2.SetNode(ctx, layout.NodeValues{1, 1})
-	g2.args[1] = time.Now().Add(time.Hour).UnixMilli() // epoch
+	g2.params.epoch = time.Now().Add(time.Hour).UnixMilli()
+	g2.script = redis.NewScript(issueScript(g2.params))
 	if _, err := g2.Next(ctx); !errors.Is(err, ErrBeforeEpoch) {
 		t.Fatalf("Next before the epoch: %v; want ErrBeforeEpoch", err)
 	}
@@ -536,4 +538,24 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestLuaQuote: every byte string comes back from Redis's Lua as it went in, so a
+// node field name or layout text baked into the script cannot change the script.
+func TestLuaQuote(t *testing.T) {
+	c := newClient(t)
+	ctx := testCtx(t)
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	for _, s := range []string{"", "worker", `a"b\c'd`, "]]--", "\n\r\x00", string(all)} {
+		got, err := c.Eval(ctx, "return "+luaQuote(s), nil).Text()
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if got != s {
+			t.Errorf("luaQuote(%q) came back as %q", s, got)
+		}
+	}
 }

@@ -2,19 +2,37 @@ package redisgen
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 )
 
-// issueScript issues up to ARGV[1] IDs of one tick, atomically, inside Redis.
+// scriptParams are the layout's numbers that issueScript bakes into the script's
+// text, so that a call sends only the count: Redis turns every ARGV element into a
+// Lua string and every tonumber of one is a strtod, which together cost more than
+// the rest of the script (valgrind --tool=callgrind on redis-server 7.0: 133k
+// instructions per call with them as ARGV, see docs/benchmarks.md).
+type scriptParams struct {
+	epoch, unit, maxTick, seqMax int64 // epoch in Unix ms, unit in ms
+	timeShift, seqShift          int
+	layout                       string // the layout's text form
+	nodes                        []scriptNode
+}
+
+// scriptNode is one node field: its hash field name, largest value and shift.
+type scriptNode struct {
+	name  string
+	max   int64
+	shift int
+}
+
+// issueScript returns the script that issues up to ARGV[1] IDs of one tick,
+// atomically, inside Redis, for the layout p describes.
 //
 // KEYS[1] {ns}:node  hash: node field name -> value (decimal)
 // KEYS[2] {ns}:last  hash: tick -> the last tick issued, seq -> the last sequence
 //
-//	value used in it, layout -> the layout's text form
-//
-// ARGV: n, epoch (Unix ms), unit (ms), max tick, max sequence, time shift,
-// sequence shift, layout text, k (number of node fields), then k triples of node field
-// name, max value and shift.
+//	value used in it, layout -> the layout's text form (written once)
 //
 // Replies (first element is the status):
 //
@@ -34,72 +52,97 @@ import (
 // exact integer below 2^53); dividing by 2^32 and flooring is exact; and the
 // remainder x - h*2^32 is an integer below 2^32, which a correctly rounded
 // subtraction gives exactly. The fields do not overlap, so the halves add up
-// without carries. Integers are written back with %.0f, never with tostring, which
-// switches to exponent notation from 1e14 on.
-const issueScript = `
+// without carries. Integers are written back exactly: as numbers below 1e14, with
+// %.0f above (never with tostring, which switches to exponent notation from 1e14 on). The constants are written into the
+// text as integer literals (%d, and powers of two with %.0f, which Go prints
+// exactly), which Lua reads exactly.
+func issueScript(p scriptParams) string {
+	var b strings.Builder
+	b.WriteString(`
 local TWO32 = 4294967296
 local hi, lo = 0, 0
-local function put(v, shift)
-  local x = v * 2 ^ shift
+local function put(x)
   local h = math.floor(x / TWO32)
   hi = hi + h
   lo = lo + (x - h * TWO32)
 end
-
-local n = tonumber(ARGV[1])
-local epoch = tonumber(ARGV[2])
-local unit = tonumber(ARGV[3])
-local maxTick = tonumber(ARGV[4])
-local seqMax = tonumber(ARGV[5])
-local timeShift = tonumber(ARGV[6])
-local seqShift = tonumber(ARGV[7])
-local layout = ARGV[8]
-local k = tonumber(ARGV[9])
-
-if k > 0 then
-  local names = {}
-  for i = 1, k do names[i] = ARGV[7 + 3 * i] end
-  local vals = redis.pcall('HMGET', KEYS[1], unpack(names))
-  if vals.err then return {5, '', vals.err} end
-  for i = 1, k do
-    local raw = vals[i]
-    if not raw then return {4, names[i]} end
-    if string.len(raw) > 16 or not string.match(raw, '^%d+$') then return {5, names[i], raw} end
-    local v = tonumber(raw)
-    if v > tonumber(ARGV[8 + 3 * i]) then return {5, names[i], raw} end
-    put(v, tonumber(ARGV[9 + 3 * i]))
-  end
+-- int returns x for redis.call to write: below 1e14 the number itself, which
+-- every Redis writes exactly (6.x with %.14g, 7.x shortest round trip) and more
+-- cheaply than string.format; above, %.0f.
+local function int(x)
+  if x < 1e14 then return x end
+  return string.format('%.0f', x)
 end
-
-local t = redis.call('TIME')
+local n = tonumber(ARGV[1])
+`)
+	if len(p.nodes) > 0 {
+		b.WriteString("local vals = redis.pcall('HMGET', KEYS[1]")
+		for _, f := range p.nodes {
+			b.WriteString(", " + luaQuote(f.name))
+		}
+		b.WriteString(")\nif vals.err then return {5, '', vals.err} end\nlocal raw, v\n")
+		for i, f := range p.nodes {
+			q := luaQuote(f.name)
+			fmt.Fprintf(&b, `raw = vals[%[1]d]
+if not raw then return {4, %[2]s} end
+if string.len(raw) > 16 or not string.match(raw, '^%%d+$') then return {5, %[2]s, raw} end
+v = tonumber(raw)
+if v > %[3]d then return {5, %[2]s, raw} end
+put(v * %.0[4]f)
+`, i+1, q, f.max, math.Ldexp(1, f.shift))
+		}
+	}
+	fmt.Fprintf(&b, `local t = redis.call('TIME')
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowMs = math.floor(nowUs / 1000)
-if nowMs < epoch then return {7, epoch * 1000 - nowUs} end
-local tick = math.floor((nowMs - epoch) / unit)
-if tick > maxTick then return {3, tick} end
+if nowMs < %[1]d then return {7, %[1]d * 1000 - nowUs} end
+local tick = math.floor((nowMs - %[1]d) / %[2]d)
+if tick > %[3]d then return {3, tick} end
 
 local st = redis.call('HMGET', KEYS[2], 'tick', 'seq', 'layout')
-if st[3] and st[3] ~= layout then return {6, st[3]} end
+if st[3] and st[3] ~= %[4]s then return {6, st[3]} end
 local last, seq = tonumber(st[1]), tonumber(st[2])
 local first = 0
 if last ~= nil and seq ~= nil then
   if tick < last then
-    return {2, (last * unit + epoch) * 1000 - nowUs, last, tick}
+    return {2, (last * %[2]d + %[1]d) * 1000 - nowUs, last, tick}
   end
   if tick == last then
     first = seq + 1
-    if first > seqMax then
-      return {1, ((tick + 1) * unit + epoch) * 1000 - nowUs}
+    if first > %[5]d then
+      return {1, ((tick + 1) * %[2]d + %[1]d) * 1000 - nowUs}
     end
   end
 end
-local granted = math.min(n, seqMax - first + 1)
-redis.call('HSET', KEYS[2], 'tick', string.format('%.0f', tick),
-  'seq', string.format('%.0f', first + granted - 1), 'layout', layout)
-put(tick, timeShift)
-put(first, seqShift)
+local granted = math.min(n, %[5]d - first + 1)
+if st[3] then
+  redis.call('HSET', KEYS[2], 'tick', int(tick), 'seq', int(first + granted - 1))
+else
+  redis.call('HSET', KEYS[2], 'tick', int(tick), 'seq', int(first + granted - 1), 'layout', %[4]s)
+end
+put(tick * %.0[6]f)
+put(first * %.0[7]f)
 return {0, hi, lo, granted}
-`
+`, p.epoch, p.unit, p.maxTick, luaQuote(p.layout), p.seqMax, math.Ldexp(1, p.timeShift), math.Ldexp(1, p.seqShift))
+	return b.String()
+}
+
+// luaQuote returns s as a Lua string literal: printable ASCII other than the quote
+// and the backslash as is, every other byte as a decimal escape.
+func luaQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= ' ' && c < 0x7f && c != '"' && c != '\\' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "\\%03d", c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
 
 // Reply statuses of issueScript.
 const (

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# issue14.sh: the documented run of issue 14's targets, on a quiet machine. Writes
+# everything raw to results/issue14-<time>/ (one file per target, each with the
+# machine's load before and after); docs/benchmarks.md is updated from those files.
+#
+#   cd bench && WAIT_IDLE=1 ./issue14.sh      # about 15 minutes
+#
+# 1. client.txt: the Go client, one goroutine, `flurry serve` in another process
+#    (BenchmarkNextRealServer with FLURRY_BENCH_SERVER), HTTP and gRPC, default
+#    Options and Batch 100,000; -count 5. Target >= 20M IDs/s at the defaults.
+# 2. redisgen.txt: the Redis generator beside INCR on the same client, same run
+#    (BenchmarkRedis, -count 5), and redis-benchmark's INCR pipelined 16 deep for
+#    NextN's per-ID cost. Targets: Next >= 0.9 x INCR's ids/s from 1 and from 64
+#    goroutines; NextN per ID at least as cheap as INCR -P16.
+# 3. snowflake.txt: BenchmarkNext and BenchmarkNextParallel of the bench module
+#    (flurry and its peers, bwmarrin among them), -count 5. Targets: the default's
+#    two-goroutine cost <= 60 ns/ID in 5 of 5; serial <= bwmarrin; 0 allocs.
+# 4. latency: latency.sh (ROUNDS 5, DURATION 10s) at 5k, 10k and 20k req/s.
+#    Target: flurry p99 <= 1.1 x bare at each rate.
+#
+# Environment: PARTS (default "client redisgen snowflake latency"), WAIT_IDLE (wait up to 10 minutes for < 5% busy before each part),
+# COUNT (5), FLURRY_TEST_REDIS (the Redis to use; default redis://127.0.0.1:6379/0).
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(git rev-parse --show-toplevel)
+count=${COUNT:-5}
+redis=${FLURRY_TEST_REDIS:-redis://127.0.0.1:6379/0}
+parts=" ${PARTS:-client redisgen snowflake latency} "
+want() { [[ "$parts" == *" $1 "* ]]; }
+out=results/issue14-$(date -u +%F-%H%M%S)
+mkdir -p "$out"
+
+busy() {
+	local a b
+	a=($(head -1 /proc/stat)); sleep 3; b=($(head -1 /proc/stat))
+	local total=0 idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) i
+	for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
+	echo $(( 100 - 100 * idle / total ))
+}
+idle() {
+	if [ -n "${WAIT_IDLE:-}" ]; then
+		for _ in $(seq 200); do [ "$(busy)" -lt 5 ] && break; done
+	fi
+}
+header() {
+	echo "date: $(date -u +%FT%TZ)"
+	echo "nproc: $(nproc)"
+	echo "cpu-model: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
+	echo "kernel: $(uname -sr)"
+	echo "go: $(go version)"
+	echo "flurry-commit: $(git rev-parse --short HEAD) (plus any uncommitted changes)"
+	echo "cpu-busy-before: $(busy)%"
+	echo "loadavg-before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "command: $*"
+	echo
+}
+footer() { echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+
+tmp=$(mktemp -d /tmp/flurry-issue14.XXXXXX)
+spid=
+cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# 1. The Go client against a server in another process.
+if want client; then
+(cd "$root" && go build -o "$tmp/flurry" ./cmd/flurry && go test -c -o "$tmp/client.test" ./client/)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$tmp/flurry" serve --listen "127.0.0.1:$port" --data "$tmp/data" >"$tmp/serve.log" 2>&1 &
+spid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+idle
+cmd=("$tmp/client.test" -test.run '^$' -test.bench 'NextRealServer/(http|grpc)/(default|batch=100000)' -test.benchmem -test.benchtime 3s -test.count "$count")
+{
+	header "FLURRY_BENCH_SERVER=http://127.0.0.1:$port (flurry serve, another process) client.test ${cmd[*]:1}"
+	(cd "$root/client" && FLURRY_BENCH_SERVER=http://127.0.0.1:$port "${cmd[@]}") 2>&1
+	footer
+} | tee "$out/client.txt"
+kill "$spid"; wait "$spid" 2>/dev/null || true; spid=
+fi
+
+# 2. The Redis generator beside INCR.
+if want redisgen; then
+idle
+{
+	header "FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis go test -run '^\$' -bench . -benchmem -count $count ./redisgen/; redis-benchmark -P 16 INCR"
+	(cd "$root" && FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis go test -run '^$' -bench . -benchmem -count "$count" ./redisgen/) 2>&1
+	hp=$(python3 -c "import urllib.parse as u; p=u.urlparse('$redis'); print(p.hostname or '127.0.0.1', p.port or 6379)")
+	set -- $hp
+	for _ in $(seq "$count"); do
+		redis-benchmark -h "$1" -p "$2" -c 1 -n 200000 -P 16 -q INCR "{flurry-issue14-$$}:incr" 2>&1 | tr '\r' '\n' | tail -1
+	done
+	redis-cli -h "$1" -p "$2" del "{flurry-issue14-$$}:incr" >/dev/null
+	footer
+} | tee "$out/redisgen.txt"
+fi
+
+# 3. The default snowflake generator, serial and two goroutines, beside the peers.
+if want snowflake; then
+idle
+{
+	header "go test -run '^\$' -bench '^Benchmark(Next|NextParallel)\$' -benchmem -count $count . (bench module)"
+	go test -run '^$' -bench '^Benchmark(Next|NextParallel)$' -benchmem -count "$count" . 2>&1
+	footer
+} | tee "$out/snowflake.txt"
+fi
+
+# 4. Tail latency against the bare handler.
+if want latency; then
+idle
+ROUNDS=${ROUNDS:-5} DURATION=${DURATION:-10s} ./latency.sh 2>&1 | tee "$out/latency.log"
+mv "$(ls -t results/latency-*.txt | head -1)" "$out/latency.txt"
+fi
+
+benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
+if [ -x "$benchstat" ]; then
+	for f in client redisgen snowflake; do [ -e "$out/$f.txt" ] || continue; "$benchstat" "$out/$f.txt" >"$out/$f.benchstat.txt" 2>&1 || true; done
+fi
+echo "raw output in bench/$out" >&2
