@@ -27,9 +27,9 @@ import (
 
 // openers is built per call, not kept in a package variable, so nothing here can be
 // changed from outside.
-func openers() map[string]storeurl.Opener[segment.Store] {
+func openers(skipCreate bool) map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
-		return sqlstore.Open(ctx, u, sqlstore.Options{})
+		return sqlstore.Open(ctx, u, sqlstore.Options{SkipCreate: skipCreate})
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
 		return redisstore.Open(ctx, u, redisstore.Options{})
@@ -51,10 +51,18 @@ func openers() map[string]storeurl.Opener[segment.Store] {
 }
 
 // Schemes lists the URL schemes Open understands.
-func Schemes() []string { return storeurl.Schemes(openers()) }
+func Schemes() []string { return storeurl.Schemes(openers(false)) }
 
 // Open returns the store a URL names. An unknown scheme is an error that lists the
 // known ones; errors never show the URL's password.
 func Open(ctx context.Context, rawURL string) (segment.Store, error) {
-	return storeurl.Open(ctx, "segment", rawURL, openers())
+	return storeurl.Open(ctx, "segment", rawURL, openers(false))
+}
+
+// OpenExisting is Open for a caller that only reads or changes existing tags (a
+// listing, say): the SQL stores do not create their tables, so reading a database
+// that has none fails instead of leaving empty tables behind. The other stores
+// create nothing before a tag is created either way.
+func OpenExisting(ctx context.Context, rawURL string) (segment.Store, error) {
+	return storeurl.Open(ctx, "segment", rawURL, openers(true))
 }
