@@ -38,7 +38,7 @@ func buildFlurry(t *testing.T) string {
 		t.Skipf("no go command: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "flurry")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, "../cmd/flurry").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -55,7 +55,7 @@ func (s *Server) routeList() []route {
 			return connect.NewError(connect.CodeInternal, errInternal)
 		}))
 	dash := dashboard.Handler()
-	return []route{
+	return append(s.compatRoutes(), []route{
 		{"GET /v1/{namespace}/next", http.HandlerFunc(s.handleNext)},
 		{"GET /v1/{namespace}/decode/{id}", http.HandlerFunc(s.handleDecode)},
 		{"GET /v1/info", http.HandlerFunc(s.handleInfo)},
@@ -74,7 +74,7 @@ func (s *Server) routeList() []route {
 		{"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, fmtJSON, &apiError{status: 404, msg: "no route " + r.Method + " " + clip(r.URL.Path) + "; see GET /v1/{namespace}/next, GET /v1/{namespace}/decode/{id}, GET /v1/info"})
 		})},
-	}
+	}...)
 }
 
 func (s *Server) routes() http.Handler {
@@ -562,6 +562,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			bad = append(bad, "namespace "+ns.name+": "+why)
 		}
 	}
+	bad = append(bad, s.compatNotReady()...)
 	w.Header()["Content-Type"] = s.ctText
 	if len(bad) > 0 {
 		w.Header()["Retry-After"] = s.retryAfter1

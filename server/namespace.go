@@ -89,7 +89,10 @@ func (s *Server) ready(ctx context.Context, ns *namespace) (bool, string) {
 	switch {
 	case ns.sess != nil:
 		st := ns.sess.Status()
-		now := time.Now()
+		// The session's Until and Above are on the generators' clock, which a
+		// FLURRY_CLOCK_SKEW offset (or a clock anchored before a wall step) moves
+		// away from time.Now: judge them on that clock, as the generator does.
+		now := time.Unix(0, s.opts.Clock.Now())
 		switch {
 		case !st.Held:
 			return false, "no lease held on a node value (the lease store's error is in the server's log)"

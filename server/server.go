@@ -11,7 +11,10 @@
 //     GET /v1/{namespace}/decode/{id} and GET /v1/info;
 //   - Meituan Leaf's routes, so Leaf clients keep working:
 //     GET /api/segment/get/{key}, GET /api/snowflake/get/{key},
-//     GET /decodeSnowflakeId?snowflakeId=;
+//     GET /decodeSnowflakeId?snowflakeId=, /cache, /db; with a leaf: section,
+//     every tag of a Leaf table (tagset.go, leafcompat.go);
+//   - with a tinyid: section, didi tinyid's routes on tinyid's tables
+//     ({prefix}/id/nextId, nextIdSimple, nextSegmentId, nextSegmentIdSimple; tinyid.go);
 //   - /metrics (Prometheus), /healthz and /readyz.
 //
 // See docs/server.md for the routes, their exact bodies and error statuses.
@@ -89,6 +92,11 @@ type Server struct {
 	namespaces map[string]*namespace
 	order      []*namespace
 	segByTag   map[string]*namespace
+
+	// Leaf's and tinyid's modes (tagset.go, leafcompat.go, tinyid.go)
+	compat   compatHeaders
+	leafTags *tagSet
+	tiny     *tinyServer
 
 	handler http.Handler
 	metrics *metrics
@@ -204,6 +212,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			}
 		}
 	}
+	s.compat = newCompatHeaders()
+	if err := s.buildCompat(ctx, b); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		s.closeNamespaces(cctx)
+		cancel()
+		return nil, err
+	}
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
 	return s, nil
@@ -229,7 +244,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closeNamespaces(ctx context.Context) error {
-	var errs []error
+	errs := []error{s.closeCompat(ctx)}
 	for i := len(s.order) - 1; i >= 0; i-- {
 		if err := s.order[i].close(ctx); err != nil {
 			errs = append(errs, err)

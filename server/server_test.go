@@ -537,3 +537,18 @@ func TestBadTLSFiles(t *testing.T) {
 		t.Errorf("a lease directory was created: a namespace started before the TLS check")
 	}
 }
+
+// TestReadyOnASkewedClock: readiness is judged on the generators' clock. A server
+// whose clock runs 30 s behind the wall clock (FLURRY_CLOCK_SKEW=-30s), on a fresh
+// data directory, issues IDs, so /readyz must say ready; judged on time.Now the
+// grant looked 30 s out of date (found by the fault harness, kind skew-behind).
+func TestReadyOnASkewedClock(t *testing.T) {
+	yaml := "namespaces:\n  default:\n    strategy: snowflake\n"
+	_, hs := newServer(t, yaml, clock.Offset{Parent: clock.NewSystem(), By: -30 * time.Second})
+	if code, _, body := get(t, hs.URL+"/v1/default/next"); code != 200 {
+		t.Fatalf("next: %d %q", code, body)
+	}
+	if code, _, body := get(t, hs.URL+"/readyz"); code != 200 {
+		t.Fatalf("readyz on a clock 30 s behind: %d %q", code, body)
+	}
+}

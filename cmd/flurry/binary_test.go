@@ -28,7 +28,7 @@ func TestBinary(t *testing.T) {
 	if err != nil {
 		t.Skipf("no go command: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "flurry")
 	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {

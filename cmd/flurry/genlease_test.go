@@ -325,7 +325,7 @@ func TestLeaseList(t *testing.T) {
 	}
 
 	r = cli(t, "", "lease", "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "file:///var/lib/flurry/leases") || !strings.Contains(r.stdout, "This binary understands: etcd, file, mysql, postgres, postgresql, redis, rediss, sqlite.") {
+	if r.code != 0 || !strings.Contains(r.stdout, "file:///var/lib/flurry/leases") || !strings.Contains(r.stdout, "This binary understands: etcd, file, mysql, postgres, postgresql, redis, redis+sentinel, rediss, rediss+sentinel, sqlite.") {
 		t.Errorf("lease --help: %+v", r)
 	}
 }

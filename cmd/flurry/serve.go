@@ -139,7 +139,19 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	names := srv.Namespaces()
 	fmt.Fprintf(stderr, "flurry: serving namespaces %s; data in %s\n", strings.Join(names, ", "), cfg.ResolveData())
 	fmt.Fprintf(stderr, "flurry: listening on %s (gRPC, gRPC-Web, Connect JSON and plain GET)\n", base)
-	fmt.Fprintf(stderr, "flurry: ask for an ID: curl '%s/v1/%s/next'   (?count=1000&format=text for many)\n", base, names[0])
+	if len(names) > 0 {
+		fmt.Fprintf(stderr, "flurry: ask for an ID: curl '%s/v1/%s/next'   (?count=1000&format=text for many)\n", base, names[0])
+	}
+	if cfg.Leaf != nil {
+		fmt.Fprintf(stderr, "flurry: serving every tag of the Leaf table: curl '%s/api/segment/get/TAG'\n", base)
+	}
+	if cfg.TinyID != nil {
+		prefix := cfg.TinyID.Prefix
+		if prefix == "" {
+			prefix = "/tinyid"
+		}
+		fmt.Fprintf(stderr, "flurry: serving tinyid's routes: curl '%s%s/id/nextId?bizType=TYPE&token=TOKEN'\n", base, prefix)
+	}
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -162,7 +162,7 @@ func buildServe(t *testing.T) string {
 		t.Skipf("no go command: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "flurry")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -10,13 +10,16 @@
 //	etcd://host:2379[,host:2379]/prefix           segment/etcdstore
 //	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write   the writable one of several
 //
-// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table. Each
-// store's package documents the options its URL takes; docs/high-availability.md
-// says what each engine's failover can lose.
+// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table,
+// ?schema=leaf to serve it with only Leaf's privileges, and ?table=tiny_id_info (or
+// ?schema=tinyid) to serve didi tinyid's table (sqlstore.OpenAny). Each store's
+// package documents the options its URL takes; docs/high-availability.md says what
+// each engine's failover can lose.
 package segmenturl
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
@@ -29,7 +32,10 @@ import (
 // changed from outside.
 func openers(skipCreate bool) map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
-		return sqlstore.Open(ctx, u, sqlstore.Options{SkipCreate: skipCreate})
+		if skipCreate && plainSchema(u) {
+			return sqlstore.Open(ctx, u, sqlstore.Options{SkipCreate: true})
+		}
+		return sqlstore.OpenAny(ctx, u)
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
 		return redisstore.Open(ctx, u, redisstore.Options{})
@@ -65,4 +71,16 @@ func Open(ctx context.Context, rawURL string) (segment.Store, error) {
 // create nothing before a tag is created either way.
 func OpenExisting(ctx context.Context, rawURL string) (segment.Store, error) {
 	return storeurl.Open(ctx, "segment", rawURL, openers(true))
+}
+
+// plainSchema reports whether a SQL URL uses flurry's own tables by default (no
+// schema= key, no tiny_id_info table): the case where Open would create tables. The
+// Leaf and TinyID schemas never create any.
+func plainSchema(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	q := u.Query()
+	return !q.Has("schema") && q.Get("table") != sqlstore.TinyIDTable
 }

@@ -39,6 +39,19 @@
 //
 // [New] wraps a *sql.DB the caller opened, for any driver of the three engines.
 //
+// # Leaf's and tinyid's own tables
+//
+// [OpenAny] (what segmenturl uses) also reads a schema= key:
+//
+//	?table=leaf_alloc&schema=leaf   [LeafTable]: Leaf's table with only SELECT and UPDATE on it;
+//	                                no NAME_returned, so a range handed back survives only
+//	                                as a rewind of max_id when nobody took a range since
+//	?table=tiny_id_info             [TinyID]: didi tinyid's table with tinyid's meaning of a
+//	(or schema=tinyid)              row (max_id the last ID handed out, id % delta ==
+//	                                remainder, optimistic update on version)
+//
+// Both create nothing and can share their rows with running Leaf or tinyid servers.
+//
 // # Schema
 //
 // The tag table has exactly Leaf's leaf_alloc columns, with Leaf's meaning:

@@ -52,7 +52,8 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
 		k.add([]string{"tls"}, "give both cert and key, or neither")
 	}
-	if len(c.Namespaces) == 0 {
+	k.compat(c)
+	if len(c.Namespaces) == 0 && c.Leaf == nil && c.TinyID == nil {
 		k.add([]string{"namespaces"}, "no namespace: give at least one, e.g. namespaces: {default: {strategy: snowflake}}")
 	}
 	for _, name := range c.order() {

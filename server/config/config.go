@@ -73,6 +73,10 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Namespaces maps a namespace's name to its settings.
 	Namespaces map[string]*Namespace `yaml:"namespaces"`
+	// Leaf serves every tag of Leaf's leaf_alloc on Leaf's routes (compat.go).
+	Leaf *LeafCompat `yaml:"leaf"`
+	// TinyID serves tinyid's routes on tinyid's tables (compat.go).
+	TinyID *TinyIDCompat `yaml:"tinyid"`
 
 	// Order lists the namespaces in the order of the file (the map has none).
 	Order []string `yaml:"-"`
