@@ -640,6 +640,11 @@ func (a *Allocator) Stats() Stats {
 		LastFetch:    a.lastOK,
 		Err:          a.fetchErr,
 	}
+	if st.Step == 0 {
+		// No fresh range yet (none, or only handed-back ones after a restart): the
+		// next fresh one is asked with the configured step (see nextStep).
+		st.Step = a.minStep
+	}
 	if a.permErr != nil {
 		st.Err = a.permErr
 	}

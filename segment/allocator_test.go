@@ -271,6 +271,31 @@ func TestCloseHandsBackTheRest(t *testing.T) {
 	}
 }
 
+// TestStepAfterRestart: an allocator that starts on handed-back ranges reports the
+// step its next fresh range will be asked with (the tag's), not 0; the dashboard
+// showed "Step 0" after every graceful restart.
+func TestStepAfterRestart(t *testing.T) {
+	s := sqlite(t)
+	tag := newTag(t, 100, s)
+	a, err := segment.New(testCtx(t), segment.Options{Stores: []segment.Store{s}, Tag: tag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Next(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(testCtx(t)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	b := newAlloc(t, segment.Options{Stores: []segment.Store{s}, Tag: tag})
+	if id, err := b.Next(testCtx(t)); err != nil || id != 2 {
+		t.Fatalf("first ID after the restart: %d, %v; want 2 (a handed-back range)", id, err)
+	}
+	if st := b.Stats(); st.Claimed == 0 || st.MinStep != 100 || st.Step < st.MinStep {
+		t.Errorf("after a restart on a handed-back range: claimed %d, step %d, min step %d; want step >= 100 and min step 100", st.Claimed, st.Step, st.MinStep)
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -33,7 +33,7 @@ decode goes on with the next ID and exits with status 1 at the end.`,
   flurry decode --layout time:41:1ms:2020-01-01T00:00:00Z,worker:10,seq:12 < ids.txt`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := layout.Parse(layoutText)
+			l, err := parseLayoutFlag(layoutText)
 			if err != nil {
 				return err
 			}

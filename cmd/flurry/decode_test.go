@@ -38,8 +38,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"above int64", []string{"decode", "9223372036854775808"}, 1, []string{"above the int64 range"}},
 		{"wider than the layout", []string{"decode", "--layout", "jssafe", "9007199254740992"}, 1, []string{`decode "9007199254740992"`, "not an ID of this 53-bit layout"}},
 		{"newline in the ID", []string{"decode", "1\n2"}, 1, []string{`"1\n2"`}},
-		{"bad layout", []string{"decode", "--layout", "nope", "1"}, 1, []string{`unknown preset "nope"`}},
-		{"bad layout text", []string{"decode", "--layout", "time:41:1ms:2010-11-04T01:42:54.657Z,seq:40", "1"}, 1, []string{"layout: invalid", "remove 18"}},
+		{"bad layout", []string{"decode", "--layout", "nope", "1"}, 2, []string{`unknown preset "nope"`}},
+		{"bad layout text", []string{"decode", "--layout", "time:41:1ms:2010-11-04T01:42:54.657Z,seq:40", "1"}, 2, []string{"layout: invalid", "remove 18"}},
 		{"unknown flag", []string{"decode", "-x"}, 2, []string{"unknown shorthand flag"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

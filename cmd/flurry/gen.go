@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ const (
 	genBatch         = 4096     // IDs asked of the generator at a time
 	genBufSize       = 64 << 10 // output buffer
 	genProgressAbove = 10_000_000
+	// genSlowAfter: a run the layout's rate cap makes last at least this long gets
+	// progress (on a terminal) or one line saying how long it will take (otherwise),
+	// so a slow layout is not mistaken for a hang.
+	genSlowAfter = 3 * time.Second
 )
 
 func newGenCmd() *cobra.Command {
@@ -104,7 +109,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 			} else if len(sf.urls) > 0 {
 				return genSegment(cmd.Context(), &sf, n, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			l, err := layout.Parse(layoutText)
+			l, err := parseLayoutFlag(layoutText)
 			if err != nil {
 				return err
 			}
@@ -134,8 +139,8 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 			}
 			var node layout.NodeValues
 			if cmd.Flags().Changed("node") {
-				if node, err = l.ParseNodeValues(nodeText); err != nil {
-					return fmt.Errorf("--node: %w", err)
+				if node, nodeText, err = parseNodeFlag(l, "--node", nodeText); err != nil {
+					return err
 				}
 			}
 			stderr := cmd.ErrOrStderr()
@@ -155,13 +160,13 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 				return err
 			}
 			defer g.Close()
-			return generate(cmd.Context(), g, n, cmd.OutOrStdout(), stderr, false)
+			return generate(cmd.Context(), g, n, cmd.OutOrStdout(), stderr, false, l.Rate())
 		},
 	}
 	f := cmd.Flags()
 	f.VarP(countValue{&n}, "count", "n", "how many IDs to print: 1000000, 1_000_000 or 1e6")
 	f.StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
-	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0); with --lease, only the fields not leased")
+	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0), or a plain number for a layout with one node field; with --lease, only the fields not leased")
 	f.Var(newEnum(&overflow, "wait", "wait", "borrow"), "overflow", "when a tick's sequence is used up: wait for the next tick, or borrow future ticks")
 	f.DurationVar(&maxDrift, "max-drift", 0, "with --overflow borrow: how far ahead of the clock IDs may run (default 1s)")
 	f.Var(newEnum(&start, "zero", "zero", "random", "continue"), "start", "where each tick's sequence starts")
@@ -197,11 +202,23 @@ type idSource interface {
 // (snowflake.ErrClockBehind) does not end it: it flushes, reports the pause as one
 // line on stderr, and tries again until the generator issues or ctx ends; and IDs
 // not above the last one printed (after a move to another node value) are skipped.
-func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Writer, pause bool) error {
+//
+// capRate is the most IDs per second the source can issue (the layout's cap), or 0
+// when unknown. A run that the cap makes take genSlowAfter or longer shows progress
+// with the time left on a terminal, and otherwise one line with the least time it
+// will take.
+func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Writer, pause bool, capRate float64) error {
 	w := bufio.NewWriterSize(stdout, genBufSize)
 	ids := make([]flurry.ID, min(n, genBatch))
 	buf := make([]byte, 0, genBufSize)
-	pr := newProgress(stderr, n, n >= genProgressAbove && isTerminal(stderr))
+	least := leastDuration(n, capRate)
+	slow := least >= genSlowAfter
+	terminal := isTerminal(stderr)
+	if slow && !terminal {
+		fmt.Fprintf(stderr, "flurry: gen: %s IDs at the layout's cap of %s IDs/s take about %s\n", group(n), group(uint64(capRate)), least)
+	}
+	pr := newProgress(stderr, n, terminal && (n >= genProgressAbove || slow))
+	pr.capRate = capRate
 	defer pr.finish()
 	var (
 		done   uint64
@@ -290,9 +307,24 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-// progress reports a count and rate on one terminal line about once a second.
+// leastDuration is how long n IDs take at capRate IDs per second, rounded up to a
+// second; 0 when the rate is unknown.
+func leastDuration(n uint64, capRate float64) time.Duration {
+	if capRate <= 0 || n == 0 {
+		return 0
+	}
+	secs := float64(n) / capRate
+	if secs > float64(math.MaxInt64/int64(time.Second)) {
+		return time.Duration(math.MaxInt64).Truncate(time.Second)
+	}
+	return time.Duration(math.Ceil(secs)) * time.Second
+}
+
+// progress reports a count, rate and time left on one terminal line about once a
+// second.
 type progress struct {
 	w       io.Writer
+	capRate float64 // the layout's cap in IDs/s, 0 if unknown
 	total   uint64
 	on      bool
 	shown   bool
@@ -315,8 +347,13 @@ func (p *progress) update(done uint64) {
 	}
 	p.next = now.Add(time.Second)
 	rate := float64(done) / now.Sub(p.started).Seconds()
-	fmt.Fprintf(p.w, "\rflurry: gen: %s of %s IDs (%.0f%%), %s IDs/s\x1b[K",
-		group(done), group(p.total), 100*float64(done)/float64(p.total), group(uint64(rate)))
+	// Time left at the rate so far, but never less than the cap allows.
+	left := leastDuration(p.total-done, p.capRate)
+	if rate > 0 {
+		left = max(left, time.Duration(float64(p.total-done)/rate*float64(time.Second)).Round(time.Second))
+	}
+	fmt.Fprintf(p.w, "\rflurry: gen: %s of %s IDs (%.0f%%), %s IDs/s, %s left\x1b[K",
+		group(done), group(p.total), 100*float64(done)/float64(p.total), group(uint64(rate)), left)
 	p.shown = true
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,10 +84,10 @@ func TestGenCountsAndOptions(t *testing.T) {
 }
 
 func TestGenNodeErrors(t *testing.T) {
-	wantOneLineError(t, cli(t, "", "gen", "--layout", "twitter", "--node", "worker=40"), 1, "worker 40 does not fit in 5 bits (0..31)")
-	wantOneLineError(t, cli(t, "", "gen", "--node", "shard=1"), 1, `no node field "shard"; its node fields are datacenter, worker`)
-	wantOneLineError(t, cli(t, "", "gen", "--node", "worker"), 1, "write name=value")
-	wantOneLineError(t, cli(t, "", "gen", "--layout", "bogus"), 1, `unknown preset "bogus"`)
+	wantOneLineError(t, cli(t, "", "gen", "--layout", "twitter", "--node", "worker=40"), 2, "worker 40 does not fit in 5 bits (0..31)")
+	wantOneLineError(t, cli(t, "", "gen", "--node", "shard=1"), 2, `no node field "shard"; its node fields are datacenter, worker`)
+	wantOneLineError(t, cli(t, "", "gen", "--node", "worker"), 2, "give them as name=value")
+	wantOneLineError(t, cli(t, "", "gen", "--layout", "bogus"), 2, `unknown preset "bogus"`)
 	wantOneLineError(t, cli(t, "", "gen", "--layout", "baidu", "--node", "worker=1"), 1, "exhausted")
 }
 
@@ -110,7 +111,8 @@ func TestGenInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := cliContext(t, ctx, "", "gen", "-n", "1e9", "--node", "worker=9")
-	if r.code != 130 || r.stdout != "" || r.stderr != "flurry: gen: interrupted after 0 of 1000000000 IDs\n" {
+	if r.code != 130 || r.stdout != "" || r.stderr != "flurry: gen: 1,000,000,000 IDs at the layout's cap of 4,096,000 IDs/s take about 4m5s\n"+
+		"flurry: gen: interrupted after 0 of 1000000000 IDs\n" {
 		t.Errorf("cancelled gen: %+v", r)
 	}
 }
@@ -154,14 +156,18 @@ func TestGenWriteErrors(t *testing.T) {
 func TestGenProgress(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, 20_000_000, true)
-	p.update(1) // less than a second in: nothing
+	p.capRate = 1000 // 15,000,000 left at 1,000/s: at least 15,000s
+	p.update(1)      // less than a second in: nothing
 	if b.Len() != 0 {
 		t.Fatalf("progress too early: %q", b.String())
 	}
 	p.next = time.Now()
 	p.update(5_000_000)
 	p.finish()
-	if s := b.String(); !strings.HasPrefix(s, "\rflurry: gen: 5,000,000 of 20,000,000 IDs (25%), ") || !strings.HasSuffix(s, " IDs/s\x1b[K\n") {
+	if s := b.String(); !strings.Contains(s, ", 4h10m0s left") {
+		t.Errorf("progress %q: want the time left at the layout's cap (4h10m0s)", s)
+	}
+	if s := b.String(); !strings.HasPrefix(s, "\rflurry: gen: 5,000,000 of 20,000,000 IDs (25%), ") || !strings.Contains(s, " IDs/s, ") || !strings.HasSuffix(s, " left\x1b[K\n") {
 		t.Errorf("progress %q", s)
 	}
 	b.Reset()
@@ -193,5 +199,34 @@ func TestGenClosesGenerator(t *testing.T) {
 	r := cli(t, "", "gen", "--node", "worker=12")
 	if r.code != 1 || !strings.Contains(r.stderr, "already in use") {
 		t.Errorf("gen beside a live generator of the same node: %+v", r)
+	}
+}
+
+// TestGenSlowLayoutSaysHowLong: a run the layout's cap makes last seconds says so on
+// stderr before the first ID (stderr is not a terminal here, so one line, not a
+// progress line); a quick run says nothing.
+func TestGenSlowLayoutSaysHowLong(t *testing.T) {
+	// 2 sequence bits per 1 s tick: 4 IDs a second, so 40 IDs take about 10 s.
+	const slow = "time:41:1s:2020-01-01T00:00:00Z,worker:10,seq:2"
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	r := cliContext(t, ctx, "", "gen", "--layout", slow, "--node", "worker=1", "-n", "40")
+	if !strings.HasPrefix(r.stderr, "flurry: gen: 40 IDs at the layout's cap of 4 IDs/s take about 10s\n") {
+		t.Errorf("stderr %q lacks the time the run takes", r.stderr)
+	}
+	if r.code != 130 {
+		t.Errorf("exit code %d, want 130 (interrupted)", r.code)
+	}
+	if r := cli(t, "", "gen", "--layout", slow, "--node", "worker=1", "-n", "4"); r.code != 0 || r.stderr != "" {
+		t.Errorf("a run under a second: %+v", r)
+	}
+	for _, c := range []struct {
+		n    uint64
+		rate float64
+		want time.Duration
+	}{{0, 4, 0}, {40, 0, 0}, {40, 4, 10 * time.Second}, {41, 4, 11 * time.Second}, {1e6, 4096e3, time.Second}, {1 << 62, 1e-9, time.Duration(math.MaxInt64).Truncate(time.Second)}} {
+		if got := leastDuration(c.n, c.rate); got != c.want {
+			t.Errorf("leastDuration(%d, %g) = %v, want %v", c.n, c.rate, got, c.want)
+		}
 	}
 }

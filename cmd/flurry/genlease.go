@@ -219,7 +219,7 @@ func genLeased(ctx context.Context, opts snowflake.Options, node layout.NodeValu
 	}()
 	fmt.Fprintln(stderr, "flurry: gen: "+describeSession(s.Status(), time.Unix(0, opts.Clock.Now())))
 	lines.showInfo() // later acquisitions (after a lost lease) are worth a line
-	return generate(ctx, g, n, stdout, stderr, true)
+	return generate(ctx, g, n, stdout, stderr, true, opts.Layout.Rate())
 }
 
 // describeSession says which value a session holds and the mark it starts above.

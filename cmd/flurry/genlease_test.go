@@ -393,7 +393,7 @@ func TestGeneratePauses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			err := generate(context.Background(), &script{steps: tc.steps}, 10000, &out, &errb, tc.pause)
+			err := generate(context.Background(), &script{steps: tc.steps}, 10000, &out, &errb, tc.pause, 0)
 			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)) {
 				t.Errorf("err %v, want %q", err, tc.err)
 			}
@@ -422,7 +422,7 @@ func TestGeneratePauses(t *testing.T) {
 		}
 		cancel()
 	}()
-	err := generate(ctx, &script{steps: steps}, 10, io.Discard, &errb, true)
+	err := generate(ctx, &script{steps: steps}, 10, io.Discard, &errb, true, 0)
 	if ee, ok := errors.AsType[*exitError](err); !ok || ee.code != 130 {
 		t.Errorf("interrupted pause: %v", err)
 	}

@@ -49,5 +49,5 @@ func genRedisRun(ctx context.Context, l *layout.Layout, rf *redisFlags, n uint64
 	}
 	defer g.Close()
 	// Pause rather than fail while Redis TIME stands behind its last tick.
-	return generate(ctx, g, n, stdout, stderr, true)
+	return generate(ctx, g, n, stdout, stderr, true, l.Rate())
 }

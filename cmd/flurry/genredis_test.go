@@ -40,8 +40,9 @@ func TestGenRedis(t *testing.T) {
 	r := cli(t, "", "gen", "--redis", u, "--namespace", ns, "-n", "5")
 	wantOneLineError(t, r, 1, "node value not set", "flurry redis set-node")
 
-	if r := cli(t, "", "redis", "set-node", u, "--namespace", ns, "datacenter=3,worker=30"); r.code != 0 || r.stdout != "" {
-		t.Fatalf("set-node: %+v", r)
+	r = cli(t, "", "redis", "set-node", u, "--namespace", ns, "datacenter=3,worker=30")
+	if want := "set {" + ns + "}:node: node datacenter=3,worker=30 (layout twitter) on "; r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, want) || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("set-node: %+v, want one line starting %q", r, want)
 	}
 	if r := cli(t, "", "redis", "get-node", u, "--namespace", ns); r.code != 0 || r.stdout != "datacenter=3,worker=30\n" {
 		t.Fatalf("get-node: %+v", r)
@@ -73,9 +74,46 @@ func TestGenRedis(t *testing.T) {
 	}
 
 	// A layout of another shape on the namespace is refused.
-	cli(t, "", "redis", "set-node", u, "--namespace", ns, "--layout", "sonyflake", "42")
+	if r := cli(t, "", "redis", "set-node", u, "--namespace", ns, "--layout", "sonyflake", "42"); r.code != 0 {
+		t.Fatalf("set-node sonyflake: %+v", r)
+	}
 	r = cli(t, "", "gen", "--redis", u, "--namespace", ns, "--layout", "sonyflake", "-n", "1")
 	wantOneLineError(t, r, 1, "another layout", "new namespace")
+}
+
+// TestRedisGetNodeLayout: get-node without --layout reads the layout set-node
+// recorded; with --layout it checks against that one; a value with no recorded
+// layout is printed field by field with a note.
+func TestRedisGetNodeLayout(t *testing.T) {
+	u, ns := redisNamespace(t)
+	r := cli(t, "", "redis", "get-node", u, "--namespace", ns)
+	wantOneLineError(t, r, 1, "has no node value", "flurry redis set-node")
+
+	if r := cli(t, "", "redis", "set-node", u, "--namespace", ns, "--layout", "sonyflake", "42"); r.code != 0 || !strings.Contains(r.stdout, "node machine=42 (layout sonyflake)") {
+		t.Fatalf("set-node: %+v", r)
+	}
+	if r := cli(t, "", "redis", "get-node", u, "--namespace", ns); r.code != 0 || r.stdout != "machine=42\n" || r.stderr != "" {
+		t.Errorf("get-node without --layout: %+v, want machine=42", r)
+	}
+	if r := cli(t, "", "redis", "get-node", u, "--namespace", ns, "--layout", "sonyflake"); r.code != 0 || r.stdout != "machine=42\n" {
+		t.Errorf("get-node --layout sonyflake: %+v", r)
+	}
+	r = cli(t, "", "redis", "get-node", u, "--namespace", ns, "--layout", "twitter")
+	wantOneLineError(t, r, 1, "datacenter")
+
+	o, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(o)
+	defer c.Close()
+	if err := c.HDel(context.Background(), "{"+ns+"}:node", "@layout").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r = cli(t, "", "redis", "get-node", u, "--namespace", ns)
+	if r.code != 0 || r.stdout != "machine=42\n" || !strings.Contains(r.stderr, "no layout is recorded") {
+		t.Errorf("get-node of a value with no layout: %+v", r)
+	}
 }
 
 func TestGenRedisUsage(t *testing.T) {
@@ -86,7 +124,7 @@ func TestGenRedisUsage(t *testing.T) {
 		{[]string{"gen", "--namespace", "x"}, "--namespace applies only with --redis"},
 		{[]string{"gen", "--redis", "redis://127.0.0.1:1/0", "--node", "worker=1"}, "--node does not apply with --redis"},
 		{[]string{"gen", "--redis", "redis://127.0.0.1:1/0", "--lease", "file:///tmp/x"}, "--lease does not apply with --redis"},
-		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "5"}, "give each as name=value"},
+		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "5"}, "give them as name=value"},
 		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "datacenter=1"}, "node field worker is not given"},
 		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "datacenter=32,worker=1"}, "datacenter 32 does not fit in 5 bits"},
 		{[]string{"redis", "set-node", "redis://127.0.0.1:1/0", "--layout", "sonyflake", "x"}, `"x" is not a whole number`},

@@ -96,5 +96,5 @@ func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.W
 		where = fmt.Sprintf("%s (residue class %d of %d: %s)", where, st.Store, len(names), strings.Join(names, ", "))
 	}
 	fmt.Fprintf(stderr, "flurry: gen: serving tag %s from %s, first range %d..%d\n", sf.tag, where, st.CurrentFirst, st.CurrentLast)
-	return generate(ctx, a, n, stdout, stderr, true)
+	return generate(ctx, a, n, stdout, stderr, true, 0)
 }

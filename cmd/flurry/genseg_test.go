@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "modernc.org/sqlite"
 
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment/segmenttest"
@@ -211,4 +217,62 @@ func TestGenSegmentStoreDownAtStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSegmentListCreatesNothing: listing a SQLite store that does not exist, or
+// has no tables, fails without creating the file or a table; only segment create
+// creates them.
+func TestSegmentListCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	wantOneLineError(t, cli(t, "", "segment", "list", "sqlite://"+missing), 1, missing+" does not exist", "flurry segment create")
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("segment list made %s: %v", missing, err)
+	}
+
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"segment", "list", "sqlite://" + empty}, {"segment", "set-step", "sqlite://" + empty, "order", "10"}} {
+		r := cli(t, "", args...)
+		wantOneLineError(t, r, 1, "segment "+args[1]+": ", "table flurry_segment is missing")
+		if tables := sqliteTables(t, empty); len(tables) != 0 {
+			t.Errorf("%s made tables %v", strings.Join(args, " "), tables)
+		}
+	}
+
+	if r := cli(t, "", "segment", "create", "sqlite://"+empty, "order"); r.code != 0 {
+		t.Fatalf("segment create: %+v", r)
+	}
+	if r := cli(t, "", "segment", "list", "sqlite://"+empty); r.code != 0 || !strings.Contains(r.stdout, "order") {
+		t.Errorf("segment list after create: %+v", r)
+	}
+}
+
+// sqliteTables lists the tables of the SQLite database at path.
+func sqliteTables(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flurryid/flurry/server/config"
 )
 
 // newRootCmd returns the flurry command with every subcommand. Output goes to stdout
@@ -64,6 +66,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newLeaseCmd(), newRedisCmd(), newSegmentCmd(), newVersionCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newGetCmd(), newBenchCmd())
+	root.AddCommand(newCompletionCmd(), newManCmd())
 	return root
 }
 
@@ -78,6 +81,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	code := 1
+	// A configuration's problems are listed one per line (docs/server.md): joined
+	// into one line, ten of them could not be read.
+	if ce, ok := errors.AsType[*config.Error](err); ok {
+		fmt.Fprintf(stderr, "flurry: %s\n", strings.ReplaceAll(ce.Error(), "\r", ""))
+		return code
+	}
 	msg := oneLine(err)
 	if ee, ok := errors.AsType[*exitError](err); ok {
 		code = ee.code

@@ -2,15 +2,20 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
+	"github.com/flurryid/flurry/segment/sqlstore"
 	"github.com/spf13/cobra"
 )
 
@@ -112,9 +117,9 @@ use the new step from their next range on.`,
 			if err := segment.CheckTagName(args[1]); err != nil {
 				return &usageError{err: err}
 			}
-			store, err := segmenturl.Open(cmd.Context(), args[0])
+			store, err := segmenturl.OpenExisting(cmd.Context(), args[0])
 			if err != nil {
-				return err
+				return fmt.Errorf("segment %s: %w", cmd.Name(), err)
 			}
 			defer store.Close()
 			if err := store.SetStep(cmd.Context(), args[1], step); err != nil {
@@ -139,14 +144,20 @@ JSON array instead.`,
   flurry segment list --json 'mysql://root@127.0.0.1:3306/test?table=leaf_alloc'`,
 		Args: exactArgs(1, "segment list takes one store URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := segmenturl.Open(cmd.Context(), args[0])
+			// Listing never creates anything: not the SQLite file, not the tables.
+			if path, ok := sqlitePath(args[0]); ok {
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("segment list: %s does not exist; create a tag first with flurry segment create URL TAG", path)
+				}
+			}
+			store, err := segmenturl.OpenExisting(cmd.Context(), args[0])
 			if err != nil {
-				return err
+				return fmt.Errorf("segment %s: %w", cmd.Name(), err)
 			}
 			defer store.Close()
 			tags, err := store.Tags(cmd.Context())
 			if err != nil {
-				return fmt.Errorf("segment list: %w", err)
+				return fmt.Errorf("segment list: %w (if no tag was ever created here, create one with flurry segment create URL TAG)", err)
 			}
 			if asJSON {
 				return writeTagsJSON(cmd.OutOrStdout(), tags)
@@ -203,4 +214,13 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// sqlitePath returns the file a sqlite: URL names.
+func sqlitePath(rawURL string) (string, bool) {
+	c, err := sqlconn.Parse(rawURL, sqlconn.ParseOptions{DefaultTable: sqlstore.DefaultTable})
+	if err != nil || c.Engine != sqlconn.SQLite {
+		return "", false
+	}
+	return c.SQLitePath, true
 }

@@ -19,6 +19,7 @@ package segmenturl
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
@@ -29,8 +30,11 @@ import (
 
 // openers is built per call, not kept in a package variable, so nothing here can be
 // changed from outside.
-func openers() map[string]storeurl.Opener[segment.Store] {
+func openers(skipCreate bool) map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
+		if skipCreate && plainSchema(u) {
+			return sqlstore.Open(ctx, u, sqlstore.Options{SkipCreate: true})
+		}
 		return sqlstore.OpenAny(ctx, u)
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
@@ -53,10 +57,30 @@ func openers() map[string]storeurl.Opener[segment.Store] {
 }
 
 // Schemes lists the URL schemes Open understands.
-func Schemes() []string { return storeurl.Schemes(openers()) }
+func Schemes() []string { return storeurl.Schemes(openers(false)) }
 
 // Open returns the store a URL names. An unknown scheme is an error that lists the
 // known ones; errors never show the URL's password.
 func Open(ctx context.Context, rawURL string) (segment.Store, error) {
-	return storeurl.Open(ctx, "segment", rawURL, openers())
+	return storeurl.Open(ctx, "segment", rawURL, openers(false))
+}
+
+// OpenExisting is Open for a caller that only reads or changes existing tags (a
+// listing, say): the SQL stores do not create their tables, so reading a database
+// that has none fails instead of leaving empty tables behind. The other stores
+// create nothing before a tag is created either way.
+func OpenExisting(ctx context.Context, rawURL string) (segment.Store, error) {
+	return storeurl.Open(ctx, "segment", rawURL, openers(true))
+}
+
+// plainSchema reports whether a SQL URL uses flurry's own tables by default (no
+// schema= key, no tiny_id_info table): the case where Open would create tables. The
+// Leaf and TinyID schemas never create any.
+func plainSchema(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	q := u.Query()
+	return !q.Has("schema") && q.Get("table") != sqlstore.TinyIDTable
 }

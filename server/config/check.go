@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,9 +180,9 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 		for _, f := range l.NodeFields() {
 			names = append(names, f.Name)
 		}
-		for _, f := range s.Lease.Fields {
+		for i, f := range s.Lease.Fields {
 			if !contains(names, f) {
-				k.add(append(p, "lease", "fields"), "the layout has no node field %q; its node fields are %s", f, strings.Join(names, ", "))
+				k.add(append(p, "lease", "fields", strconv.Itoa(i)), "the layout has no node field %q; its node fields are %s", f, strings.Join(names, ", "))
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -288,7 +289,7 @@ func Parse(file string, data []byte, env func(string) (string, bool)) (*Config, 
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			for _, m := range te.Errors {
-				probs = append(probs, lineProblem(file, m))
+				probs = append(probs, lineProblem(file, root.Content[0], m))
 			}
 		} else {
 			return nil, &Error{Problems: []Problem{{File: file, What: yamlMsg(err)}}}
@@ -317,9 +318,10 @@ func (c *Config) Check(env func(string) (string, bool)) error {
 	return nil
 }
 
-// lineProblem turns yaml.v3's "line 3: field x not found in type config.Lease"
-// into a Problem.
-func lineProblem(file, m string) Problem {
+// lineProblem turns one of yaml.v3's type errors, such as "line 3: field x not
+// found in type config.Lease" or "line 2: cannot unmarshal !!str `abc` into int",
+// into a Problem keyed by the YAML path at that line, in words with no Go type names.
+func lineProblem(file string, root *yaml.Node, m string) Problem {
 	p := Problem{File: file, What: m}
 	var line int
 	if n, _ := fmt.Sscanf(m, "line %d:", &line); n == 1 {
@@ -327,11 +329,85 @@ func lineProblem(file, m string) Problem {
 		p.What = strings.TrimSpace(m[strings.Index(m, ":")+1:])
 	}
 	if f, ok := strings.CutPrefix(p.What, "field "); ok {
-		if name, typ, ok := strings.Cut(f, " not found in type "); ok {
-			p.What = fmt.Sprintf("unknown key %q (in %s); check its spelling against docs/flurry.example.yaml", name, strings.TrimPrefix(typ, "config."))
+		if name, _, ok := strings.Cut(f, " not found in type "); ok {
+			p.Key = strings.Join(pathAt(root, line, name, "", "", nil), ".")
+			p.What = "unknown key; check its spelling against docs/flurry.example.yaml"
+			if p.Key == "" {
+				p.What = fmt.Sprintf("unknown key %q; check its spelling against docs/flurry.example.yaml", name)
+			}
+			return p
 		}
 	}
+	if rest, ok := strings.CutPrefix(p.What, "cannot unmarshal "); ok {
+		// "!!str `abc` into int": the YAML tag, the value, then the Go type.
+		val, typ := rest, ""
+		if i := strings.LastIndex(rest, " into "); i >= 0 {
+			val, typ = rest[:i], rest[i+len(" into "):]
+		}
+		tag, val, _ := strings.Cut(val, " ")
+		val = strings.Trim(val, "`")
+		p.Key = strings.Join(pathAt(root, line, "", tag, val, nil), ".")
+		shown := val
+		if shown == "" {
+			shown = map[string]string{"!!seq": "a list", "!!map": "a mapping", "!!str": "text", "!!int": "a number", "!!bool": "true or false", "!!float": "a number"}[tag]
+		}
+		p.What = fmt.Sprintf("%s is not %s", shown, yamlKind(typ))
+	}
 	return p
+}
+
+// yamlKind names what a Go type is in YAML words.
+func yamlKind(typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "int"), strings.HasPrefix(typ, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(typ, "float"):
+		return "a number"
+	case typ == "bool":
+		return "true or false"
+	case typ == "string":
+		return "text (quote it)"
+	case strings.HasPrefix(typ, "[]"):
+		return "a list, e.g. [a, b]"
+	default:
+		return "a mapping of keys, e.g. {key: value}"
+	}
+}
+
+// pathAt returns the keys (and list indices) leading to the node at line: the
+// mapping key named name there or, with name empty, the value with YAML tag tag
+// whose text starts like val (yaml.v3 shortens long values to "abc...").
+func pathAt(n *yaml.Node, line int, name, tag, val string, path []string) []string {
+	match := func(v *yaml.Node) bool {
+		if v.Line != line || v.Tag != tag {
+			return false
+		}
+		return val == "" || v.Value == val || strings.HasSuffix(val, "...") && strings.HasPrefix(v.Value, strings.TrimSuffix(val, "..."))
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			here := append(path[:len(path):len(path)], k.Value)
+			if name != "" && k.Line == line && k.Value == name || name == "" && match(v) {
+				return here
+			}
+			if p := pathAt(v, line, name, tag, val, here); p != nil {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			here := append(path[:len(path):len(path)], strconv.Itoa(i))
+			if name == "" && match(v) {
+				return here
+			}
+			if p := pathAt(v, line, name, tag, val, here); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 func yamlMsg(err error) string {
@@ -352,10 +428,21 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 }
 
 // line returns the line of the deepest node of path that exists (keys are
-// mapping keys; the key's own line is reported for the last one).
+// mapping keys, or list indices in decimal; the key's own line is reported for the
+// last one, the item's own line for a list item).
 func (c *Config) line(path ...string) int {
 	n, line := c.root, 0
 	for _, k := range path {
+		if n != nil && n.Kind == yaml.SequenceNode {
+			// A list item: its own line, so a bad item is found without counting.
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				break
+			}
+			n = n.Content[i]
+			line = n.Line
+			continue
+		}
 		if n == nil || n.Kind != yaml.MappingNode {
 			break
 		}

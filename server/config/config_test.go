@@ -40,12 +40,17 @@ func TestProblems(t *testing.T) {
 		{"empty", "", []string{"empty"}},
 		{"not yaml", "listen: [", []string{"not valid YAML"}},
 		{"no namespaces", "listen: 127.0.0.1:1\n", []string{"namespaces: no namespace"}},
-		{"typo", "namespaces:\n  a:\n    strategy: snowflake\n    snowflak: {}\n", []string{"t.yaml:4: unknown key \"snowflak\""}},
+		{"typo", "namespaces:\n  a:\n    strategy: snowflake\n    snowflak: {}\n", []string{"configuration has 1 problem:\n", "t.yaml:4: namespaces.a.snowflak: unknown key"}},
+		{"unknown nested key", "namespaces:\n  a:\n    strategy: snowflake\n    snowflake:\n      layout: twitter\n      colour: red\n", []string{"t.yaml:6: namespaces.a.snowflake.colour: unknown key"}},
+		{"wrong types", "max_count: lots\nnamespaces:\n  a:\n    strategy: segment\n    segment: {stores: sqlite:///x.db, prefetch: [1]}\n  b: [x]\n",
+			[]string{"configuration has 4 problems:\n", "t.yaml:1: max_count: lots is not a whole number", "t.yaml:5: namespaces.a.segment.stores: sqlite:", "is not a list", "t.yaml:5: namespaces.a.segment.prefetch: a list is not a number", "t.yaml:6: namespaces.b: a list is not a mapping"}},
+		{"list items", "namespaces:\n  a:\n    strategy: segment\n    segment:\n      stores:\n        - sqlite:///x.db\n        - 'mongodb://x'\n  b:\n    strategy: snowflake\n    snowflake:\n      lease:\n        store: file:///tmp/l\n        fields:\n          - worker\n          - rack\n",
+			[]string{"t.yaml:7: namespaces.a.segment.stores.1: ", "t.yaml:15: namespaces.b.snowflake.lease.fields.1: the layout has no node field \"rack\""}},
 		{"every problem", "listen: x\nmax_count: -1\nshutdown_timeout: soon\ntls: {cert: a}\nnamespaces:\n  a:\n    strategy: snowflake\n    snowflake: {layout: twiter, overflow: fast}\n  b/c:\n    strategy: segment\n    segment: {prefetch: 1, stores: ['mongodb://x']}\n  d:\n    strategy: redis\n  e:\n    strategy: uuidv8\n",
 			[]string{"t.yaml:1: listen", "t.yaml:2: max_count", "t.yaml:3: shutdown_timeout", "t.yaml:4: tls", "t.yaml:8: namespaces.a.snowflake.layout", "namespaces.a.snowflake.overflow", "namespaces.b/c: namespace name", "namespaces.b/c.segment.prefetch", "unknown scheme \"mongodb\"", "t.yaml:12: namespaces.d: strategy redis needs", "t.yaml:15: namespaces.e.strategy: unknown strategy"}},
 		{"token env", "namespaces:\n  a: {strategy: objectid, token_env: [NOPE], tokens: [short]}\n", []string{"NOPE is not set", "token 1 is 5 characters"}},
 		{"limits", "limits: {max_ids_in_flight: 5, read_timeout: 0s, write_timeout: soon, token_burst: 3, max_concurrent_streams: -1}\ntls: {client_ca: ca.pem}\naccess: {admin_tokens: ['sha256:abc'], admin_token_env: [NOPE]}\nnamespaces:\n  a: {strategy: uuidv7, max_count: 20000000, tokens: ['sha256:zz']}\n",
-			[]string{"limits.max_ids_in_flight: 5 is too small", "limits.read_timeout: \"0s\" is zero", "limits.write_timeout", "limits.token_burst", "limits.max_concurrent_streams", "tls.client_ca", "access.admin_tokens: token 1 starts with sha256:", "access.admin_token_env: environment variable NOPE", "namespaces.a.max_count: 20000000 is out of range", "namespaces.a.tokens: token 1 starts with sha256:"}},
+			[]string{"limits.max_ids_in_flight: 5 is too small", "limits.read_timeout: \"0s\" is zero", "limits.write_timeout", "limits.token_burst", "limits.max_concurrent_streams", "tls.client_ca", "t.yaml:3: access.admin_tokens.0: token 1 starts with sha256:", "t.yaml:3: access.admin_token_env.0: environment variable NOPE", "namespaces.a.max_count: 20000000 is out of range", "namespaces.a.tokens.0: token 1 starts with sha256:"}},
 		{"wrong block", "namespaces:\n  a: {strategy: segment, snowflake: {}}\n", []string{"settings for snowflake"}},
 		{"exhausted", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: baidu}}\n", []string{"ran out of time"}},
 		{"no node field", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: mastodon}}\n", []string{"no node field"}},
@@ -64,6 +69,12 @@ func TestProblems(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("no %q in:\n%v", w, err)
+				}
+			}
+			// No Go type names or yaml.v3 wording reach the operator.
+			for _, bad := range []string{"config.", "!!", "unmarshal", "[]string", "int64", "(in "} {
+				if strings.Contains(err.Error(), bad) {
+					t.Errorf("%q in:\n%v", bad, err)
 				}
 			}
 		})

@@ -112,18 +112,18 @@ func (k *checker) tokens(p []string, fileKey, envKey string, file, envs []string
 	var out []string
 	for i, t := range file {
 		if what := checkToken(t); what != "" {
-			k.add(append(p, fileKey), "token %d %s", i+1, what)
+			k.add(append(p, fileKey, strconv.Itoa(i)), "token %d %s", i+1, what)
 		}
 		out = append(out, t)
 	}
-	for _, e := range envs {
+	for i, e := range envs {
 		v, ok := env(e)
 		switch {
 		case !ok || v == "":
-			k.add(append(p, envKey), "environment variable %s is not set (or empty): set it to the token, or remove it from %s", e, envKey)
+			k.add(append(p, envKey, strconv.Itoa(i)), "environment variable %s is not set (or empty): set it to the token, or remove it from %s", e, envKey)
 		default:
 			if what := checkToken(v); what != "" {
-				k.add(append(p, envKey), "the token in %s %s", e, what)
+				k.add(append(p, envKey, strconv.Itoa(i)), "the token in %s %s", e, what)
 				continue
 			}
 			out = append(out, v)
