@@ -135,6 +135,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	fmt.Fprintf(stderr, "flurry: serving namespaces %s; data in %s\n", strings.Join(names, ", "), cfg.ResolveData())
 	fmt.Fprintf(stderr, "flurry: listening on %s (gRPC, gRPC-Web, Connect JSON and plain GET)\n", base)
 	fmt.Fprintf(stderr, "flurry: ask for an ID: curl '%s/v1/%s/next'   (?count=1000&format=text for many)\n", base, names[0])
+	stopNotify := notifySystemd(ctx, stderr) // READY=1 now, STOPPING=1 on the way out
+	defer stopNotify()
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
