@@ -486,3 +486,187 @@ func TestAlertRules(t *testing.T) {
 	}
 	t.Logf("%d alerts", alerts)
 }
+
+// TestSystemdUnit checks deploy/systemd/flurry.service with systemd-analyze:
+// `verify` must print nothing (any unknown key or bad value is a warning there, so
+// output fails the test, as does the exit status), and the offline security score
+// must stay at 2.0 or below ("OK"). ExecStart is pointed at this test's own binary
+// for verify, which checks that the command exists; the unit is not started (no
+// systemd runs as PID 1 on a CI machine). TestServeNotifiesSystemd in cmd/flurry
+// checks the Type=notify protocol with a real flurry serve.
+func TestSystemdUnit(t *testing.T) {
+	sa := requireTool(t, "systemd-analyze", "systemd")
+	unit := string(mustRead(t, filepath.Join(repoRoot(t), "deploy", "systemd", "flurry.service")))
+	for _, want := range []string{"Type=notify", "DynamicUser=yes", "StateDirectory=flurry", "ProtectSystem=strict", "NoNewPrivileges=yes"} {
+		if !strings.Contains(unit, "\n"+want+"\n") {
+			t.Errorf("unit lacks %s", want)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flurry.service")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(unit, "/usr/local/bin/flurry", self)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(sa, "verify", path).CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	cmd := exec.Command(sa, "security", "--offline=true", "--threshold=20", "--no-pager", "flurry.service")
+	cmd.Dir = dir
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("systemd-analyze security: exposure above 2.0 (%v)\n%s", err, out)
+	}
+	if i := strings.Index(string(out), "Overall exposure level"); i >= 0 {
+		t.Log(strings.TrimSpace(string(out[i:])))
+	}
+}
+
+// TestContainerReadOnly runs the release binary as the container image does
+// (deploy/container/Dockerfile): alone in a root directory built by the test, like
+// scratch, that is mounted read-only, as user 65532, with only /var/lib/flurry
+// writable (the image's volume). It must start on the embedded default, answer
+// /readyz and an ID request, report ready through `flurry health` (the image's
+// HEALTHCHECK), and stop cleanly on SIGTERM. Needs root for the mount namespace
+// and chroot; the image itself cannot be built here (no container engine).
+func TestContainerReadOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for unshare --mount and chroot")
+	}
+	unshare := requireTool(t, "unshare", "util-linux")
+	_, bin := releaseBinary(t)
+
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o755); err != nil { // t.TempDir is 0700: the user must reach /flurry
+		t.Fatal(err)
+	}
+	for _, d := range []string{"var/lib/flurry", "proc"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "flurry"), mustRead(t, bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir() // the volume
+	if err := os.Chown(data, 65532, 65532); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	// A private mount namespace: bind the root read-only, the volume read-write on
+	// it, a /proc for the process metrics, then chroot as the unprivileged user.
+	script := fmt.Sprintf(`set -e
+mount --bind %[1]q %[1]q
+mount --bind %[2]q %[1]q/var/lib/flurry
+mount -o remount,bind,ro %[1]q
+mount -t proc proc %[1]q/proc
+exec chroot --userspec=65532:65532 %[1]q /flurry serve --data /var/lib/flurry --listen 127.0.0.1:%[3]d`, root, data, port)
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", script)
+	var log strings.Builder
+	var mu sync.Mutex
+	cmd.Stdout = &lockedWriter{w: &log, mu: &mu}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+		done <- nil
+	}()
+	logText := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	c := &http.Client{Timeout: 10 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := c.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("flurry serve ended: %v\n%s", err, logText())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after a minute: %v\n%s", err, logText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, ns := range []string{"default", "segment"} {
+		res, err := c.Get(base + "/v1/" + ns + "/next?count=3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"ids":[`) {
+			t.Errorf("%s: %s %s", ns, res.Status, body)
+		}
+	}
+	// The image's health check, run as the image runs it.
+	hc := exec.Command(bin, "health", "--url", base+"/readyz")
+	if out, err := hc.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "ready" {
+		t.Errorf("flurry health: %v %q", err, out)
+	}
+	// Whatever it wrote is in the volume, owned by the user.
+	var files []string
+	filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && p != data {
+			files = append(files, strings.TrimPrefix(p, data+"/"))
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Errorf("nothing written in the volume")
+	}
+	// SIGTERM goes to sh's exec'd chroot, which exec'd flurry: one process.
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Errorf("flurry serve exited with %v\n%s", err, logText())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no graceful stop within a minute\n%s", logText())
+	}
+	if l := logText(); !strings.Contains(l, "flurry: stopped") || strings.Contains(l, "read-only") {
+		t.Errorf("log:\n%s", l)
+	}
+	t.Logf("volume: %s", strings.Join(files, " "))
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
