@@ -33,6 +33,7 @@ import (
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
+	"gopkg.in/yaml.v3"
 )
 
 // requireTool returns the path of a command the test needs, or skips naming it
@@ -669,4 +670,42 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestKubernetesConfig checks the flurry.yaml inside deploy/kubernetes/configmap.yaml
+// with flurry's own configuration parser (unknown keys, bad values, token_env), with
+// the token the Secret provides in the environment. The manifests' Kubernetes shape
+// is checked in the deploy module.
+func TestKubernetesConfig(t *testing.T) {
+	raw := mustRead(t, filepath.Join(repoRoot(t), "deploy", "kubernetes", "configmap.yaml"))
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(raw, &cm); err != nil {
+		t.Fatal(err)
+	}
+	text, ok := cm.Data["flurry.yaml"]
+	if !ok {
+		t.Fatal("configmap.yaml has no flurry.yaml")
+	}
+	env := func(k string) (string, bool) {
+		if k == "FLURRY_DEFAULT_TOKEN" {
+			return "a-token-from-the-secret-0123456789", true
+		}
+		return "", false
+	}
+	cfg, err := config.Parse("configmap.yaml:flurry.yaml", []byte(text), env)
+	if err != nil {
+		t.Fatalf("the ConfigMap's configuration: %v", err)
+	}
+	if err := cfg.Check(env); err != nil {
+		t.Fatalf("the ConfigMap's configuration: %v", err)
+	}
+	if cfg.DataDir != "/var/lib/flurry" || cfg.Listen != ":8080" {
+		t.Errorf("data_dir %q listen %q: want /var/lib/flurry and :8080 (the image's volume and port)", cfg.DataDir, cfg.Listen)
+	}
+	// No namespace may lease from the pod's own disk: every pod would take worker 0.
+	if strings.Contains(text, "file://") || !strings.Contains(text, "store: etcd://") {
+		t.Errorf("the ConfigMap's lease store must be shared by the pods (etcd), not a file store:\n%s", text)
+	}
 }
