@@ -17,7 +17,7 @@
 #   SHA256SUMS                                 sha256sum format, every file above
 #
 # The SBOM generator is scripts/sbom (standard library only). The release test
-# (scripts/release_test.go) runs this script for one target.
+# (TestRelease in scripts/deploy_test.go) runs this script for one target.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +27,7 @@ commit=""
 targets=()
 all_targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version) version=$2; shift 2 ;;
