@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flurryid/flurry/internal/storeurl"
@@ -123,27 +124,77 @@ func CheckScope(scope string) error {
 	return nil
 }
 
-// CheckAcquire validates Acquire's arguments the same way for every store.
-func CheckAcquire(scope string, size int64, owner string, ttl time.Duration) error {
-	if err := CheckScope(scope); err != nil {
-		return err
-	}
-	if size < 1 || size > 1<<22 {
-		return fmt.Errorf("lease: pool size %d must be from 1 to %d", size, 1<<22)
-	}
-	if owner == "" || len(owner) > 200 {
-		return fmt.Errorf("lease: owner must have 1 to 200 characters")
-	}
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+// Bounds of a lease's TTL and of a session's reservation Window. A TTL is how long a
+// crashed holder's value stays blocked, so a day is already far more than any use
+// needs; the bounds keep every deadline a session computes (the clock's nanoseconds
+// plus the TTL) far from int64's limit, and every TTL within what each engine takes
+// (etcd refuses more than 9e9 s).
+const (
+	MinTTL    = time.Second
+	MaxTTL    = 24 * time.Hour
+	MinWindow = 100 * time.Millisecond
+	MaxWindow = time.Hour
+)
+
+// configError is an error that retrying cannot cure; it matches ErrBadConfig.
+type configError struct{ msg string }
+
+func (e *configError) Error() string        { return e.msg }
+func (e *configError) Is(target error) bool { return target == ErrBadConfig }
+
+func badConfig(format string, a ...any) error {
+	return &configError{msg: fmt.Sprintf(format, a...)}
+}
+
+// CheckTTL reports whether ttl is a lease TTL every store accepts: a whole number of
+// milliseconds from MinTTL to MaxTTL. Its error matches ErrBadConfig.
+func CheckTTL(ttl time.Duration) error {
+	if ttl < MinTTL || ttl > MaxTTL || ttl%time.Millisecond != 0 {
+		return badConfig("lease: ttl %v must be a whole number of milliseconds from %s to %s", ttl, short(MinTTL), short(MaxTTL))
 	}
 	return nil
+}
+
+// CheckWindow reports whether window is a session's reservation Window from
+// MinWindow to MaxWindow. Its error matches ErrBadConfig.
+func CheckWindow(window time.Duration) error {
+	if window < MinWindow || window > MaxWindow {
+		return badConfig("lease: window %v must be from %s to %s", window, short(MinWindow), short(MaxWindow))
+	}
+	return nil
+}
+
+// short writes a duration without zero units: 24h, not 24h0m0s.
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// CheckAcquire validates Acquire's arguments the same way for every store. Its
+// errors match ErrBadConfig: retrying cannot cure them.
+func CheckAcquire(scope string, size int64, owner string, ttl time.Duration) error {
+	if err := CheckScope(scope); err != nil {
+		return &configError{msg: err.Error()}
+	}
+	if size < 1 || size > 1<<22 {
+		return badConfig("lease: pool size %d must be from 1 to %d", size, 1<<22)
+	}
+	if owner == "" || len(owner) > 200 {
+		return badConfig("lease: owner must have 1 to 200 characters")
+	}
+	return CheckTTL(ttl)
 }
 
 // CheckAcquireValue validates AcquireValue's arguments the same way for every store.
 func CheckAcquireValue(scope string, value int64, owner string, ttl time.Duration) error {
 	if value < 0 || value >= 1<<22 {
-		return fmt.Errorf("lease: value %d must be from 0 to %d", value, 1<<22-1)
+		return badConfig("lease: value %d must be from 0 to %d", value, 1<<22-1)
 	}
 	return CheckAcquire(scope, 1, owner, ttl)
 }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/simhook"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/snowflake"
 )
@@ -44,16 +46,22 @@ type Options struct {
 	// address. The lease still guards the value against a second holder and keeps its
 	// high-water mark.
 	Fixed *int64
+	// Order says which earlier IDs a new holder starts above: those of every
+	// ended lease of the scope (OrderScope, the zero value), or those of its own
+	// value only (OrderValue). See Order.
+	Order Order
 	// Owner names this holder in listings. Empty means host/pid/random.
 	Owner string
-	// TTL is the lease's time to live in the store. Zero means 10 s.
+	// TTL is the lease's time to live in the store, from MinTTL to MaxTTL. Zero
+	// means 10 s.
 	TTL time.Duration
 	// Window is how much time one store write reserves. The session renews every
 	// Window (every TTL/3 if that is shorter) and each renewal reserves ticks through
 	// now + Window + that interval, so the store sees at most one write per Window per
 	// node, and a renewal is due while a whole interval of reservation is left. A
 	// process that takes the value over after a crash starts above the reservation,
-	// up to twice Window ahead of the crashed holder's clock. Zero means 2 s.
+	// up to twice Window ahead of the crashed holder's clock. From MinWindow to
+	// MaxWindow; zero means 2 s.
 	Window time.Duration
 	// Clock must be the generator's clock. Nil means clock.NewSystem().
 	Clock clock.Clock
@@ -74,7 +82,9 @@ type Status struct {
 	// stops issuing without a renewal, by the local clock (earlier, by the margin).
 	Expires time.Time `json:"expires"`
 	Until   time.Time `json:"until"`
-	// Above is the mark earlier holders left; Mark is the reservation written now,
+	// Above is the mark this holder starts above: the one earlier holders of the
+	// value left, or with OrderScope the highest of the scope's ended leases;
+	// Mark is the reservation written now,
 	// through which the generator may issue; WindowLeft is Mark minus now.
 	Above      time.Time     `json:"above"`
 	Mark       time.Time     `json:"mark"`
@@ -109,8 +119,13 @@ type Session struct {
 	until  int64
 	status Status
 
-	stop chan struct{}
-	done chan struct{}
+	// ctx is cancelled by Close: every wait of the session (its sleeps on the clock,
+	// its store calls) ends with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
+	done   chan struct{} // closed when run returns
+	flaws  simhook.Flaw  // known-bad variants a simulation's store asks for; 0 otherwise
 }
 
 // Start acquires a lease for g, waiting (and retrying) until it gets one or ctx ends,
@@ -124,7 +139,7 @@ func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
-	go s.run()
+	simhook.Go(s.opts.Clock, s.run)
 	return s, nil
 }
 
@@ -144,8 +159,14 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 	if opts.Window == 0 {
 		opts.Window = 2 * time.Second
 	}
-	if opts.TTL < time.Second || opts.Window < 100*time.Millisecond {
-		return nil, fmt.Errorf("lease: TTL %v must be at least 1s and Window %v at least 100ms", opts.TTL, opts.Window)
+	if err := CheckTTL(opts.TTL); err != nil {
+		return nil, err
+	}
+	if err := CheckWindow(opts.Window); err != nil {
+		return nil, err
+	}
+	if opts.Order != OrderScope && opts.Order != OrderValue {
+		return nil, badConfig("lease: unknown Options.Order %v", opts.Order)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.NewSystem()
@@ -153,7 +174,8 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 	if opts.Owner == "" {
 		opts.Owner = DefaultOwner()
 	}
-	s := &Session{opts: opts, g: g, log: opts.Logger, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Session{opts: opts, g: g, log: opts.Logger, done: make(chan struct{}), flaws: simhook.FlawsOf(opts.Store)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -268,12 +290,11 @@ func (s *Session) acquire(ctx context.Context) error {
 				s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("lease: no node value acquired in scope %s: %w (last error: %v)", s.scope, ctx.Err(), err)
-		case <-s.stop:
-			return ErrClosedSession
-		case <-time.After(backoff):
+		if werr := s.sleep(ctx, backoff); werr != nil {
+			if s.ctx.Err() != nil {
+				return ErrClosedSession
+			}
+			return fmt.Errorf("lease: no node value acquired in scope %s: %w (last error: %v)", s.scope, werr, err)
 		}
 		backoff = min(backoff*2, s.opts.TTL/2)
 	}
@@ -299,27 +320,40 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 		return err
 	}
 	value := l.Value
+	above := l.Mark
+	if s.opts.Order == OrderScope {
+		m, err := scopeMark(ctx, s.opts.Store, s.scope, value)
+		if err != nil {
+			s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
+			return err
+		}
+		above = max(above, m)
+	}
 	// Reserve a window before the generator may issue in it: write first, then grant.
 	sent := s.opts.Clock.Now()
-	mark := max(l.Mark, sent/1e6) + s.reserve()
+	mark := max(above, sent/1e6) + s.reserve()
+	above = s.flawedAbove(above)
+	if s.flaws&simhook.GrantBeforeReserve != 0 {
+		s.g.Grant(snowflake.Grant{Node: s.nodeOf(value), Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+	}
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
 	if err != nil {
 		s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
 		return err
 	}
-	until := sent + int64(s.opts.TTL-s.margin)
+	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
 	node := s.nodeOf(value)
-	if err := s.g.Grant(snowflake.Grant{Node: node, Above: l.Mark, Through: mark, Until: until}); err != nil {
+	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: until}); err != nil {
 		s.opts.Store.Release(context.WithoutCancel(ctx), l2, l.Mark)
 		return err
 	}
 	s.mu.Lock()
-	s.l, s.held, s.above, s.mark, s.until = l2, true, l.Mark, mark, until
+	s.l, s.held, s.above, s.mark, s.until = l2, true, above, mark, until
 	s.status.Held, s.status.Value, s.status.Node = true, value, node
 	s.status.NodeText = s.opts.Layout.FormatNodeValues(node)
 	s.mu.Unlock()
 	s.log.Info("lease: acquired node value", "scope", s.scope, "value", value, "node", s.status.NodeText,
-		"above", time.UnixMilli(l.Mark).UTC(), "owner", s.opts.Owner)
+		"above", time.UnixMilli(above).UTC(), "order", s.opts.Order, "owner", s.opts.Owner)
 	return nil
 }
 
@@ -332,30 +366,22 @@ func (s *Session) note(err error) {
 
 func (s *Session) run() {
 	defer close(s.done)
-	t := time.NewTimer(s.every)
-	defer t.Stop()
+	next := s.every
 	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
+		// Every wait is on the clock, so that a simulation, which owns all time,
+		// decides when the session wakes.
+		if s.sleep(s.ctx, next) != nil {
+			return // closed
 		}
-		next := s.every
+		next = s.every
 		if err := s.renew(); err != nil {
+			if s.ctx.Err() != nil {
+				return // closed while renewing
+			}
 			s.note(err)
 			if errors.Is(err, ErrLost) {
 				s.lose(err)
-				ctx, cancel := context.WithCancel(context.Background())
-				go func() {
-					select {
-					case <-s.stop:
-						cancel()
-					case <-ctx.Done():
-					}
-				}()
-				err := s.acquire(ctx)
-				cancel()
-				if err != nil {
+				if s.acquire(s.ctx) != nil {
 					return // closed
 				}
 			} else {
@@ -366,8 +392,38 @@ func (s *Session) run() {
 				next = max(s.every/4, 50*time.Millisecond)
 			}
 		}
-		t.Reset(next)
 	}
+}
+
+// sleep waits d on the session's clock, or until ctx ends.
+func (s *Session) sleep(ctx context.Context, d time.Duration) error {
+	return s.opts.Clock.SleepUntil(ctx, s.opts.Clock.Now()+int64(d))
+}
+
+// fenceStart is the instant a grant's end is measured from: the renewal's send.
+func (s *Session) fenceStart(sent int64) int64 {
+	if s.flaws&simhook.FenceFromReply != 0 {
+		return s.opts.Clock.Now() // the known-bad variant: from the reply
+	}
+	return sent
+}
+
+// grantUnreserved grants through mark before the store has it: the known-bad
+// variant GrantBeforeReserve of a renewal.
+func (s *Session) grantUnreserved(mark, sent int64) {
+	s.mu.Lock()
+	node, above := s.status.Node, s.above
+	s.mu.Unlock()
+	s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+}
+
+// flawedAbove is the floor granted above a mark: the mark itself, or, in the
+// known-bad variant, one tick below it.
+func (s *Session) flawedAbove(mark int64) int64 {
+	if s.flaws&simhook.AboveWithoutPlusOne != 0 {
+		return mark - max(1, s.opts.Layout.Unit().Milliseconds())
+	}
+	return mark
 }
 
 // reserve is how far ahead of the clock a write reserves, in milliseconds.
@@ -385,13 +441,16 @@ func (s *Session) renew() error {
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
 	newMark := max(mark, sent/1e6+s.reserve())
-	ctx, cancel := context.WithTimeout(context.Background(), max(s.every, time.Second))
+	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, max(s.every, time.Second))
 	defer cancel()
+	if s.flaws&simhook.GrantBeforeReserve != 0 {
+		s.grantUnreserved(newMark, sent)
+	}
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, newMark)
 	if err != nil {
 		return err
 	}
-	until := sent + int64(s.opts.TTL-s.margin)
+	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
 	s.mu.Lock()
 	node := s.status.Node
 	above := s.above
@@ -433,12 +492,10 @@ func (s *Session) Status() Status {
 // keeping its mark, so another process can take the value at once. The release is
 // bounded by the TTL: past it the lease has expired anyway.
 func (s *Session) Close() error {
-	select {
-	case <-s.stop:
+	if s.closed.Swap(true) {
 		return nil
-	default:
 	}
-	close(s.stop)
+	s.cancel()
 	<-s.done
 	s.g.Revoke(ErrClosedSession)
 	s.mu.Lock()
@@ -453,7 +510,7 @@ func (s *Session) Close() error {
 	if !held {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.TTL)
+	ctx, cancel := clock.WithTimeout(context.Background(), s.opts.Clock, s.opts.TTL)
 	defer cancel()
 	if err := s.opts.Store.Release(ctx, l, mark); err != nil && !errors.Is(err, ErrLost) {
 		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, err)

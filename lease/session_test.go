@@ -287,7 +287,7 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	scope := leasetest.Scope(t)
 	fixed := int64(0)
 	l, _ := layout.Parse("twitter")
-	ahead := clock.NewFake(time.Now())
+	ahead := newHeldClock(time.Now())
 	g1, s1, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: ahead, Namespace: "a"},
 		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet})
 	if err != nil {
@@ -296,7 +296,7 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	first, _ := g1.Next(context.Background())
 	s1.Close()
 	g1.Close()
-	behind := clock.NewFake(ahead.Time().Add(-5 * time.Second))
+	behind := newHeldClock(ahead.Time().Add(-5 * time.Second))
 	g2, s2, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: behind, Namespace: "b"},
 		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet, TTL: 20 * time.Second})
 	if err != nil {
@@ -393,5 +393,81 @@ func TestSessionScopeWithSeveralFixedFields(t *testing.T) {
 	defer s.Close()
 	if got := s.Status().Scope; got != "default/platform=1/area=2" {
 		t.Errorf("scope %q", got)
+	}
+}
+
+// heldClock is a fake clock whose sleepers wait until the test moves it. clock.Fake's
+// SleepUntil jumps the clock forward at once, which would let a session's run loop,
+// whose waits are all on its clock, renew in a loop that races the fake time ahead.
+type heldClock struct {
+	*clock.Fake
+	mu    sync.Mutex
+	moved chan struct{}
+}
+
+func newHeldClock(t time.Time) *heldClock {
+	return &heldClock{Fake: clock.NewFake(t), moved: make(chan struct{})}
+}
+
+func (c *heldClock) wake() {
+	c.mu.Lock()
+	close(c.moved)
+	c.moved = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *heldClock) Set(t time.Time)     { c.Fake.Set(t); c.wake() }
+func (c *heldClock) Add(d time.Duration) { c.Fake.Add(d); c.wake() }
+
+func (c *heldClock) SleepUntil(ctx context.Context, t int64) error {
+	for {
+		c.mu.Lock()
+		ch := c.moved
+		c.mu.Unlock()
+		if c.Now() >= t {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// The session waits on its clock, not on real time: with a clock that stands still it
+// never renews, and each step of the clock by the renewal interval brings one renewal.
+// Close ends the wait.
+func TestSessionRenewsOnItsClock(t *testing.T) {
+	clk := newHeldClock(time.Now())
+	st := &counting{Store: store(t, t.TempDir())}
+	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Clock: clk, Namespace: t.Name()},
+		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: 3 * time.Second, Window: 100 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if n := st.renews.Load(); n != 1 {
+		t.Fatalf("%d writes at the start; want the one reservation", n)
+	}
+	time.Sleep(300 * time.Millisecond) // three renewal intervals of real time
+	if n := s.Status().Renewals; n != 0 {
+		t.Fatalf("%d renewals while the clock stood still", n)
+	}
+	for want := int64(1); want <= 3; want++ {
+		clk.Add(100 * time.Millisecond)
+		deadline := time.Now().Add(10 * time.Second)
+		for s.Status().Renewals < want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := s.Status().Renewals; n != want {
+			t.Fatalf("after %d steps of the interval: %d renewals", want, n)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.renews.Load(); n != 4 {
+		t.Errorf("%d writes; want the reservation and three renewals", n)
 	}
 }

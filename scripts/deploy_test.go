@@ -689,8 +689,11 @@ func TestKubernetesConfig(t *testing.T) {
 		t.Fatal("configmap.yaml has no flurry.yaml")
 	}
 	env := func(k string) (string, bool) {
-		if k == "FLURRY_DEFAULT_TOKEN" {
+		switch k {
+		case "FLURRY_DEFAULT_TOKEN":
 			return "a-token-from-the-secret-0123456789", true
+		case "FLURRY_ADMIN_TOKEN":
+			return "an-admin-token-from-the-secret-0123", true
 		}
 		return "", false
 	}

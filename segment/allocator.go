@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/simhook"
 )
 
 // Options configures an Allocator. The zero value of every field but Stores and Tag
@@ -108,6 +108,7 @@ type Allocator struct {
 	cancel  context.CancelFunc
 	base    context.Context
 	fetcher sync.WaitGroup
+	poll    time.Duration // under a simulation: poll channels on the clock this often
 
 	mu        sync.Mutex
 	next      *seg
@@ -179,7 +180,8 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 		kickCh:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		changed: make(chan struct{}),
-		pref:    rand.IntN(len(opts.Stores)),
+		pref:    simhook.IntN(opts.Clock, len(opts.Stores)),
+		poll:    simhook.PollEvery(opts.Clock),
 		down:    make([]bool, len(opts.Stores)),
 	}
 	if a.clk == nil {
@@ -197,7 +199,7 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 	first.since = a.clk.Now()
 	a.cur.Store(first)
 	a.fetcher.Add(1)
-	go a.run()
+	simhook.Go(a.clk, a.run)
 	return a, nil
 }
 
@@ -308,10 +310,36 @@ func (a *Allocator) slow(ctx context.Context, dst []flurry.ID) (int, error) {
 		ch := a.changed
 		a.mu.Unlock()
 		a.kick()
+		if err := a.wait(ctx, ch, nil); err != nil {
+			return 0, fmt.Errorf("segment: tag %q: waiting for the next range: %w", a.opts.Tag, err)
+		}
+	}
+}
+
+// wait blocks until ch can be received from (it is received from), or done is
+// closed or ctx is done (then it returns an error). Under a simulation it polls on the
+// clock, whose waits are the only ones the simulation sees.
+func (a *Allocator) wait(ctx context.Context, ch, done <-chan struct{}) error {
+	if a.poll == 0 {
 		select {
 		case <-ch:
+			return nil
+		case <-done:
+			return ErrClosed
 		case <-ctx.Done():
-			return 0, fmt.Errorf("segment: tag %q: waiting for the next range: %w", a.opts.Tag, ctx.Err())
+			return ctx.Err()
+		}
+	}
+	for {
+		select {
+		case <-ch:
+			return nil
+		case <-done:
+			return ErrClosed
+		default:
+		}
+		if err := a.clk.SleepUntil(ctx, a.clk.Now()+int64(a.poll)); err != nil {
+			return err
 		}
 	}
 }
@@ -336,9 +364,7 @@ func (a *Allocator) run() {
 	defer a.fetcher.Done()
 	pause := retryMin
 	for {
-		select {
-		case <-a.kickCh:
-		case <-a.done:
+		if a.wait(a.base, a.kickCh, a.done) != nil {
 			return
 		}
 		for {

@@ -78,3 +78,30 @@ func FuzzConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRPCBody sends any body, content type and token to the IDService's
+// procedures: a known status, never a panic, and never an ID without the token.
+func FuzzRPCBody(f *testing.F) {
+	s, _ := newServer(f, basicYAML, nil)
+	f.Add("Next", "application/json", `{"namespace":"secret","count":3}`, "")
+	f.Add("Next", "application/json", `{"namespace":"default","count":4000000000}`, "Bearer "+testToken)
+	f.Add("Info", "application/json", `{}`, "Bearer "+testAdmin)
+	f.Add("Decode", "application/proto", "\x0a\x06secret\x12\x011", "Bearer x")
+	f.Add("Next", "application/grpc-web+proto", "\x00\x00\x00\x00\x08\x0a\x06secret", "")
+	f.Fuzz(func(t *testing.T, proc, ctype, body, auth string) {
+		req := httptest.NewRequest("POST", "/flurry.v1.IDService/"+proc, strings.NewReader(body))
+		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("Authorization", auth)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 400, 401, 404, 405, 408, 409, 413, 415, 429, 499, 500, 501, 502, 503, 504:
+		default:
+			t.Fatalf("%s %q %q: status %d", proc, ctype, body, rec.Code)
+		}
+		if rec.Code == 200 && proc == "Next" && auth != "Bearer "+testToken && strings.Contains(body, "secret") &&
+			strings.Contains(rec.Body.String(), `"secret"`) {
+			t.Fatalf("IDs of namespace secret without its token: %q", rec.Body.String())
+		}
+	})
+}

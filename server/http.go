@@ -26,48 +26,89 @@ const (
 	fmtText          // 1\n2\n
 )
 
-// chunk is how many IDs are formatted before a write, for large counts.
-const chunk = 4096
+// Pieces of a large batch: how many IDs are issued, formatted and written at a
+// time, so that a request holds the same memory whatever its count (a piece of
+// text IDs as JSON is about 40 KB, of integers about 45 KB).
+const (
+	pieceInts = 2048
+	pieceText = 1024
+)
 
 // maxPooled is the largest buffer put back into a pool (slog's rule: return only
 // smaller buffers, so one huge request does not pin its memory).
 const maxPooled = 64 << 10
 
-func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/{namespace}/next", s.handleNext)
-	mux.HandleFunc("GET /v1/{namespace}/decode/{id}", s.handleDecode)
-	mux.HandleFunc("GET /v1/info", s.handleInfo)
+// route is one pattern the server registers.
+type route struct {
+	pattern string
+	h       http.Handler
+}
 
-	path, h := flurryv1connect.NewIDServiceHandler(&rpc{s: s},
+// routeList is every route of the server's mux, in one place so that a test can
+// walk them all (TestAnonymousSeesNothing): a route added here is checked for
+// what it shows an anonymous caller.
+func (s *Server) routeList() []route {
+	path, rpcH := flurryv1connect.NewIDServiceHandler(&rpc{s: s},
 		connect.WithReadMaxBytes(int(s.maxBody)),
 		connect.WithRecover(func(_ context.Context, _ connect.Spec, _ http.Header, p any) error {
 			s.log.Error("panic in an RPC handler", "panic", p)
 			return connect.NewError(connect.CodeInternal, errInternal)
 		}))
-	mux.Handle(path, http.MaxBytesHandler(h, s.maxBody))
-
-	mux.HandleFunc("/api/segment/get/{key}", s.leafSegment)
-	mux.HandleFunc("/api/snowflake/get/{key}", s.leafSnowflake)
-	mux.HandleFunc("/decodeSnowflakeId", s.leafDecode)
-
-	mux.Handle("GET /metrics", s.metrics.handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header()["Content-Type"] = s.ctText
-		w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("GET /readyz", s.handleReady)
 	dash := dashboard.Handler()
-	mux.Handle("GET /{$}", dash)
-	mux.Handle("GET /assets/", dash)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, fmtJSON, &apiError{status: 404, msg: "no route " + r.Method + " " + clip(r.URL.Path) + "; see GET /v1/{namespace}/next, GET /v1/{namespace}/decode/{id}, GET /v1/info"})
-	})
+	return append(s.compatRoutes(), []route{
+		{"GET /v1/{namespace}/next", http.HandlerFunc(s.handleNext)},
+		{"GET /v1/{namespace}/decode/{id}", http.HandlerFunc(s.handleDecode)},
+		{"GET /v1/info", http.HandlerFunc(s.handleInfo)},
+		{path, s.rpcHold(http.MaxBytesHandler(rpcH, s.maxBody))},
+		{"/api/segment/get/{key}", http.HandlerFunc(s.leafSegment)},
+		{"/api/snowflake/get/{key}", http.HandlerFunc(s.leafSnowflake)},
+		{"/decodeSnowflakeId", http.HandlerFunc(s.leafDecode)},
+		{"GET /metrics", http.HandlerFunc(s.handleMetrics)},
+		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Content-Type"] = s.ctText
+			w.Write([]byte("ok\n"))
+		})},
+		{"GET /readyz", http.HandlerFunc(s.handleReady)},
+		{"GET /{$}", dash},
+		{"GET /assets/", dash},
+		{"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, fmtJSON, &apiError{status: 404, msg: "no route " + r.Method + " " + clip(r.URL.Path) + "; see GET /v1/{namespace}/next, GET /v1/{namespace}/decode/{id}, GET /v1/info"})
+		})},
+	}...)
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routeList() {
+		mux.Handle(rt.pattern, rt.h)
+	}
 	return s.recoverer(mux)
 }
 
-// recoverer answers 500 instead of dropping the connection if a handler panics. It
-// costs a deferred call, no allocation.
+// holdKey keys the *rpcHeld of an RPC in its context.
+type holdKey struct{}
+
+// rpcHeld is the part of the IDs budget an RPC holds. An RPC's answer is built
+// whole and written by connect after the method returns, so the budget is given
+// back here, once the whole call is served, not by the method.
+type rpcHeld struct{ n int }
+
+func (s *Server) rpcHold(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held := &rpcHeld{}
+		defer func() { s.budget.give(held.n) }()
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holdKey{}, held)))
+	})
+}
+
+// recoverer answers 500 instead of dropping the connection if a handler panics,
+// and bounds in time what a client controls: the body (read_timeout) and the
+// response (write_timeout). The deadlines are set per request here rather than
+// as http.Server's ReadTimeout and WriteTimeout, which arm two timers for every
+// request: the hot path (one ID, HTTP/1.1, no body) has nothing to bound — its
+// headers are bounded by ReadHeaderTimeout and its answer is under 100 bytes —
+// so it pays nothing; a batch is bounded in handleNext. Costs a deferred call,
+// no allocation, on the hot path.
 func (s *Server) recoverer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -79,8 +120,34 @@ func (s *Server) recoverer(h http.Handler) http.Handler {
 				s.writeError(w, fmtJSON, &apiError{status: 500, msg: "internal error: " + errInternal.Error()})
 			}
 		}()
+		if r.ContentLength != 0 || r.ProtoMajor >= 2 {
+			s.deadlines(w, true)
+		} else if p := r.URL.Path; !strings.HasSuffix(p, "/next") && !strings.HasPrefix(p, "/api/") {
+			s.deadlines(w, false)
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// deadlines sets the response's write deadline (limits.write_timeout) and, with
+// body, the request's read deadline (limits.read_timeout): a body that trickles is
+// cut, as is a client that does not read. net/http clears both before the
+// connection's next request.
+func (s *Server) deadlines(w http.ResponseWriter, body bool) {
+	// net/http's HTTP/1.1 and HTTP/2 writers have these methods (what
+	// http.ResponseController calls); asserting them directly allocates nothing.
+	d, ok := w.(interface {
+		SetReadDeadline(time.Time) error
+		SetWriteDeadline(time.Time) error
+	})
+	if !ok {
+		return
+	}
+	now := time.Now()
+	if body {
+		d.SetReadDeadline(now.Add(s.readTimeout))
+	}
+	d.SetWriteDeadline(now.Add(s.writeTimeout))
 }
 
 // nextQuery reads count and format from a raw query without allocating for the
@@ -144,40 +211,52 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 	count, format, qerr := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
 	name := r.PathValue("namespace")
 	ns := s.namespaces[name]
-	switch {
-	case ns == nil:
-		s.writeError(w, format, errNotFound(name, s))
+	if ns == nil {
+		s.writeError(w, format, s.errNotFound(name))
 		return
-	case !ns.authorized(header(r, "Authorization")):
-		e := errUnauthorized(ns.name)
-		s.countError(ns, e)
-		s.writeError(w, format, e)
-		return
-	case qerr != nil:
-		s.countError(ns, qerr)
-		s.writeError(w, format, qerr)
-		return
-	case count > s.maxCount:
-		e := errBadRequest("count %d is above this server's max_count %d; ask in several requests", count, s.maxCount)
+	}
+	if e := s.authorize(ns, header(r, "Authorization")); e != nil {
 		s.countError(ns, e)
 		s.writeError(w, format, e)
 		return
 	}
+	switch {
+	case qerr != nil:
+		s.countError(ns, qerr)
+		s.writeError(w, format, qerr)
+		return
+	case count > ns.maxCount:
+		e := errBadRequest("count %d is above the max_count %d of namespace %s; ask in several requests", count, ns.maxCount, ns.name)
+		s.countError(ns, e)
+		s.writeError(w, format, e)
+		return
+	}
+	// One ID holds no more than its connection does (MemoryPerConn), so it
+	// takes nothing from the budget and the hot path pays no shared atomic.
+	if count > 1 {
+		s.deadlines(w, false)
+		hold := min(count, ns.piece)
+		if !s.budget.take(hold) {
+			e := errBusy()
+			s.countError(ns, e)
+			s.writeError(w, format, e)
+			return
+		}
+		defer s.budget.give(hold)
+	}
 	bp := s.bufs.Get().(*[]byte)
 	b := (*bp)[:0]
 	var err error
-	if ns.text != nil {
-		b, err = s.nextText(r.Context(), ns, b, count, format)
-	} else if count == 1 {
+	if count == 1 && ns.text == nil {
 		var id flurry.ID
 		if id, err = ns.ints.Next(r.Context()); err == nil {
 			b = s.appendIDs(b, ns, format, id, nil, true, true)
 		}
 	} else {
-		b, err = s.nextInts(w, r.Context(), ns, b, count, format)
+		b, err = s.nextBatch(w, r.Context(), ns, b, count, format)
 	}
 	if err != nil {
-		e := issueError(ns.name, err)
+		e := s.issueError(ns, err)
 		s.countError(ns, e)
 		s.writeError(w, format, e)
 	} else {
@@ -303,65 +382,82 @@ func appendLines(b []byte, ids []flurry.ID) []byte {
 	return b
 }
 
-// nextInts issues count IDs, then writes them in chunks; nothing is written
-// unless every ID was issued, so an error still gets its status.
-func (s *Server) nextInts(w http.ResponseWriter, ctx context.Context, ns *namespace, b []byte, count, format int) ([]byte, error) {
-	ip := s.idBufs.Get().(*[]flurry.ID)
-	ids := *ip
-	if cap(ids) < count {
-		ids = make([]flurry.ID, count)
-	}
-	ids = ids[:count]
-	defer func() {
-		if cap(ids) <= maxPooled/8 {
+// nextBatch issues count IDs and formats them in pieces of at most ns.piece, so
+// a request holds one piece of memory whatever its count. A batch of one piece
+// is returned whole in b and nothing is written, so an error still gets its
+// status. A larger one is written piece by piece after each is issued; an error
+// before the first write is returned, one after it aborts the response
+// (http.ErrAbortHandler): the client sees a broken stream, never a short body
+// that looks whole.
+func (s *Server) nextBatch(w http.ResponseWriter, ctx context.Context, ns *namespace, b []byte, count, format int) ([]byte, error) {
+	var ids []flurry.ID
+	if ns.text == nil {
+		ip := s.idBufs.Get().(*[]flurry.ID)
+		ids = (*ip)[:cap(*ip)]
+		defer func() {
 			*ip = ids[:0]
 			s.idBufs.Put(ip)
-		}
-	}()
-	if err := ns.nextN(ctx, ids); err != nil {
-		return b, err
+		}()
 	}
-	if format == fmtText {
-		w.Header()["Content-Type"] = s.ctText
-	} else {
-		w.Header()["Content-Type"] = s.ctJSON
-	}
-	for i := 0; i < len(ids); i += chunk {
-		end := min(i+chunk, len(ids))
-		b = s.appendIDs(b, ns, format, 0, ids[i:end], i == 0, end == len(ids))
-		if end < len(ids) {
-			w.Write(b)
-			b = b[:0]
+	wrote := false
+	for done := 0; done < count; {
+		n := min(ns.piece, count-done)
+		first, last := done == 0, done+n == count
+		var err error
+		if ns.text != nil {
+			b, err = s.appendText(ctx, ns, b, n, format, first, last)
+		} else if err = ns.nextN(ctx, ids[:n]); err == nil {
+			b = s.appendIDs(b, ns, format, 0, ids[:n], first, last)
 		}
+		if err != nil {
+			if !wrote {
+				return b, err
+			}
+			ns.issued.Add(int64(done))
+			s.logIssue(ns, err)
+			panic(http.ErrAbortHandler)
+		}
+		done += n
+		if last {
+			break
+		}
+		if !wrote {
+			if format == fmtText {
+				w.Header()["Content-Type"] = s.ctText
+			} else {
+				w.Header()["Content-Type"] = s.ctJSON
+			}
+			wrote = true
+		}
+		if _, err := w.Write(b); err != nil {
+			// The client left, or did not read within limits.write_timeout.
+			ns.issued.Add(int64(done))
+			panic(http.ErrAbortHandler)
+		}
+		b = b[:0]
 	}
 	return b, nil
 }
 
-func (s *Server) nextText(ctx context.Context, ns *namespace, b []byte, count, format int) ([]byte, error) {
+// appendText appends n IDs of a text namespace in format; first and last say
+// whether the opening and closing of a JSON body are written.
+func (s *Server) appendText(ctx context.Context, ns *namespace, b []byte, n, format int, first, last bool) ([]byte, error) {
 	if format == fmtText {
-		return ns.text.appendNext(ctx, b, count, '\n')
+		return ns.text.appendNext(ctx, b, n, '\n', false)
 	}
-	b = append(b, `{"namespace":"`...)
-	b = append(b, ns.name...)
-	b = append(b, `","ids":[`...)
-	start := len(b)
-	b, err := ns.text.appendNext(ctx, b, count, ',')
+	if first {
+		b = append(b, `{"namespace":"`...)
+		b = append(b, ns.name...)
+		b = append(b, `","ids":[`...)
+	}
+	b, err := ns.text.appendNext(ctx, b, n, ',', true) // "id", each: text IDs hold no quote or comma
 	if err != nil {
 		return b, err
 	}
-	// Quote each ID: text IDs hold no quote or comma.
-	body := b[start : len(b)-1]
-	out := make([]byte, 0, len(body)+2*count)
-	for i, part := range strings.Split(string(body), ",") {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, part...)
-		out = append(out, '"')
+	if last {
+		b = append(b[:len(b)-1], "]}\n"...)
 	}
-	b = append(b[:start], out...)
-	return append(b, "]}\n"...), nil
+	return b, nil
 }
 
 // writeError answers with the error's status and a one-line body: JSON
@@ -376,7 +472,11 @@ func (s *Server) writeError(w http.ResponseWriter, format int, e *apiError) {
 		}
 	}
 	if e.status == 401 {
-		h["Www-Authenticate"] = s.bearer
+		if e.auth == authWrong {
+			h["Www-Authenticate"] = s.bearerInvalid
+		} else {
+			h["Www-Authenticate"] = s.bearer
+		}
 	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	if format == fmtText {
@@ -405,11 +505,11 @@ func (s *Server) handleDecode(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("namespace")
 	ns := s.namespaces[name]
 	if ns == nil {
-		s.writeError(w, fmtJSON, errNotFound(name, s))
+		s.writeError(w, fmtJSON, s.errNotFound(name))
 		return
 	}
-	if !ns.authorized(r.Header.Get("Authorization")) {
-		s.writeError(w, fmtJSON, errUnauthorized(ns.name))
+	if e := s.authorize(ns, header(r, "Authorization")); e != nil {
+		s.writeError(w, fmtJSON, e)
 		return
 	}
 	res, e := s.decode(ns, r.PathValue("id"))
@@ -424,7 +524,8 @@ func (s *Server) handleDecode(w http.ResponseWriter, r *http.Request) {
 func (s *Server) writeProto(w http.ResponseWriter, m proto.Message) {
 	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(m)
 	if err != nil {
-		s.writeError(w, fmtJSON, &apiError{status: 500, msg: "encoding the answer: " + err.Error()})
+		s.log.Error("encoding an answer", "err", err)
+		s.writeError(w, fmtJSON, &apiError{status: 500, msg: "internal error: " + errInternal.Error()})
 		return
 	}
 	w.Header()["Content-Type"] = s.ctJSON
@@ -433,7 +534,7 @@ func (s *Server) writeProto(w http.ResponseWriter, m proto.Message) {
 
 // handleInfo is GET /v1/info[?namespace=n]: the InfoResponse message in JSON.
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
-	res, e := s.info(r.Context(), r.URL.Query().Get("namespace"), r.Header.Get("Authorization"))
+	res, e := s.info(r.Context(), r.URL.Query().Get("namespace"), header(r, "Authorization"))
 	if e != nil {
 		s.writeError(w, fmtJSON, e)
 		return
@@ -442,22 +543,50 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReady is GET /readyz: 200 "ready" when every namespace can issue now, else
-// 503 with the reasons on one line.
+// 503 with the reasons on one line. On a server with tokens it needs the admin
+// token, or access.public_readyz, which answers the status word without reasons.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	reasons := true
+	if s.protected {
+		if e := s.authorizeAdmin(header(r, "Authorization")); e != nil {
+			if !s.cfg.Access.PublicReadyz {
+				s.writeError(w, fmtText, e)
+				return
+			}
+			reasons = false
+		}
+	}
 	var bad []string
 	for _, ns := range s.order {
-		if ok, why := ns.ready(r.Context()); !ok {
+		if ok, why := s.ready(r.Context(), ns); !ok {
 			bad = append(bad, "namespace "+ns.name+": "+why)
 		}
 	}
+	bad = append(bad, s.compatNotReady()...)
 	w.Header()["Content-Type"] = s.ctText
 	if len(bad) > 0 {
 		w.Header()["Retry-After"] = s.retryAfter1
 		w.WriteHeader(http.StatusServiceUnavailable)
+		if !reasons {
+			w.Write([]byte("not ready\n"))
+			return
+		}
 		w.Write([]byte("not ready: " + strings.Join(bad, "; ") + "\n"))
 		return
 	}
 	w.Write([]byte("ready\n"))
+}
+
+// handleMetrics is GET /metrics: open on a server without tokens, else only with
+// the admin token (its metrics describe every namespace).
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.protected {
+		if e := s.authorizeAdmin(header(r, "Authorization")); e != nil {
+			s.writeError(w, fmtText, e)
+			return
+		}
+	}
+	s.metrics.h.ServeHTTP(w, r)
 }
 
 // rpc implements the IDService for connect-go.
@@ -465,16 +594,16 @@ type rpc struct{ s *Server }
 
 var _ flurryv1connect.IDServiceHandler = (*rpc)(nil)
 
-// Next issues IDs: IDService.Next.
+// Next issues IDs: IDService.Next. The answer is one message, built whole, so the
+// request holds its whole count of the IDs budget until it is written.
 func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextRequest]) (*connect.Response[flurryv1.NextResponse], error) {
 	s := x.s
 	start := time.Now()
 	ns := s.namespaces[req.Msg.GetNamespace()]
 	if ns == nil {
-		return nil, errNotFound(req.Msg.GetNamespace(), s).connect()
+		return nil, s.errNotFound(req.Msg.GetNamespace()).connect()
 	}
-	if !ns.authorized(req.Header().Get("Authorization")) {
-		e := errUnauthorized(ns.name)
+	if e := s.authorize(ns, req.Header().Get("Authorization")); e != nil {
 		s.countError(ns, e)
 		return nil, e.connect()
 	}
@@ -482,35 +611,86 @@ func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextReques
 	if count == 0 {
 		count = 1
 	}
-	if count > s.maxCount {
-		e := errBadRequest("count %d is above this server's max_count %d; ask in several requests", count, s.maxCount)
+	var e *apiError
+	switch {
+	case count > ns.maxCount:
+		e = errBadRequest("count %d is above the max_count %d of namespace %s; ask in several requests", count, ns.maxCount, ns.name)
+	case int64(count) > s.budget.rpcMax():
+		e = errBadRequest("count %d is more than one RPC answer may hold on this server (%d, a quarter of limits.max_ids_in_flight): ask in several requests, or use GET /v1/%s/next?count=%d, which streams", count, s.budget.rpcMax(), ns.name, count)
+	case !s.budget.takeRPC(count):
+		e = errBusy()
+	}
+	if e != nil {
 		s.countError(ns, e)
 		return nil, e.connect()
 	}
-	res := &flurryv1.NextResponse{Namespace: ns.name}
-	if ns.text != nil {
-		b, err := ns.text.appendNext(ctx, nil, count, '\n')
-		if err != nil {
-			e := issueError(ns.name, err)
-			s.countError(ns, e)
-			return nil, e.connect()
-		}
-		res.TextIds = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if held, ok := ctx.Value(holdKey{}).(*rpcHeld); ok {
+		held.n += count
 	} else {
-		ids := make([]flurry.ID, count)
-		if err := ns.nextN(ctx, ids); err != nil {
-			e := issueError(ns.name, err)
-			s.countError(ns, e)
-			return nil, e.connect()
-		}
-		res.Ids = make([]int64, count)
-		for i, id := range ids {
-			res.Ids[i] = int64(id)
-		}
+		defer s.budget.give(count)
+	}
+	res := &flurryv1.NextResponse{Namespace: ns.name}
+	var err error
+	if ns.text != nil {
+		res.TextIds, err = s.rpcText(ctx, ns, count)
+	} else {
+		res.Ids, err = s.rpcInts(ctx, ns, count)
+	}
+	if err != nil {
+		e := s.issueError(ns, err)
+		s.countError(ns, e)
+		return nil, e.connect()
 	}
 	ns.issued.Add(int64(count))
 	ns.metrics.rpc.Observe(time.Since(start).Seconds())
 	return connect.NewResponse(res), nil
+}
+
+// rpcInts issues count integer IDs for an RPC answer, through a pooled piece.
+func (s *Server) rpcInts(ctx context.Context, ns *namespace, count int) ([]int64, error) {
+	out := make([]int64, count)
+	ip := s.idBufs.Get().(*[]flurry.ID)
+	defer s.idBufs.Put(ip)
+	ids := (*ip)[:cap(*ip)]
+	for done := 0; done < count; {
+		n := min(len(ids), count-done)
+		if err := ns.nextN(ctx, ids[:n]); err != nil {
+			return nil, err
+		}
+		for i, id := range ids[:n] {
+			out[done+i] = int64(id)
+		}
+		done += n
+	}
+	return out, nil
+}
+
+// rpcText issues count text IDs for an RPC answer. Each piece's IDs are
+// substrings of one string, one allocation per piece rather than per ID.
+func (s *Server) rpcText(ctx context.Context, ns *namespace, count int) ([]string, error) {
+	out := make([]string, 0, count)
+	bp := s.bufs.Get().(*[]byte)
+	b := (*bp)[:0]
+	defer func() {
+		if cap(b) <= maxPooled {
+			*bp = b[:0]
+			s.bufs.Put(bp)
+		}
+	}()
+	for len(out) < count {
+		n := min(ns.piece, count-len(out))
+		var err error
+		if b, err = ns.text.appendNext(ctx, b[:0], n, '\n', false); err != nil {
+			return nil, err
+		}
+		piece := string(b)
+		for len(piece) > 0 {
+			i := strings.IndexByte(piece, '\n')
+			out = append(out, piece[:i])
+			piece = piece[i+1:]
+		}
+	}
+	return out, nil
 }
 
 // Decode splits an ID apart: IDService.Decode.
@@ -518,10 +698,10 @@ func (x *rpc) Decode(ctx context.Context, req *connect.Request[flurryv1.DecodeRe
 	s := x.s
 	ns := s.namespaces[req.Msg.GetNamespace()]
 	if ns == nil {
-		return nil, errNotFound(req.Msg.GetNamespace(), s).connect()
+		return nil, s.errNotFound(req.Msg.GetNamespace()).connect()
 	}
-	if !ns.authorized(req.Header().Get("Authorization")) {
-		return nil, errUnauthorized(ns.name).connect()
+	if e := s.authorize(ns, req.Header().Get("Authorization")); e != nil {
+		return nil, e.connect()
 	}
 	res, e := s.decode(ns, req.Msg.GetId())
 	if e != nil {

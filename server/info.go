@@ -14,14 +14,17 @@ import (
 
 var errInternal = errors.New("the server hit a bug; the request was not served (see the server's log)")
 
-// nameList lists the namespaces for messages.
+// nameList lists the namespaces anyone may use, for messages; those with tokens
+// are left out. Empty when there is none.
 func (s *Server) nameList() string {
-	if len(s.order) == 0 {
-		return "no namespace"
+	var names []string
+	for _, ns := range s.order {
+		if ns.tokens.empty() {
+			names = append(names, ns.name)
+		}
 	}
-	names := make([]string, len(s.order))
-	for i, ns := range s.order {
-		names[i] = ns.name
+	if len(names) == 0 {
+		return ""
 	}
 	return "namespaces " + strings.Join(names, ", ")
 }
@@ -67,34 +70,70 @@ func (s *Server) decode(ns *namespace, text string) (*flurryv1.DecodeResponse, *
 // clipQ quotes user input for a message, shortened.
 func clipQ(s string) string { return strconv.Quote(clip(s)) }
 
-// info describes the namespaces (all, or one); a namespace with tokens is described
-// only to a caller with one of its tokens.
+// info describes the namespaces the caller may see (all, or one): those without
+// tokens, those whose token it sent, all of them for an admin token. The others
+// are left out, names included. Store addresses are shown only to operators: an
+// admin token, or anyone on a server without tokens. A caller that may see no
+// namespace on a server with tokens gets 401.
 func (s *Server) info(ctx context.Context, only, auth string) (*flurryv1.InfoResponse, *apiError) {
 	res := &flurryv1.InfoResponse{Version: s.opts.Version, Started: s.started.UTC().Format(time.RFC3339)}
+	admin := s.isAdmin(auth)
+	operator := admin || !s.protected
+	var bkt *bucket
+	worst := authMissing
+	sees := func(ns *namespace) bool {
+		if admin || ns.tokens.empty() {
+			return true
+		}
+		r, b := ns.tokens.check(auth)
+		if r == authOK {
+			bkt = b
+			return true
+		}
+		worst = r
+		return false
+	}
 	if only != "" {
 		ns := s.namespaces[only]
 		if ns == nil {
-			return nil, errNotFound(only, s)
+			return nil, s.errNotFound(only)
 		}
-		if !ns.authorized(auth) {
-			return nil, errUnauthorized(ns.name)
+		if !sees(ns) {
+			return nil, errToken("namespace "+ns.name, worst)
 		}
-		res.Namespaces = append(res.Namespaces, s.nsInfo(ctx, ns, true))
+		if e := s.spend(bkt); e != nil {
+			return nil, e
+		}
+		res.Namespaces = append(res.Namespaces, s.nsInfo(ctx, ns, operator))
 		return res, nil
 	}
 	for _, ns := range s.order {
-		res.Namespaces = append(res.Namespaces, s.nsInfo(ctx, ns, ns.authorized(auth)))
+		if sees(ns) {
+			res.Namespaces = append(res.Namespaces, s.nsInfo(ctx, ns, operator))
+		}
+	}
+	if len(res.Namespaces) == 0 && s.protected {
+		if !s.admin.empty() && auth != "" && worst == authMissing {
+			worst = authWrong
+		}
+		return nil, errToken("this server's namespaces", worst)
+	}
+	if e := s.spend(bkt); e != nil {
+		return nil, e
+	}
+	if admin {
+		_, b := s.admin.check(auth)
+		if e := s.spend(b); e != nil {
+			return nil, e
+		}
 	}
 	return res, nil
 }
 
-// nsInfo describes one namespace; without full, only what needs no token.
-func (s *Server) nsInfo(ctx context.Context, ns *namespace, full bool) *flurryv1.NamespaceInfo {
-	ni := &flurryv1.NamespaceInfo{Name: ns.name, Strategy: ns.strategy, TokenRequired: len(ns.tokens) > 0}
-	ni.Ready, ni.NotReadyReason = ns.ready(ctx)
-	if !full {
-		return ni
-	}
+// nsInfo describes one namespace; with operator, the stores' addresses too.
+func (s *Server) nsInfo(ctx context.Context, ns *namespace, operator bool) *flurryv1.NamespaceInfo {
+	ni := &flurryv1.NamespaceInfo{Name: ns.name, Strategy: ns.strategy, TokenRequired: !ns.tokens.empty()}
+	ni.Ready, ni.NotReadyReason = s.ready(ctx, ns)
 	ni.Issued = ns.issued.Load()
 	now := time.Now()
 	if l := ns.layout; l != nil {
@@ -124,17 +163,23 @@ func (s *Server) nsInfo(ctx context.Context, ns *namespace, full bool) *flurryv1
 		case !st.Held:
 			state = "acquiring"
 		}
-		ni.Lease = &flurryv1.LeaseInfo{Store: ns.leaseURL, Scope: st.Scope, Value: st.Value, Owner: st.Owner, Mark: fmtMs(st.Mark), State: state}
+		ni.Lease = &flurryv1.LeaseInfo{Scope: st.Scope, Value: st.Value, Owner: st.Owner, Mark: fmtMs(st.Mark), State: state}
+		if operator {
+			ni.Lease.Store = ns.leaseURL
+		}
 	}
 	if ns.alloc != nil {
 		st := ns.alloc.Stats()
 		si := &flurryv1.SegmentInfo{
-			Tag: st.Tag, Stores: ns.segURLs, CurrentFirst: int64(st.CurrentFirst), CurrentLast: int64(st.CurrentLast),
+			Tag: st.Tag, CurrentFirst: int64(st.CurrentFirst), CurrentLast: int64(st.CurrentLast),
 			Issued: st.Issued, NextReady: st.NextReady, Buffered: st.Buffered, Rate: st.Rate,
 			RunwaySeconds: st.Runway.Seconds(), Step: st.Step, Fetches: st.Fetches,
 		}
+		if operator {
+			si.Stores = ns.segURLs
+		}
 		if st.Err != nil {
-			si.LastError = oneLine(st.Err.Error())
+			si.LastError = "the last fetch from the segment stores failed (the error is in the server's log)"
 		}
 		ni.Segment = si
 	}

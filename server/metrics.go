@@ -16,6 +16,7 @@ import (
 // histogram observation and one atomic add.
 type metrics struct {
 	reg     *prometheus.Registry
+	h       http.Handler
 	latency *prometheus.HistogramVec
 	errors  *prometheus.CounterVec
 }
@@ -45,11 +46,8 @@ func newMetrics(s *Server) *metrics {
 	}
 	m.reg.MustRegister(m.latency, m.errors, &collector{s: s, d: newDescs()},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.h = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
-}
-
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 func desc(name, help string) *prometheus.Desc {
@@ -177,7 +175,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			g(c.d.dSegStep, float64(st.Step))
 		}
 		if ns.sess != nil || ns.alloc != nil {
-			ok, _ := ns.ready(context.Background())
+			ok, _ := c.s.ready(context.Background(), ns)
 			g(c.d.dReady, b2f(ok))
 		}
 	}

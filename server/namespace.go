@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"os"
@@ -30,9 +29,10 @@ type intSource interface {
 }
 
 // textSource issues IDs whose form is text (uuidv7, objectid): appendNext appends
-// n IDs to dst, each followed by sep, and decodeID splits one apart.
+// n IDs to dst, each followed by sep (and in double quotes with quote), and
+// decodeID splits one apart.
 type textSource interface {
-	appendNext(ctx context.Context, dst []byte, n int, sep byte) ([]byte, error)
+	appendNext(ctx context.Context, dst []byte, n int, sep byte, quote bool) ([]byte, error)
 	decodeID(id string) (*flurryv1.DecodeResponse, error)
 }
 
@@ -43,8 +43,11 @@ type namespace struct {
 	ints     intSource  // integer strategies
 	text     textSource // text strategies
 	layout   *layout.Layout
-	tokens   [][]byte
+	tokens   *tokenSet // set by New; empty: open to everyone
+	maxCount int       // the most IDs one request may ask for
+	piece    int       // IDs issued and formatted at a time in a large batch
 	issued   atomic.Int64
+	lastLog  atomic.Int64 // unix ns of the last logged issue error (logIssue)
 	metrics  nsMetrics
 
 	// snowflake
@@ -64,23 +67,6 @@ type namespace struct {
 	closers []func(ctx context.Context) error
 }
 
-// authorized reports whether the request's Authorization header carries one of the
-// namespace's tokens (always true for a namespace without tokens).
-func (ns *namespace) authorized(header string) bool {
-	if len(ns.tokens) == 0 {
-		return true
-	}
-	tok, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
-		return false
-	}
-	found := 0
-	for _, t := range ns.tokens {
-		found |= subtle.ConstantTimeCompare([]byte(tok), t)
-	}
-	return found == 1
-}
-
 // nextN fills dst with IDs of an integer namespace: all of it, or an error.
 func (ns *namespace) nextN(ctx context.Context, dst []flurry.ID) error {
 	for len(dst) > 0 {
@@ -96,17 +82,22 @@ func (ns *namespace) nextN(ctx context.Context, dst []flurry.ID) error {
 	return nil
 }
 
-// ready reports whether the namespace can issue now, and why not.
-func (ns *namespace) ready(ctx context.Context) (bool, string) {
+// ready reports whether the namespace can issue now, and why not. The reason is
+// shown to callers, so it names no store, address or user; the stores' own
+// errors are in the log (logged by the lease session, the allocator, or here).
+func (s *Server) ready(ctx context.Context, ns *namespace) (bool, string) {
 	switch {
 	case ns.sess != nil:
 		st := ns.sess.Status()
-		now := time.Now()
+		// The session's Until and Above are on the generators' clock, which a
+		// FLURRY_CLOCK_SKEW offset (or a clock anchored before a wall step) moves
+		// away from time.Now: judge them on that clock, as the generator does.
+		now := time.Unix(0, s.opts.Clock.Now())
 		switch {
 		case !st.Held:
-			return false, "no lease held on a node value (store " + ns.leaseURL + "): " + oneLine(st.LastError)
+			return false, "no lease held on a node value (the lease store's error is in the server's log)"
 		case !now.Before(st.Until):
-			return false, "the lease's grant ran out unrenewed (store " + ns.leaseURL + "): " + oneLine(st.LastError)
+			return false, "the lease's grant ran out unrenewed (the lease store's error is in the server's log)"
 		case now.Before(st.Above):
 			return false, fmt.Sprintf("the clock is %v behind the node value's high-water mark", st.Above.Sub(now).Round(time.Millisecond))
 		}
@@ -114,14 +105,15 @@ func (ns *namespace) ready(ctx context.Context) (bool, string) {
 	case ns.alloc != nil:
 		st := ns.alloc.Stats()
 		if st.Buffered <= 0 && st.Err != nil {
-			return false, "no IDs buffered and no store answers: " + oneLine(st.Err.Error())
+			return false, "no IDs buffered and no segment store answers (their errors are in the server's log)"
 		}
 		return true, ""
 	case ns.rgen != nil:
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		if _, err := ns.rgen.Node(cctx); err != nil {
-			return false, oneLine(err.Error())
+			s.logIssue(ns, err)
+			return false, "Redis does not answer (its error is in the server's log)"
 		}
 		return true, ""
 	}
@@ -164,9 +156,6 @@ type builder struct {
 
 func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (*namespace, error) {
 	ns := &namespace{name: name, strategy: c.Strategy}
-	for _, t := range c.Resolved {
-		ns.tokens = append(ns.tokens, []byte(t))
-	}
 	var err error
 	switch c.Strategy {
 	case "snowflake":
@@ -271,10 +260,14 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	if scope == "" {
 		scope = ns.name
 	}
+	order, err := lease.ParseOrder(c.Lease.Order)
+	if err != nil {
+		return err
+	}
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
 		TTL: config.Duration(c.Lease.TTL, 0), Window: config.Duration(c.Lease.Window, 0),
-		Logger: log,
+		Order: order, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)

@@ -11,7 +11,10 @@
 //     GET /v1/{namespace}/decode/{id} and GET /v1/info;
 //   - Meituan Leaf's routes, so Leaf clients keep working:
 //     GET /api/segment/get/{key}, GET /api/snowflake/get/{key},
-//     GET /decodeSnowflakeId?snowflakeId=;
+//     GET /decodeSnowflakeId?snowflakeId=, /cache, /db; with a leaf: section,
+//     every tag of a Leaf table (tagset.go, leafcompat.go);
+//   - with a tinyid: section, didi tinyid's routes on tinyid's tables
+//     ({prefix}/id/nextId, nextIdSimple, nextSegmentId, nextSegmentIdSimple; tinyid.go);
 //   - /metrics (Prometheus), /healthz and /readyz.
 //
 // See docs/server.md for the routes, their exact bodies and error statuses.
@@ -20,11 +23,13 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -82,9 +87,16 @@ type Server struct {
 	maxBody  int64
 	shutdown time.Duration
 
+	readTimeout, writeTimeout time.Duration // limits.read_timeout, write_timeout
+
 	namespaces map[string]*namespace
 	order      []*namespace
 	segByTag   map[string]*namespace
+
+	// Leaf's and tinyid's modes (tagset.go, leafcompat.go, tinyid.go)
+	compat   compatHeaders
+	leafTags *tagSet
+	tiny     *tinyServer
 
 	handler http.Handler
 	metrics *metrics
@@ -92,8 +104,12 @@ type Server struct {
 	bufs   sync.Pool // *[]byte, response buffers
 	idBufs sync.Pool // *[]flurry.ID
 
+	admin     *tokenSet // access.admin_tokens
+	protected bool      // some namespace or the admin views need a token
+	budget    budget    // limits.max_ids_in_flight
+
 	// header values shared by every response (never modified)
-	ctJSON, ctText, retryAfter1, bearer []string
+	ctJSON, ctText, retryAfter1, bearer, bearerInvalid []string
 
 	tlsConfig *tls.Config
 
@@ -126,7 +142,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		namespaces: map[string]*namespace{}, segByTag: map[string]*namespace{},
 		ctJSON: []string{"application/json"}, ctText: []string{"text/plain; charset=utf-8"},
 		retryAfter1: []string{"1"}, bearer: []string{`Bearer realm="flurry"`},
+		bearerInvalid: []string{`Bearer realm="flurry", error="invalid_token"`},
 	}
+	s.readTimeout = config.Duration(cfg.Limits.ReadTimeout, config.Duration(config.DefaultReadTimeout, 0))
+	s.writeTimeout = config.Duration(cfg.Limits.WriteTimeout, config.Duration(config.DefaultWriteTimeout, 0))
+	s.budget.max = int64(cfg.Limits.MaxIDsInFlight)
+	if s.budget.max == 0 {
+		s.budget.max = config.DefaultMaxIDsInFlight
+	}
+	lim := newLimiter(cfg.Limits)
+	s.admin = newTokenSet(cfg.Access.ResolvedAdmin, lim)
+	s.protected = !s.admin.empty()
 	if s.maxCount == 0 {
 		s.maxCount = config.DefaultMaxCount
 	}
@@ -139,9 +165,21 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("loading TLS certificate %s and key %s: %w; give PEM files (tls: cert, key or --tls-cert, --tls-key)", cfg.TLS.Cert, cfg.TLS.Key, err)
 		}
 		s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if cfg.TLS.ClientCA != "" {
+			pem, err := os.ReadFile(cfg.TLS.ClientCA)
+			if err != nil {
+				return nil, fmt.Errorf("reading the client CA file: %w; give a PEM file of CA certificates (tls: client_ca)", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("the client CA file %s holds no PEM certificate; give the CA certificates that sign the clients' certificates", cfg.TLS.ClientCA)
+			}
+			s.tlsConfig.ClientCAs = pool
+			s.tlsConfig.ClientAuth = tls.RequireAndVerifyClientCert
+		}
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
-	s.idBufs.New = func() any { b := make([]flurry.ID, 0, 1024); return &b }
+	s.idBufs.New = func() any { b := make([]flurry.ID, 0, pieceInts); return &b }
 	b := &builder{opts: &s.opts, dataDir: cfg.ResolveData(), clock: opts.Clock}
 	for _, name := range cfg.Order {
 		c := cfg.Namespaces[name]
@@ -154,6 +192,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.namespaces[name] = ns
 		s.order = append(s.order, ns)
+		ns.tokens = newTokenSet(c.Resolved, lim)
+		s.protected = s.protected || !ns.tokens.empty()
+		ns.maxCount = c.MaxCount
+		if ns.maxCount == 0 {
+			ns.maxCount = s.maxCount
+		}
+		ns.piece = pieceInts
+		if ns.text != nil {
+			ns.piece = pieceText
+		}
 		if c.Strategy == "segment" {
 			tag := c.Segment.Tag
 			if tag == "" {
@@ -163,6 +211,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 				s.segByTag[tag] = ns
 			}
 		}
+	}
+	s.compat = newCompatHeaders()
+	if err := s.buildCompat(ctx, b); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		s.closeNamespaces(cctx)
+		cancel()
+		return nil, err
 	}
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
@@ -189,7 +244,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closeNamespaces(ctx context.Context) error {
-	var errs []error
+	errs := []error{s.closeCompat(ctx)}
 	for i := len(s.order) - 1; i >= 0; i-- {
 		if err := s.order[i].close(ctx); err != nil {
 			errs = append(errs, err)
@@ -207,12 +262,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	protos.SetHTTP1(true)
 	protos.SetHTTP2(true)
 	protos.SetUnencryptedHTTP2(true)
+	lim := s.cfg.Limits
+	streams := lim.MaxConcurrentStreams
+	if streams == 0 {
+		streams = config.DefaultMaxStreams
+	}
 	hs := &http.Server{
-		Handler:           s.handler,
-		Protocols:         &protos,
+		Handler:   s.handler,
+		Protocols: &protos,
+		// Everything a client controls is bounded in time: the headers, the
+		// whole request with its body (a body that trickles is cut), the whole
+		// response (a client that does not read), idle keep-alives.
+		// response (a client that does not read), idle keep-alives. The body and
+		// response deadlines are set per request (recoverer, limits.read_timeout
+		// and write_timeout), so that the hot path arms no timer.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: streams},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -251,3 +318,34 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // TLS reports whether the server serves HTTPS.
 func (s *Server) TLS() bool { return s.cfg.TLS.Cert != "" }
+
+// Terms of MemoryCeiling, measured with `flurry serve` on linux/amd64
+// (TestServeAbuse in cmd/flurry, docs/benchmarks.md).
+const (
+	// memoryBase covers the binary, the runtime, the drivers, the stores'
+	// connection pools and the namespaces' state.
+	memoryBase = 64 << 20
+	// memoryPerID covers one ID of the budget held by the costliest path: an
+	// RPC answer of text IDs (uuidv7) as Connect JSON, built whole (the strings,
+	// the encoder's growing buffer) plus the garbage collector's headroom.
+	memoryPerID = 320
+	// MemoryPerConn is what one open connection adds (buffers, goroutines, an
+	// HTTP/2 connection's streams); docs/security.md adds it per connection.
+	MemoryPerConn = 64 << 10
+)
+
+// MemoryCeiling returns the most memory, in bytes, the server of cfg is meant
+// to use apart from its open connections:
+//
+//	64 MiB + limits.max_ids_in_flight × 320 B
+//
+// plus MemoryPerConn per open connection. flurry serve sets it as the runtime's
+// soft memory limit (debug.SetMemoryLimit) so the collector keeps the heap under
+// it; the IDs budget keeps what requests hold live under it.
+func MemoryCeiling(cfg *config.Config) int64 {
+	n := int64(cfg.Limits.MaxIDsInFlight)
+	if n == 0 {
+		n = config.DefaultMaxIDsInFlight
+	}
+	return memoryBase + n*memoryPerID
+}

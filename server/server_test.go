@@ -26,7 +26,10 @@ import (
 	"github.com/flurryid/flurry/server/config"
 )
 
-const testToken = "0123456789abcdef-secret"
+const (
+	testToken = "0123456789abcdef-secret"
+	testAdmin = "admin-0123456789abcdef"
+)
 
 // newServer builds a server from YAML (data_dir is set to a temporary directory
 // unless the text gives one) and serves it with httptest.
@@ -37,8 +40,11 @@ func newServer(t testing.TB, yaml string, clk clock.Clock) (*Server, *httptest.S
 		yaml = "data_dir: " + dir + "\n" + yaml
 	}
 	env := func(k string) (string, bool) {
-		if k == "TEST_TOKEN" {
+		switch k {
+		case "TEST_TOKEN":
 			return testToken, true
+		case "TEST_ADMIN":
+			return testAdmin, true
 		}
 		return "", false
 	}
@@ -70,6 +76,8 @@ func newServer(t testing.TB, yaml string, clk clock.Clock) (*Server, *httptest.S
 }
 
 const basicYAML = `
+access:
+  admin_token_env: [TEST_ADMIN]
 namespaces:
   default:
     strategy: snowflake
@@ -194,7 +202,7 @@ func TestRoutes(t *testing.T) {
 		if code, _, body := get(t, u+"/healthz"); code != 200 || body != "ok\n" {
 			t.Fatalf("%d %q", code, body)
 		}
-		if code, _, body := get(t, u+"/readyz"); code != 200 || body != "ready\n" {
+		if code, _, body := get(t, u+"/readyz", "Authorization", "Bearer "+testAdmin); code != 200 || body != "ready\n" {
 			t.Fatalf("%d %q", code, body)
 		}
 	})
@@ -204,7 +212,7 @@ func TestRoutes(t *testing.T) {
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {
-		code, _, body := get(t, u+"/metrics")
+		code, _, body := get(t, u+"/metrics", "Authorization", "Bearer "+testAdmin)
 		for _, m := range []string{"flurry_ids_issued_total{namespace=\"default\"}", "flurry_lease_held{namespace=\"default\"} 1",
 			"flurry_segment_buffered_ids{namespace=\"orders\"}", "flurry_request_duration_seconds_bucket", "flurry_time_field_life_left_seconds",
 			"flurry_sequence_overflow_waits_total", "flurry_clock_behind_events_total", "flurry_segment_runway_seconds", "flurry_segment_fetches_total"} {
@@ -370,11 +378,17 @@ func TestRPC(t *testing.T) {
 				t.Fatalf("%v %v", d, err)
 			}
 			info, err := c.Info(ctx, connect.NewRequest(&flurryv1.InfoRequest{}))
-			if err != nil || len(info.Msg.Namespaces) != 3 || info.Msg.Namespaces[0].Lease == nil || info.Msg.Namespaces[1].Segment == nil {
+			if err != nil || len(info.Msg.Namespaces) != 2 || info.Msg.Namespaces[0].Lease == nil || info.Msg.Namespaces[1].Segment == nil {
 				t.Fatalf("%v %v", info, err)
 			}
-			if info.Msg.Namespaces[2].Layout != nil {
-				t.Errorf("a namespace with tokens is described in full without a token")
+			if info.Msg.Namespaces[0].Lease.Store != "" || len(info.Msg.Namespaces[1].Segment.Stores) != 0 {
+				t.Errorf("store addresses shown without the admin token: %v", info.Msg)
+			}
+			ireq := connect.NewRequest(&flurryv1.InfoRequest{})
+			ireq.Header().Set("Authorization", "Bearer "+testAdmin)
+			info, err = c.Info(ctx, ireq)
+			if err != nil || len(info.Msg.Namespaces) != 3 || info.Msg.Namespaces[2].Layout == nil || info.Msg.Namespaces[0].Lease.Store == "" {
+				t.Fatalf("with the admin token: %v %v", info, err)
 			}
 			for _, e := range []struct {
 				req  *flurryv1.NextRequest
@@ -521,5 +535,20 @@ func TestBadTLSFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/leases"); err == nil {
 		t.Errorf("a lease directory was created: a namespace started before the TLS check")
+	}
+}
+
+// TestReadyOnASkewedClock: readiness is judged on the generators' clock. A server
+// whose clock runs 30 s behind the wall clock (FLURRY_CLOCK_SKEW=-30s), on a fresh
+// data directory, issues IDs, so /readyz must say ready; judged on time.Now the
+// grant looked 30 s out of date (found by the fault harness, kind skew-behind).
+func TestReadyOnASkewedClock(t *testing.T) {
+	yaml := "namespaces:\n  default:\n    strategy: snowflake\n"
+	_, hs := newServer(t, yaml, clock.Offset{Parent: clock.NewSystem(), By: -30 * time.Second})
+	if code, _, body := get(t, hs.URL+"/v1/default/next"); code != 200 {
+		t.Fatalf("next: %d %q", code, body)
+	}
+	if code, _, body := get(t, hs.URL+"/readyz"); code != 200 {
+		t.Fatalf("readyz on a clock 30 s behind: %d %q", code, body)
 	}
 }

@@ -20,7 +20,7 @@ type textGen[T interface {
 	decode func(string) (*flurryv1.DecodeResponse, error)
 }
 
-func (g *textGen[T]) appendNext(ctx context.Context, dst []byte, n int, sep byte) ([]byte, error) {
+func (g *textGen[T]) appendNext(ctx context.Context, dst []byte, n int, sep byte, quote bool) ([]byte, error) {
 	buf := make([]T, min(n, 1024))
 	for n > 0 {
 		k, err := g.nextN(ctx, buf[:min(n, len(buf))])
@@ -31,8 +31,14 @@ func (g *textGen[T]) appendNext(ctx context.Context, dst []byte, n int, sep byte
 			return dst, errors.New("the generator returned no ID")
 		}
 		for _, id := range buf[:k] {
-			dst, _ = id.AppendText(dst)
-			dst = append(dst, sep)
+			if quote {
+				dst = append(dst, '"')
+				dst, _ = id.AppendText(dst)
+				dst = append(dst, '"', sep)
+			} else {
+				dst, _ = id.AppendText(dst)
+				dst = append(dst, sep)
+			}
 		}
 		n -= k
 	}

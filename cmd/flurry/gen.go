@@ -62,8 +62,11 @@ a machine whose clock is behind. With --lease:
                   ordinal (hostname orders-3 -> 3), --node-from ip from its IP
                   address (with a loud warning: hosts whose addresses share those
                   bits collide). Both still need --lease, for the guard and the mark.
-  --ttl, --window the lease's time to live, and how far ahead each store write
-                  reserves time.
+  --ttl, --window the lease's time to live (1s to 24h), and how far ahead each
+                  store write reserves time (100ms to 1h).
+  --order         scope (default): start above every ID of the scope's ended
+                  leases too, so a restart that gets another value still continues
+                  above its own earlier IDs; value: above the value's own mark only.
 
 gen prints one line on standard error naming the value it holds and the mark it
 starts above. When the lease is lost, or the clock stands behind the mark, gen

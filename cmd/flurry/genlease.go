@@ -34,6 +34,7 @@ type leaseFlags struct {
 	nodeFrom string
 	ttl      time.Duration
 	window   time.Duration
+	order    string
 
 	fieldsGiven bool
 	fixedGiven  bool
@@ -48,6 +49,7 @@ func (lf *leaseFlags) register(cmd *cobra.Command) {
 	f.Var(newEnum(&lf.nodeFrom, "", "ordinal", "ip"), "node-from", "with --lease: lease the value this host's StatefulSet ordinal (hostname orders-3 -> 3) or IP address gives")
 	f.DurationVar(&lf.ttl, "ttl", defaultLeaseTTL, "with --lease: the lease's time to live in the store; a crashed holder's value is free again after it")
 	f.DurationVar(&lf.window, "window", defaultLeaseWindow, "with --lease: how far ahead of the clock each store write reserves time")
+	f.Var(newEnum(&lf.order, "scope", "scope", "value"), "order", "with --lease: start above every ended lease of the scope (scope), or above the leased value's own mark only (value)")
 }
 
 // check validates the lease flags against each other; cmd's flags are parsed.
@@ -63,7 +65,7 @@ func (lf *leaseFlags) check(cmd *cobra.Command) error {
 				return usageErr("--%s needs --lease URL: the lease refuses the value to a second process and keeps its high-water mark, so no run reissues an ID; on one machine use --lease file:///var/lib/flurry/leases (or give the value in --node, without those guards)", name)
 			}
 		}
-		for _, name := range []string{"lease-fields", "scope", "ttl", "window"} {
+		for _, name := range []string{"lease-fields", "scope", "ttl", "window", "order"} {
 			if changed(name) {
 				return usageErr("--%s applies only with --lease URL", name)
 			}
@@ -75,6 +77,12 @@ func (lf *leaseFlags) check(cmd *cobra.Command) error {
 	}
 	if lf.fixedGiven && lf.fixed < 0 {
 		return usageErr("--fixed %d is negative", lf.fixed)
+	}
+	if err := lease.CheckTTL(lf.ttl); err != nil {
+		return usageErr("--ttl: %v", strings.TrimPrefix(err.Error(), "lease: "))
+	}
+	if err := lease.CheckWindow(lf.window); err != nil {
+		return usageErr("--window: %v", strings.TrimPrefix(err.Error(), "lease: "))
 	}
 	return nil
 }
@@ -189,9 +197,13 @@ func genLeased(ctx context.Context, opts snowflake.Options, node layout.NodeValu
 		return err
 	}
 	defer store.Close()
+	order, err := lease.ParseOrder(lf.order)
+	if err != nil {
+		return usageErr("--order: %v", err)
+	}
 	g, s, err := lease.NewGenerator(ctx, opts, lease.Options{
 		Store: store, Scope: lf.scope, Leased: leased, Node: node, Fixed: fixed,
-		TTL: lf.ttl, Window: lf.window, Logger: log,
+		TTL: lf.ttl, Window: lf.window, Order: order, Logger: log,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -198,7 +198,12 @@ func TestGenLeaseErrors(t *testing.T) {
 		{2, []string{"--lease", "URL", "--lease-fields", "shard"}, `no node field "shard"; its node fields are datacenter, worker`},
 		{2, []string{"--lease", "URL", "--lease-fields", "worker,worker"}, "worker is named twice"},
 		{1, []string{"--lease", "URL", "--node", "datacenter=4", "--fixed", "32"}, "fixed value 32 is outside the pool 0..31"},
-		{1, []string{"--lease", "URL", "--node", "datacenter=4", "--ttl", "500ms"}, "must be at least 1s"},
+		{2, []string{"--lease", "URL", "--node", "datacenter=4", "--ttl", "500ms"}, "--ttl: ttl 500ms must be a whole number of milliseconds from 1s to 24h"},
+		// Its deadlines overflowed int64 nanoseconds: gen held the value and never issued.
+		{2, []string{"--lease", "URL", "--ttl", "2500000h"}, "from 1s to 24h"},
+		{2, []string{"--lease", "URL", "--window", "2h"}, "--window: window 2h0m0s must be from 100ms to 1h"},
+		{2, []string{"--lease", "URL", "--order", "newest"}, "want one of scope, value"},
+		{2, []string{"--order", "value"}, "--order applies only with --lease URL"},
 		{1, []string{"--lease", "URL", "--layout", "mastodon"}, "has no node field to lease"},
 		{1, []string{"--lease", "bogus://x"}, `unknown store scheme "bogus"`},
 		{1, []string{"--lease", "URL", "--scope", "a b"}, "use letters, digits and _-./:= only"},
@@ -320,7 +325,7 @@ func TestLeaseList(t *testing.T) {
 	}
 
 	r = cli(t, "", "lease", "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "file:///var/lib/flurry/leases") || !strings.Contains(r.stdout, "This binary understands: etcd, file, mysql, postgres, postgresql, redis, rediss, sqlite.") {
+	if r.code != 0 || !strings.Contains(r.stdout, "file:///var/lib/flurry/leases") || !strings.Contains(r.stdout, "This binary understands: etcd, file, mysql, postgres, postgresql, redis, redis+sentinel, rediss, rediss+sentinel, sqlite.") {
 		t.Errorf("lease --help: %+v", r)
 	}
 }

@@ -34,7 +34,7 @@ func genRedis(cmd *cobra.Command, l *layout.Layout, rf *redisFlags, n uint64) er
 	if rf.url == "" {
 		return usageErr("--namespace applies only with --redis URL")
 	}
-	for _, name := range []string{"node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window", "segment", "tag", "runway"} {
+	for _, name := range []string{"node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window", "order", "segment", "tag", "runway"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return usageErr("--%s does not apply with --redis: the Redis server's clock and node value (flurry redis set-node) make the IDs", name)
 		}

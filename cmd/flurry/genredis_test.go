@@ -99,7 +99,7 @@ func TestGenRedisUsage(t *testing.T) {
 		wantOneLineError(t, r, 2, tc.want)
 	}
 	r := cli(t, "", "redis", "get-node", "redis://u:sekrit@127.0.0.1:1/0?dial_timeout=100ms&max_retries=-1")
-	wantOneLineError(t, r, 1, "does not answer")
+	wantOneLineError(t, r, 1, "no answer within 100ms (is Redis running there?)")
 	if strings.Contains(r.stderr, "sekrit") {
 		t.Errorf("error %q shows the password", r.stderr)
 	}

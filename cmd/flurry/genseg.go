@@ -42,7 +42,7 @@ func (sf *segFlags) check(cmd *cobra.Command) error {
 	if err := segment.CheckTagName(sf.tag); err != nil {
 		return &usageError{err: err}
 	}
-	for _, name := range []string{"layout", "node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window"} {
+	for _, name := range []string{"layout", "node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window", "order"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return usageErr("--%s does not apply with --segment: segment IDs are plain integers from a database", name)
 		}

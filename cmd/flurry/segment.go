@@ -19,7 +19,10 @@ const segmentStoresHelp = `A segment store is named by a URL:
   postgres://user@host:5432/db?sslmode=disable  PostgreSQL
   mysql://user:pass@host:3306/db                MySQL or MariaDB
   redis://[:pass@]host:6379/0                   Redis
+  redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel
   etcd://host:2379[,host:2379]/prefix           etcd
+Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
+docs/high-availability.md has the replicated forms and what a failover can lose.
 The SQL stores keep tags in a table shaped as Meituan Leaf's leaf_alloc (default
 name flurry_segment); add ?table=leaf_alloc to serve an existing Leaf table as it is.`
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,6 +81,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 		cfg.DataDir = sf.data
 	}
 	if changed("listen") {
+		if err := config.CheckListen(sf.listen); err != nil {
+			return usageErr("--listen: %v", err)
+		}
 		cfg.Listen = sf.listen
 	}
 	if changed("tls-cert") || changed("tls-key") {
@@ -105,6 +107,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	if err != nil {
 		return err
 	}
+	// Bind before any store is opened or lease taken: an address that cannot be
+	// had must not leave a node value held (and blocked for a TTL) behind it.
+	// Connections that arrive while the namespaces start wait in the backlog.
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w; choose another address with --listen", err)
+	}
 	lines := newLineHandler(stderr)
 	lines.showInfo()
 	log := slog.New(lines)
@@ -115,17 +124,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	})
 	cancel()
 	if err != nil {
+		ln.Close()
 		if ctx.Err() != nil {
 			return &exitError{code: 130, err: fmt.Errorf("serve: interrupted while starting: %w", err)}
 		}
 		return fmt.Errorf("serve: %w", err)
 	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		return errors.Join(fmt.Errorf("serve: %w; choose another address with --listen", err), srv.Close(cctx))
-	}
+	defer limitMemory(server.MemoryCeiling(cfg))()
 	scheme := "http"
 	if srv.TLS() {
 		scheme = "https"
@@ -134,7 +139,19 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	names := srv.Namespaces()
 	fmt.Fprintf(stderr, "flurry: serving namespaces %s; data in %s\n", strings.Join(names, ", "), cfg.ResolveData())
 	fmt.Fprintf(stderr, "flurry: listening on %s (gRPC, gRPC-Web, Connect JSON and plain GET)\n", base)
-	fmt.Fprintf(stderr, "flurry: ask for an ID: curl '%s/v1/%s/next'   (?count=1000&format=text for many)\n", base, names[0])
+	if len(names) > 0 {
+		fmt.Fprintf(stderr, "flurry: ask for an ID: curl '%s/v1/%s/next'   (?count=1000&format=text for many)\n", base, names[0])
+	}
+	if cfg.Leaf != nil {
+		fmt.Fprintf(stderr, "flurry: serving every tag of the Leaf table: curl '%s/api/segment/get/TAG'\n", base)
+	}
+	if cfg.TinyID != nil {
+		prefix := cfg.TinyID.Prefix
+		if prefix == "" {
+			prefix = "/tinyid"
+		}
+		fmt.Fprintf(stderr, "flurry: serving tinyid's routes: curl '%s%s/id/nextId?bizType=TYPE&token=TOKEN'\n", base, prefix)
+	}
 	stopNotify := notifySystemd(ctx, stderr) // READY=1 now, STOPPING=1 on the way out
 	defer stopNotify()
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -161,4 +178,16 @@ func tuneGC() (restore func()) {
 	}
 	old := debug.SetGCPercent(serveGCPercent)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// limitMemory sets the runtime's soft memory limit to the server's documented
+// ceiling (server.MemoryCeiling, docs/security.md) unless GOMEMLIMIT is set: with
+// GOGC at 400 the heap could otherwise grow to five times what requests hold
+// before a collection. It returns what puts the previous limit back.
+func limitMemory(ceiling int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(ceiling)
+	return func() { debug.SetMemoryLimit(old) }
 }

@@ -322,8 +322,9 @@ func TestServeBinary(t *testing.T) {
 		t.Fatalf("SIGTERM: %v\n%s", err, p.log())
 	}
 
-	// A clock an hour behind the mark of a fixed node value (a pool would hand out
-	// a fresh value instead): the snowflake namespace must refuse with 503 and Retry-After, and /readyz say not ready.
+	// A clock an hour behind the mark of a fixed node value (a pool value behaves
+	// the same with order: scope, TestServeStartupFaults): the snowflake namespace
+	// must refuse with 503 and Retry-After, and /readyz say not ready.
 	t.Run("clock behind", func(t *testing.T) {
 		dir := t.TempDir()
 		cfg := filepath.Join(dir, "fixed.yaml")

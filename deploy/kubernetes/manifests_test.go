@@ -232,7 +232,10 @@ func TestManifests(t *testing.T) {
 	var conf struct {
 		ShutdownTimeout string `json:"shutdown_timeout"`
 		DataDir         string `json:"data_dir"`
-		Namespaces      map[string]struct {
+		Access          struct {
+			AdminTokenEnv []string `json:"admin_token_env"`
+		} `json:"access"`
+		Namespaces map[string]struct {
 			TokenEnv []string `json:"token_env"`
 		} `json:"namespaces"`
 	}
@@ -257,6 +260,11 @@ func TestManifests(t *testing.T) {
 	envs := map[string]bool{}
 	for _, e := range c.Env {
 		envs[e.Name] = true
+	}
+	for _, v := range conf.Access.AdminTokenEnv {
+		if !envs[v] {
+			t.Errorf("access.admin_token_env names %s, which the container does not set", v)
+		}
 	}
 	for name, ns := range conf.Namespaces {
 		for _, v := range ns.TokenEnv {

@@ -27,8 +27,8 @@ const DefaultTimeout = 5 * time.Second
 var ErrNoAnswer = errors.New("the store did not answer in time")
 
 // NoAnswerError reports a store call that ran out of time. It unwraps to the
-// engine's error (which matches context.DeadlineExceeded for most engines) and
-// matches ErrNoAnswer.
+// engine's error and matches ErrNoAnswer and context.DeadlineExceeded, whatever
+// the engine's error was (go-redis, for one, reports an i/o timeout).
 type NoAnswerError struct {
 	Store  string        // the store, e.g. "etcd store etcd://127.0.0.1:2379/x"
 	Within time.Duration // how long the call had
@@ -52,8 +52,11 @@ func (e *NoAnswerError) Error() string {
 // Unwrap returns the engine's error.
 func (e *NoAnswerError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrNoAnswer) true.
-func (e *NoAnswerError) Is(target error) bool { return target == ErrNoAnswer }
+// Is makes errors.Is(err, ErrNoAnswer) and errors.Is(err, context.DeadlineExceeded)
+// true.
+func (e *NoAnswerError) Is(target error) bool {
+	return target == ErrNoAnswer || target == context.DeadlineExceeded
+}
 
 // Call describes the calls of one store. The zero Call bounds calls by
 // DefaultTimeout and names no store.

@@ -6,10 +6,8 @@ package etcdconn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flurryid/flurry/internal/bound"
+	"github.com/flurryid/flurry/internal/storeurl"
 )
 
 // Settings are the options every etcd store has; each store's Options has these
@@ -45,14 +44,13 @@ type Settings struct {
 // a zero DialTimeout becomes 5s. Other query keys are refused.
 func ParseURL(rawURL string, s Settings) (clientv3.Config, Settings, error) {
 	var cfg clientv3.Config
-	u, err := url.Parse(rawURL)
+	// The endpoint list is taken out before url.Parse, which refuses some lists
+	// ([::1]:2379,[::1]:2380); errors never show the password.
+	u, hosts, _, err := storeurl.ParseWithHosts(rawURL)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
 		return cfg, s, fmt.Errorf("not an etcd:// URL: %v", err)
 	}
+	u.Host = hosts.String()
 	if u.Scheme != "etcd" {
 		return cfg, s, fmt.Errorf("%s: the scheme must be etcd", u.Redacted())
 	}
@@ -152,13 +150,7 @@ func ClientCall(cli *clientv3.Client, prefix string, s Settings) bound.Call {
 	return Call("etcd://"+strings.Join(hosts, ",")+"/"+prefix, s)
 }
 
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
+func redact(rawURL string) string { return storeurl.Redact(rawURL) }
 
 // PageSize is how many keys RangeAll reads per request.
 const PageSize = 1000

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
@@ -331,4 +332,28 @@ func Eval(ctx context.Context, client redis.UniversalClient, s Settings, sc *red
 		return res, &NotReplicatedError{n, int64(s.WaitReplicas)}
 	}
 	return res, nil
+}
+
+// Logger adapts a *slog.Logger to go-redis's logger interface, for
+// redis.SetLogger. Each go-redis message becomes one record at level, with the
+// attribute component=go-redis.
+//
+// go-redis has one logger for the whole process, so only a program's main may set
+// it: a library package that did would change the logging of every other Redis
+// client in its user's process.
+func Logger(l *slog.Logger, level slog.Level) interface {
+	Printf(ctx context.Context, format string, v ...any)
+} {
+	return slogPrintf{l, level}
+}
+
+type slogPrintf struct {
+	l     *slog.Logger
+	level slog.Level
+}
+
+func (p slogPrintf) Printf(ctx context.Context, format string, v ...any) {
+	if p.l.Enabled(ctx, p.level) {
+		p.l.Log(ctx, p.level, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "go-redis")
+	}
 }

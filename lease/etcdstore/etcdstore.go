@@ -157,11 +157,16 @@ func parseValue(rest string) (int64, bool) {
 
 func seconds(ttl time.Duration) int64 { return int64((ttl + time.Second - 1) / time.Second) }
 
-func checkTTL(ttl time.Duration) error {
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+func checkTTL(ttl time.Duration) error { return lease.CheckTTL(ttl) }
+
+// grantErr classifies an error of granting an etcd lease: etcd's "too large lease
+// TTL" cannot be cured by retrying, so it matches lease.ErrBadConfig and a session
+// stops at once instead of retrying forever.
+func grantErr(err error) error {
+	if errors.Is(err, rpctypes.ErrLeaseTTLTooLarge) || errors.Is(err, rpctypes.ErrGRPCLeaseTTLTooLarge) {
+		return fmt.Errorf("%w: %w", lease.ErrBadConfig, err)
 	}
-	return nil
+	return err
 }
 
 // rangeAll reads every key under prefix at revision rev (0: now); see
@@ -283,22 +288,36 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 	fail := func(err error) (lease.Lease, error) {
 		return lease.Lease{}, fmt.Errorf("lease/etcdstore: acquire %s: %w", scope, err)
 	}
-	start := time.Now()
-	g, err := s.cli.Grant(ctx, seconds(ttl))
-	if err != nil {
-		return fail(fmt.Errorf("granting an etcd lease: %w", err))
+	var (
+		start   time.Time
+		g       *clientv3.LeaseGrantResponse
+		token   string
+		hv      []byte
+		claimed bool
+	)
+	// grant takes a new etcd lease to claim a value under. A claim can come later
+	// than the lease's TTL when the machine or etcd is slow and other acquirers keep
+	// winning; etcd then answers "requested lease not found", and the claim is tried
+	// again under a fresh lease rather than failing the caller.
+	grant := func() error {
+		var err error
+		start = time.Now()
+		g, err = s.cli.Grant(ctx, seconds(ttl))
+		if err != nil {
+			return fmt.Errorf("granting an etcd lease: %w", grantErr(err))
+		}
+		token = newToken(g.ID)
+		hv, err = json.Marshal(holder{owner, token})
+		return err
 	}
-	claimed := false
+	if err := grant(); err != nil {
+		return fail(err)
+	}
 	defer func() {
-		if !claimed {
+		if !claimed && g != nil {
 			s.revoke(ctx, g.ID)
 		}
 	}()
-	token := newToken(g.ID)
-	hv, err := json.Marshal(holder{owner, token})
-	if err != nil {
-		return fail(err)
-	}
 	for round := range rounds {
 		held, marks, err := s.scan(ctx, scope)
 		if err != nil {
@@ -318,6 +337,13 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 				clientv3.Compare(clientv3.CreateRevision(hk), "=", 0),
 				clientv3.Compare(clientv3.ModRevision(mk), "=", c.rev),
 			).Then(ops...).Commit()
+			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+				// The lease expired before the claim: nothing was written under it.
+				if err := grant(); err != nil {
+					return fail(err)
+				}
+				break
+			}
 			if err != nil {
 				return fail(err) // the deferred revoke deletes the key if the Txn did commit
 			}
@@ -453,7 +479,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if granted < seconds(ttl) {
 		g, err := s.cli.Grant(ctx, seconds(ttl))
 		if err != nil {
-			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", err))
+			return fail(fmt.Errorf("granting an etcd lease for the longer ttl: %w", grantErr(err)))
 		}
 		newID, token, granted = g.ID, newToken(g.ID), g.TTL
 		hv, err := json.Marshal(holder{h.Owner, token})

@@ -11,6 +11,8 @@ import (
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/snowflake"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -65,11 +67,14 @@ func TestParseURL(t *testing.T) {
 		{name: "no host", url: "etcd:///x", err: "endpoints"},
 		{name: "no port", url: "etcd://a", err: "host:port"},
 		{name: "bad second endpoint", url: "etcd://a:1,b", err: "port"},
-		{name: "empty endpoint", url: "etcd://a:1,,b:2", err: "host:port"},
+		{name: "empty endpoint", url: "etcd://a:1,,b:2", err: "host 2 of the URL's host list: empty"},
 		{name: "unknown key", url: "etcd://a:1?ttl=5s", err: "unknown option ttl"},
 		{name: "bad dial timeout", url: "etcd://a:1?dial_timeout=soon", err: "dial_timeout"},
 		{name: "password redacted", url: "etcd://ann:secret@a:1?nope=1", err: "ann:xxxxx@a:1"},
-		{name: "password redacted, bad port", url: "etcd://ann:secret@a:x", err: "invalid port"},
+		{name: "password redacted, bad port", url: "etcd://ann:secret@a:x", err: "port must be a number"},
+		{name: "ipv6 list and request timeout", url: "etcd://[::1]:2379,[::1]:2380/p?request_timeout=2s", endpoints: []string{"http://[::1]:2379", "http://[::1]:2380"},
+			want: Options{Prefix: "p", DialTimeout: 5 * time.Second, RequestTimeout: 2 * time.Second}},
+		{name: "bad request timeout", url: "etcd://a:1?request_timeout=0s", err: "request_timeout"},
 		{name: "password redacted, bad scheme", url: "redis://ann:secret@a:1", err: "scheme"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,5 +204,33 @@ func TestPick(t *testing.T) {
 	// mark 0: values 1, 2 (recorded), 4, 5; then mark 1: 3; then mark 5: 0. 9 is outside the pool.
 	if want := []int64{1, 2, 4, 5, 3, 0}; !slices.Equal(vs, want) {
 		t.Errorf("pick = %v; want %v", vs, want)
+	}
+}
+
+// etcd refuses a lease TTL above 9e9 s ("too large lease TTL"): retrying cannot
+// cure that, so the store's error matches lease.ErrBadConfig and a session stops at
+// once (gen used to retry forever). The bound in lease.CheckTTL refuses such a TTL
+// first; the store's own acquire path is called here to reach etcd's refusal.
+func TestTooLargeTTLIsBadConfig(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	scope := leasetest.Scope(t)
+	_, err := s.acquire(testCtx(t), scope, "owner", 2_550_000*time.Hour, func(map[int64]*mvccpb.KeyValue, map[int64]markKV) []candidate {
+		return []candidate{{value: 0}}
+	})
+	if !errors.Is(err, lease.ErrBadConfig) || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("acquire with a TTL etcd refuses: %v; want lease.ErrBadConfig naming etcd's refusal", err)
+	}
+	g, err := snowflake.New(snowflake.Options{Managed: true, Namespace: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if sess, err := lease.Start(ctx, g, lease.Options{Store: s, Scope: scope, TTL: 2_500_000 * time.Hour}); !errors.Is(err, lease.ErrBadConfig) || ctx.Err() != nil {
+		if sess != nil {
+			sess.Close()
+		}
+		t.Fatalf("a session with ttl 2,500,000h on etcd: %v (context: %v); want lease.ErrBadConfig at once", err, ctx.Err())
 	}
 }

@@ -277,8 +277,8 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return lease.Lease{}, fmt.Errorf("lease: ttl %v must be a whole number of milliseconds, at least 1s", ttl)
+	if err := lease.CheckTTL(ttl); err != nil {
+		return lease.Lease{}, err
 	}
 	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)
 	if err != nil {

@@ -18,6 +18,15 @@
 // 5s). Any other query key is an error, so a misspelt option fails instead of being
 // ignored. Errors show the URL with its password replaced by "xxxxx".
 //
+// Every URL also takes request_timeout (such as 5s): the bound of a call whose
+// context has no deadline, Open included ([Options].RequestTimeout; default 5s
+// for PostgreSQL and MySQL, none for SQLite). A SQLite URL takes busy_timeout, how
+// long a call waits for another process's write (default 5s). pgx's
+// connect_timeout defaults to 5s, shared by the hosts of a host list:
+// postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write tries h1, then
+// h2, and keeps the first that accepts writes. MySQL URLs name one host. See
+// docs/high-availability.md for what a failover of each engine can lose.
+//
 // A SQLite URL names a file, never a host: sqlite://name/x.db is refused, because it
 // is ambiguous (write sqlite:///abs/x.db or sqlite:name/x.db). SQLite runs in WAL mode
 // with synchronous=FULL and a busy timeout ([Options].BusyTimeout), so several

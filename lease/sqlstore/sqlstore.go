@@ -264,8 +264,8 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if err := lease.CheckScope(l.Scope); err != nil {
 		return l, err
 	}
-	if ttl < time.Second || ttl%time.Millisecond != 0 {
-		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: ttl %v must be a whole number of milliseconds, at least 1s", l.Scope, l.Value, ttl)
+	if err := lease.CheckTTL(ttl); err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
 	lost := fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
 	if l.Token == "" {

@@ -10,9 +10,11 @@
 //	etcd://host:2379[,host:2379]/prefix           segment/etcdstore
 //	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write   the writable one of several
 //
-// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table. Each
-// store's package documents the options its URL takes; docs/high-availability.md
-// says what each engine's failover can lose.
+// The SQL stores take ?table=leaf_alloc to serve an existing Meituan Leaf table,
+// ?schema=leaf to serve it with only Leaf's privileges, and ?table=tiny_id_info (or
+// ?schema=tinyid) to serve didi tinyid's table (sqlstore.OpenAny). Each store's
+// package documents the options its URL takes; docs/high-availability.md says what
+// each engine's failover can lose.
 package segmenturl
 
 import (
@@ -29,7 +31,7 @@ import (
 // changed from outside.
 func openers() map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
-		return sqlstore.Open(ctx, u, sqlstore.Options{})
+		return sqlstore.OpenAny(ctx, u)
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
 		return redisstore.Open(ctx, u, redisstore.Options{})

@@ -22,6 +22,15 @@
 // error, so a misspelt option fails instead of being ignored. Errors show the URL
 // with its password replaced by "xxxxx".
 //
+// Every URL also takes request_timeout (such as 5s): the bound of a call whose
+// context has no deadline, Open included ([Options].RequestTimeout; default 5s
+// for PostgreSQL and MySQL, none for SQLite). A SQLite URL takes busy_timeout, how
+// long a call waits for another process's write (default 5s). pgx's
+// connect_timeout defaults to 5s, shared by the hosts of a host list:
+// postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write tries h1, then
+// h2, and keeps the first that accepts writes. MySQL URLs name one host. See
+// docs/high-availability.md for what a failover of each engine can lose.
+//
 // A SQLite URL names a file, never a host: sqlite://name/x.db is refused, because it
 // is ambiguous (write sqlite:///abs/x.db or sqlite:name/x.db). SQLite runs in WAL mode
 // with synchronous=FULL and a busy timeout ([Options].BusyTimeout), so several
@@ -29,6 +38,19 @@
 // system.
 //
 // [New] wraps a *sql.DB the caller opened, for any driver of the three engines.
+//
+// # Leaf's and tinyid's own tables
+//
+// [OpenAny] (what segmenturl uses) also reads a schema= key:
+//
+//	?table=leaf_alloc&schema=leaf   [LeafTable]: Leaf's table with only SELECT and UPDATE on it;
+//	                                no NAME_returned, so a range handed back survives only
+//	                                as a rewind of max_id when nobody took a range since
+//	?table=tiny_id_info             [TinyID]: didi tinyid's table with tinyid's meaning of a
+//	(or schema=tinyid)              row (max_id the last ID handed out, id % delta ==
+//	                                remainder, optimistic update on version)
+//
+// Both create nothing and can share their rows with running Leaf or tinyid servers.
 //
 // # Schema
 //

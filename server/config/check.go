@@ -38,13 +38,12 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 		env = func(string) (string, bool) { return "", false }
 	}
 	if c.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			k.add([]string{"listen"}, "%q is not host:port (e.g. 127.0.0.1:8080, or :8080 for every interface)", c.Listen)
+		if err := CheckListen(c.Listen); err != nil {
+			k.add([]string{"listen"}, "%v", err)
 		}
 	}
-	if c.MaxCount < 0 || c.MaxCount > 10_000_000 {
-		k.add([]string{"max_count"}, "%d is out of range: give 1 to 10,000,000 (default %d)", c.MaxCount, DefaultMaxCount)
-	}
+	k.maxCount([]string{"max_count"}, c.MaxCount)
+	k.limits(env)
 	if c.MaxBodyBytes < 0 {
 		k.add([]string{"max_body_bytes"}, "%d is negative", c.MaxBodyBytes)
 	}
@@ -52,7 +51,8 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
 		k.add([]string{"tls"}, "give both cert and key, or neither")
 	}
-	if len(c.Namespaces) == 0 {
+	k.compat(c)
+	if len(c.Namespaces) == 0 && c.Leaf == nil && c.TinyID == nil {
 		k.add([]string{"namespaces"}, "no namespace: give at least one, e.g. namespaces: {default: {strategy: snowflake}}")
 	}
 	for _, name := range c.order() {
@@ -126,24 +126,8 @@ func (k *checker) namespace(p []string, name string, ns *Namespace, env func(str
 			k.add(append(p, s), "settings for %s, but the strategy is %q: remove them or change the strategy", s, ns.Strategy)
 		}
 	}
-	ns.Resolved = nil
-	for i, t := range ns.Tokens {
-		if len(t) < 16 {
-			k.add(append(p, "tokens"), "token %d is %d characters: use at least 16 random characters", i+1, len(t))
-		}
-		ns.Resolved = append(ns.Resolved, t)
-	}
-	for _, e := range ns.TokenEnv {
-		v, ok := env(e)
-		switch {
-		case !ok || v == "":
-			k.add(append(p, "token_env"), "environment variable %s is not set (or empty): set it to the token, or remove it from token_env", e)
-		case len(v) < 16:
-			k.add(append(p, "token_env"), "the token in %s is %d characters: use at least 16 random characters", e, len(v))
-		default:
-			ns.Resolved = append(ns.Resolved, v)
-		}
-	}
+	ns.Resolved = k.tokens(p, "tokens", "token_env", ns.Tokens, ns.TokenEnv, env)
+	k.maxCount(append(p, "max_count"), ns.MaxCount)
 	switch ns.Strategy {
 	case "snowflake":
 		if ns.Snowflake == nil {
@@ -224,8 +208,19 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	if s.Lease.Fixed != nil && *s.Lease.Fixed < 0 {
 		k.add(append(lp, "fixed"), "%d is negative", *s.Lease.Fixed)
 	}
-	k.duration(append(lp, "ttl"), s.Lease.TTL, false)
-	k.duration(append(lp, "window"), s.Lease.Window, false)
+	if k.duration(append(lp, "ttl"), s.Lease.TTL, false) {
+		if err := lease.CheckTTL(Duration(s.Lease.TTL, 0)); err != nil {
+			k.add(append(lp, "ttl"), "%q: %v", s.Lease.TTL, strings.TrimPrefix(err.Error(), "lease: "))
+		}
+	}
+	if k.duration(append(lp, "window"), s.Lease.Window, false) {
+		if err := lease.CheckWindow(Duration(s.Lease.Window, 0)); err != nil {
+			k.add(append(lp, "window"), "%q: %v", s.Lease.Window, strings.TrimPrefix(err.Error(), "lease: "))
+		}
+	}
+	if _, err := lease.ParseOrder(s.Lease.Order); err != nil {
+		k.add(append(lp, "order"), "%v", strings.TrimPrefix(err.Error(), "lease: "))
+	}
 }
 
 func (k *checker) segment(p []string, name string, s *Segment) {
@@ -290,9 +285,10 @@ func (k *checker) oneOf(p []string, v string, allowed ...string) {
 	}
 }
 
-func (k *checker) duration(p []string, v string, negOK bool) {
+// duration checks a duration key and reports whether it is given and well-formed.
+func (k *checker) duration(p []string, v string, negOK bool) bool {
 	if v == "" {
-		return
+		return false
 	}
 	d, err := time.ParseDuration(v)
 	switch {
@@ -300,7 +296,30 @@ func (k *checker) duration(p []string, v string, negOK bool) {
 		k.add(p, "%q is not a duration such as 500ms, 10s or 1m", v)
 	case d < 0 && !negOK:
 		k.add(p, "%q is negative", v)
+	default:
+		return true
 	}
+	return false
+}
+
+// CheckListen reports whether addr is a TCP address to listen on: host:port with
+// a port from 0 to 65535 (0: any free port) or a service name, and a host that is
+// empty (every interface), an IP address or a name.
+func CheckListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. 127.0.0.1:8080, or :8080 for every interface)", addr)
+	}
+	if port == "" {
+		return fmt.Errorf("%q has no port: give host:port, e.g. 127.0.0.1:8080", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%q: port %s is not a TCP port (0 to 65535)", addr, port)
+	}
+	if strings.ContainsAny(host, " /\\") {
+		return fmt.Errorf("%q: host %q is not an address or a name", addr, host)
+	}
+	return nil
 }
 
 func (k *checker) url(p []string, raw string, schemes []string) {

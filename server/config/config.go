@@ -64,8 +64,18 @@ type Config struct {
 	ShutdownTimeout string `yaml:"shutdown_timeout"`
 	// TLS serves HTTPS (and gRPC over TLS) when both files are given.
 	TLS TLS `yaml:"tls"`
+	// Access holds the operators' (admin) tokens and what anonymous callers may
+	// see (docs/security.md).
+	Access Access `yaml:"access"`
+	// Limits bound what one client can make the server hold: IDs in flight,
+	// request read and response write time, HTTP/2 streams, requests per token.
+	Limits Limits `yaml:"limits"`
 	// Namespaces maps a namespace's name to its settings.
 	Namespaces map[string]*Namespace `yaml:"namespaces"`
+	// Leaf serves every tag of Leaf's leaf_alloc on Leaf's routes (compat.go).
+	Leaf *LeafCompat `yaml:"leaf"`
+	// TinyID serves tinyid's routes on tinyid's tables (compat.go).
+	TinyID *TinyIDCompat `yaml:"tinyid"`
 
 	// Order lists the namespaces in the order of the file (the map has none).
 	Order []string `yaml:"-"`
@@ -79,6 +89,10 @@ type Config struct {
 type TLS struct {
 	Cert string `yaml:"cert"`
 	Key  string `yaml:"key"`
+	// ClientCA, when set, makes TLS mutual: every client must present a
+	// certificate signed by a CA in this PEM file (service-to-service
+	// deployments). Tokens are still checked on top.
+	ClientCA string `yaml:"client_ca"`
 }
 
 // Namespace is one namespace: a strategy, its settings and its tokens.
@@ -89,6 +103,9 @@ type Namespace struct {
 	Tokens []string `yaml:"tokens"`
 	// TokenEnv names environment variables that each hold an accepted token.
 	TokenEnv []string `yaml:"token_env"`
+	// MaxCount is the largest count one request to this namespace may ask for.
+	// Zero means the server's max_count.
+	MaxCount int `yaml:"max_count"`
 
 	Snowflake *Snowflake `yaml:"snowflake"`
 	Segment   *Segment   `yaml:"segment"`
@@ -131,9 +148,13 @@ type Lease struct {
 	Fields []string `yaml:"fields"`
 	// Fixed leases exactly this value (a value from configuration).
 	Fixed *int64 `yaml:"fixed"`
-	// TTL and Window are Go durations; empty means 10s and 2s.
+	// TTL and Window are Go durations; empty means 10s and 2s. TTL is from 1s to
+	// 24h, Window from 100ms to 1h (lease.MinTTL ... lease.MaxWindow).
 	TTL    string `yaml:"ttl"`
 	Window string `yaml:"window"`
+	// Order is scope (default) or value: which earlier IDs a new holder starts
+	// above (lease.Order; docs/leases.md).
+	Order string `yaml:"order"`
 }
 
 // Segment configures a segment namespace: one tag, served from one or more stores.

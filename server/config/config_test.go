@@ -44,9 +44,17 @@ func TestProblems(t *testing.T) {
 		{"every problem", "listen: x\nmax_count: -1\nshutdown_timeout: soon\ntls: {cert: a}\nnamespaces:\n  a:\n    strategy: snowflake\n    snowflake: {layout: twiter, overflow: fast}\n  b/c:\n    strategy: segment\n    segment: {prefetch: 1, stores: ['mongodb://x']}\n  d:\n    strategy: redis\n  e:\n    strategy: uuidv8\n",
 			[]string{"t.yaml:1: listen", "t.yaml:2: max_count", "t.yaml:3: shutdown_timeout", "t.yaml:4: tls", "t.yaml:8: namespaces.a.snowflake.layout", "namespaces.a.snowflake.overflow", "namespaces.b/c: namespace name", "namespaces.b/c.segment.prefetch", "unknown scheme \"mongodb\"", "t.yaml:12: namespaces.d: strategy redis needs", "t.yaml:15: namespaces.e.strategy: unknown strategy"}},
 		{"token env", "namespaces:\n  a: {strategy: objectid, token_env: [NOPE], tokens: [short]}\n", []string{"NOPE is not set", "token 1 is 5 characters"}},
+		{"limits", "limits: {max_ids_in_flight: 5, read_timeout: 0s, write_timeout: soon, token_burst: 3, max_concurrent_streams: -1}\ntls: {client_ca: ca.pem}\naccess: {admin_tokens: ['sha256:abc'], admin_token_env: [NOPE]}\nnamespaces:\n  a: {strategy: uuidv7, max_count: 20000000, tokens: ['sha256:zz']}\n",
+			[]string{"limits.max_ids_in_flight: 5 is too small", "limits.read_timeout: \"0s\" is zero", "limits.write_timeout", "limits.token_burst", "limits.max_concurrent_streams", "tls.client_ca", "access.admin_tokens: token 1 starts with sha256:", "access.admin_token_env: environment variable NOPE", "namespaces.a.max_count: 20000000 is out of range", "namespaces.a.tokens: token 1 starts with sha256:"}},
 		{"wrong block", "namespaces:\n  a: {strategy: segment, snowflake: {}}\n", []string{"settings for snowflake"}},
 		{"exhausted", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: baidu}}\n", []string{"ran out of time"}},
 		{"no node field", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: mastodon}}\n", []string{"no node field"}},
+		// A TTL whose deadlines overflow int64 nanoseconds passed the check, and the
+		// server then answered 503 forever; a port past 65535 passed too.
+		{"lease bounds", "listen: 127.0.0.1:99999\nnamespaces:\n  a:\n    strategy: snowflake\n    snowflake:\n      lease:\n        ttl: 2500000h\n        window: 2h\n        order: newest\n",
+			[]string{"t.yaml:1: listen: \"127.0.0.1:99999\": port 99999", "t.yaml:7: namespaces.a.snowflake.lease.ttl: \"2500000h\"", "from 1s to 24h", "t.yaml:8: namespaces.a.snowflake.lease.window: \"2h\"", "t.yaml:9: namespaces.a.snowflake.lease.order"}},
+		{"lease too short", "namespaces:\n  a: {strategy: snowflake, snowflake: {lease: {ttl: 500ms, window: 10ms}}}\n", []string{"lease.ttl: \"500ms\"", "lease.window: \"10ms\""}},
+		{"listen", "listen: 'host:'\nnamespaces:\n  a: {strategy: objectid}\n", []string{"t.yaml:1: listen", "no port"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte(c.yaml), nil)
@@ -59,5 +67,25 @@ func TestProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLeaseOrderAndListen(t *testing.T) {
+	c, err := Parse("t.yaml", []byte("listen: ':http'\nnamespaces:\n  a: {strategy: snowflake, snowflake: {lease: {order: value, ttl: 24h, window: 1h}}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Namespaces["a"].Snowflake.Lease.Order; got != "value" {
+		t.Errorf("order %q", got)
+	}
+	for _, ok := range []string{"127.0.0.1:0", ":8080", "[::1]:65535", "localhost:8080"} {
+		if err := CheckListen(ok); err != nil {
+			t.Errorf("CheckListen(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1", "127.0.0.1:", "a b:80", ":65536"} {
+		if err := CheckListen(bad); err == nil {
+			t.Errorf("CheckListen(%q) accepted", bad)
+		}
 	}
 }

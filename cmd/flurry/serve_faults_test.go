@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry"
+)
+
+// TestServeStartupFaults runs `flurry serve` as a real process through the start-up
+// faults of issue 9: a restart with the clock 30 s behind, a lease TTL that overflowed
+// the session's deadlines, and a listen address that cannot be had.
+func TestServeStartupFaults(t *testing.T) {
+	bin := buildServe(t)
+	c := &http.Client{Timeout: 30 * time.Second}
+
+	// The embedded default, stopped cleanly and started again with the clock 30 s
+	// behind: the pool hands the restart a never-used node value (the lowest mark),
+	// and it used to issue every ID below the first run's. Now each answer is either
+	// IDs above the first run's last, or a typed 503 (the clock stands behind the
+	// mark) until the clock has caught up.
+	t.Run("skewed restart", func(t *testing.T) {
+		data := t.TempDir()
+		p := startServe(t, bin, c, "http", nil, "--data", data)
+		first := textIDs(t, c, p.base, "default", 5000)
+		max1 := first[len(first)-1]
+		if err := p.stop(t, syscall.SIGTERM); err != nil {
+			t.Fatalf("SIGTERM: %v\n%s", err, p.log())
+		}
+		p = startServe(t, bin, c, "http", []string{"FLURRY_CLOCK_SKEW=-30s"}, "--data", data)
+		prev, refused, answered := max1, 0, 0
+		for deadline := time.Now().Add(50 * time.Second); answered < 5 && time.Now().Before(deadline); {
+			code, h, body := fetch(t, c, "GET", p.base+"/v1/default/next?count=1000&format=text")
+			switch code {
+			case 200:
+				for _, line := range strings.Fields(body) {
+					id, err := flurry.ParseID(line)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if id <= prev {
+						t.Fatalf("after the restart with the clock 30 s behind: ID %d is not above %d (the first run's last ID is %d)\n%s", id, prev, max1, p.log())
+					}
+					prev = id
+				}
+				answered++
+			case 503:
+				if refused++; answered > 0 {
+					t.Fatalf("a refusal after IDs were issued: %q", body)
+				}
+				if !strings.Contains(body, "stands behind its clock's high-water mark") || h.Get("Retry-After") == "" {
+					t.Fatalf("503 %q (Retry-After %q): want the clock-behind refusal", body, h.Get("Retry-After"))
+				}
+				time.Sleep(time.Second)
+			default:
+				t.Fatalf("%d %q", code, body)
+			}
+		}
+		if answered == 0 || refused == 0 {
+			t.Fatalf("%d answers, %d refusals: want refusals while the clock is behind, then IDs\n%s", answered, refused, p.log())
+		}
+		if !strings.Contains(p.log(), "value=1 ") {
+			t.Logf("the restart did not get a fresh node value; log:\n%s", p.log())
+		}
+		t.Logf("%d refusals (1 s apart) before the clock caught up; then %d answers above %d", refused, answered, max1)
+	})
+
+	// A TTL whose nanoseconds overflow int64 once added to the clock: --check must
+	// name it with its file and line.
+	t.Run("ttl check", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "ttl.yaml")
+		os.WriteFile(cfg, []byte("data_dir: '"+dir+"'\nnamespaces:\n  default:\n    strategy: snowflake\n    snowflake:\n      lease:\n        ttl: 2500000h\n"), 0o600)
+		out, err := exec.Command(bin, "serve", "--config", cfg, "--check").CombinedOutput()
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "ttl.yaml:7: namespaces.default.snowflake.lease.ttl") {
+			t.Fatalf("serve --check with ttl 2500000h: %v\n%s", err, out)
+		}
+	})
+
+	// A port out of range is refused before anything is opened; an address that
+	// is taken fails the start before any store is opened or lease taken.
+	t.Run("listen", func(t *testing.T) {
+		data := filepath.Join(t.TempDir(), "data")
+		out, err := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:99999").CombinedOutput()
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "port 99999") {
+			t.Errorf("serve --listen 127.0.0.1:99999: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the data directory was made before the listen address was checked (%v)\n%s", err, out)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out, err = exec.Command(bin, "serve", "--data", data, "--listen", ln.Addr().String()).CombinedOutput()
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "address already in use") {
+			t.Errorf("serve on a taken address: %v\n%s", err, out)
+		}
+		if strings.Contains(string(out), "acquired node value") {
+			t.Errorf("a lease was taken before the listen address was bound:\n%s", out)
+		}
+		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the stores were opened before the listen address was bound (%v)\n%s", err, out)
+		}
+	})
+}

@@ -1,0 +1,152 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/checker"
+	"github.com/flurryid/flurry/internal/netns"
+)
+
+// short is the go test scenario: a store that hangs, a node killed, a paused node
+// whose value another process takes over, the etcd leader killed, a node cut off
+// the stores, a node restarted 30 s behind (the seed picks nodes and durations; the
+// order is kept so the run's length is known).
+var short = []string{"hangs-etcd", "sigkill-node", "sigstop-takeover", "kill-etcd-leader", "partition-stores", "skew-behind"}
+
+// TestShortScenario runs the short scenario on a fresh cluster and checks every ID
+// the clients received: no duplicate, each node's IDs increasing, every ID in range.
+// A failure prints the seed and the command that replays it.
+func TestShortScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: -short (the harness scenario takes about a minute)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	requireOrSkip(t, ctx)
+
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FLURRY_HARNESS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("FLURRY_HARNESS_SEED=%q is not a number", s)
+		}
+		seed = v
+	}
+	replay := "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -count=1 -run TestShortScenario ./internal/harness/"
+	t.Logf("seed %d; replay: %s", seed, replay)
+	defer func() {
+		if t.Failed() {
+			t.Logf("FAILED with seed %d; replay with:\n  %s", seed, replay)
+		}
+	}()
+
+	bin := t.TempDir()
+	flurry, client := buildBinaries(t, bin)
+	ttl := 4 * time.Second
+	sc, err := Plan("short", seed, ttl, 3*time.Second, true, short...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Load = Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 100_000, Rate: 100}
+	var log bytes.Buffer
+	c, err := Start(ctx, Options{Flurry: flurry, Client: client, LeaseTTL: ttl, Log: &log, KeepDir: true})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+		if left, _ := netns.List(context.Background(), "fh"); len(left) != 0 {
+			t.Errorf("namespaces left after Close: %v", left)
+		}
+		if !t.Failed() {
+			os.RemoveAll(c.Dir)
+		} else {
+			t.Logf("logs kept in %s", c.Dir)
+		}
+	}()
+	out, err := Run(ctx, c, sc)
+	t.Logf("harness log:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := checker.WriteMarkdown(&md, out.Result); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", md.String())
+	for _, fr := range out.Faults {
+		if fr.Err != nil {
+			t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
+		}
+	}
+	for _, pr := range out.Problems {
+		t.Error(pr)
+	}
+	tot := out.Result.Totals
+	if !out.Result.OK() {
+		t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range", tot.Duplicates, tot.OrderViolations, tot.OutOfRange)
+	}
+	// The run must have exercised the system: IDs from every namespace and node.
+	for _, ns := range out.Result.Namespaces {
+		if ns.IDs == 0 {
+			t.Errorf("namespace %s: no ID received", ns.Name)
+		}
+	}
+	if len(out.Windows) != len(short) {
+		t.Errorf("%d fault windows, want %d", len(out.Windows), len(short))
+	}
+
+	// Self-test on the same cluster: a process issuing with a node's value and no
+	// lease must show up as duplicates, or the harness could not see any.
+	// The clients go as fast as the nodes answer, so that n1 is asked often while
+	// the rogue runs.
+	self := Scenario{Name: "self-test", Seed: seed, Lead: time.Second, Tail: time.Second, Gap: time.Second,
+		Load:   Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 5000},
+		Faults: []Fault{{Name: "rogue process on n1's etcd value", Kind: "rogue", For: 4 * time.Second, Action: RogueNode(0)}}}
+	out2, err := Run(ctx, c, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := out2.Result.Totals.Duplicates; d == 0 {
+		t.Errorf("self-test: a rogue process with n1's node value gave no duplicate (%s)", out2.Result.Summary())
+	} else {
+		t.Logf("self-test: the rogue process gave %d duplicates, as it must", d)
+	}
+}
+
+// requireOrSkip skips (or fails under FLURRY_TEST_REQUIRE=1) when the machine cannot
+// run the harness.
+func requireOrSkip(t *testing.T, ctx context.Context) {
+	t.Helper()
+	err := netns.Check(ctx)
+	if err == nil {
+		err = Tools()
+	}
+	if err != nil {
+		if os.Getenv("FLURRY_TEST_REQUIRE") == "1" {
+			t.Fatalf("FLURRY_TEST_REQUIRE=1 and the fault harness cannot run: %v", err)
+		}
+		t.Skipf("skipping the fault harness: %v", err)
+	}
+}
+
+func buildBinaries(t *testing.T, dir string) (flurry, client string) {
+	t.Helper()
+	flurry, client = filepath.Join(dir, "flurry"), filepath.Join(dir, "fhclient")
+	for _, b := range [][2]string{{flurry, "github.com/flurryid/flurry/cmd/flurry"}, {client, "github.com/flurryid/flurry/internal/harness/cmd/fhclient"}} {
+		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	return flurry, client
+}

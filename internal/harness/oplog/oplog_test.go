@@ -1,0 +1,110 @@
+package oplog
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/checker"
+)
+
+func roundTrip(t *testing.T, ops []checker.Op) []checker.Op {
+	t.Helper()
+	var b []byte
+	for _, op := range ops {
+		b = Append(b, op)
+	}
+	var got []checker.Op
+	if err := Read(bytes.NewReader(b), func(op checker.Op) { got = append(got, op) }); err != nil {
+		t.Fatalf("Read(%q): %v", b, err)
+	}
+	return got
+}
+
+// TestRoundTrip: what Append writes, Read gives back: IDs in order (runs and
+// single IDs, descending and repeated ones too), times to the nanosecond, errors.
+func TestRoundTrip(t *testing.T) {
+	t0 := time.Unix(1795000000, 123456789)
+	ops := []checker.Op{
+		{Client: "c1", Node: "n1", Namespace: "sfe", Start: t0, End: t0.Add(time.Millisecond), IDs: []int64{5, 6, 7, 100, 99, 99, 1<<63 - 1}},
+		{Client: "c2", Node: "n3", Namespace: "seg", Start: t0, End: t0.Add(2 * time.Second), Err: "503 namespace seg\thas no IDs\nbuffered"},
+		{Client: "c2", Node: "n2", Namespace: "rg", Start: t0, End: t0, IDs: []int64{1}},
+	}
+	got := roundTrip(t, ops)
+	if len(got) != len(ops) {
+		t.Fatalf("%d ops back, want %d", len(got), len(ops))
+	}
+	ops[1].Err = "503 namespace seg has no IDs buffered"
+	for i := range ops {
+		if !got[i].Start.Equal(ops[i].Start) || !got[i].End.Equal(ops[i].End) {
+			t.Errorf("op %d: times %v %v, want %v %v", i, got[i].Start, got[i].End, ops[i].Start, ops[i].End)
+		}
+		got[i].Start, got[i].End, ops[i].Start, ops[i].End = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if !reflect.DeepEqual(got[i], ops[i]) {
+			t.Errorf("op %d: %+v, want %+v", i, got[i], ops[i])
+		}
+	}
+}
+
+// TestCompact: a batch of consecutive IDs is one run on the line.
+func TestCompact(t *testing.T) {
+	ids := make([]int64, 1000)
+	for i := range ids {
+		ids[i] = 250644847881617408 + int64(i)
+	}
+	line := string(Append(nil, checker.Op{Client: "c", Node: "n", Namespace: "x", IDs: ids}))
+	if !strings.Contains(line, "\t250644847881617408+1000\t") {
+		t.Errorf("line %q has not one run", line)
+	}
+}
+
+// TestReadBad: a truncated last line is skipped; malformed runs and times are errors.
+func TestReadBad(t *testing.T) {
+	n := 0
+	if err := Read(strings.NewReader("c\tn\tx\t1\t2\t5+2\t-\nc\tn\tx\t1\t2\t5+"), func(checker.Op) { n++ }); err != nil || n != 1 {
+		t.Errorf("truncated last line: %d ops, %v", n, err)
+	}
+	for _, bad := range []string{
+		"c\tn\tx\t1\t2\t5+0\t-\n",
+		"c\tn\tx\t1\t2\t5\t-\n",
+		"c\tn\tx\t1\t2\t9223372036854775807+2\t-\n",
+		"c\tn\tx\t1\t2\t5+99999999999\t-\n",
+		"c\tn\tx\tz\t2\t5+1\t-\n",
+	} {
+		if err := Read(strings.NewReader(bad), func(checker.Op) {}); err == nil {
+			t.Errorf("Read(%q) gave no error", bad)
+		}
+	}
+}
+
+// FuzzRead: any input gives ops or an error, never a panic, and what Read accepts
+// survives Append and Read again unchanged.
+func FuzzRead(f *testing.F) {
+	f.Add("c1\tn1\tsfe\t1\t2\t5+3,100+1\t-\n")
+	f.Add("c\tn\tx\t1\t2\t-\t503 x\n")
+	f.Add("\t\t\t\t\t\t\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		var ops []checker.Op
+		if err := Read(strings.NewReader(s), func(op checker.Op) { ops = append(ops, op) }); err != nil {
+			return
+		}
+		var b []byte
+		for _, op := range ops {
+			b = Append(b, op)
+		}
+		var again []checker.Op
+		if err := Read(bytes.NewReader(b), func(op checker.Op) { again = append(again, op) }); err != nil {
+			t.Fatalf("re-reading %q: %v", b, err)
+		}
+		if len(again) != len(ops) {
+			t.Fatalf("%d ops, then %d", len(ops), len(again))
+		}
+		for i := range ops {
+			if !reflect.DeepEqual(ops[i].IDs, again[i].IDs) || !ops[i].Start.Equal(again[i].Start) {
+				t.Fatalf("op %d changed: %+v -> %+v", i, ops[i], again[i])
+			}
+		}
+	})
+}

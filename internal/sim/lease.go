@@ -1,0 +1,483 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/simhook"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/memstore"
+	"github.com/flurryid/flurry/snowflake"
+)
+
+// LeaseConfig describes one run of the lease simulation. Zero fields take the
+// defaults of DefaultLeaseConfig.
+type LeaseConfig struct {
+	Seed     uint64
+	Nodes    int           // simulated nodes
+	Duration time.Duration // simulated time
+	// Group is how many nodes share one pool (one scope: one value of the layout's dc
+	// field); each pool has 16 values (the worker field), so nodes compete for values
+	// and values pass from holder to holder. In every other group each node leases a
+	// fixed value (Options.Fixed: its place in the group, as a StatefulSet ordinal
+	// would be). Every other node's generator runs the Logical clock-behind policy,
+	// the others Fail.
+	Group  int
+	TTL    time.Duration
+	Window time.Duration
+	// PPM bounds the rate error of each node's clock and of the store's clock
+	// (uniform in ±PPM); Offset bounds how far each node's wall clock starts from
+	// true time (uniform in ±Offset).
+	PPM    float64
+	Offset time.Duration
+	// Rate is how many times a second each node asks for IDs (Poisson arrivals); a
+	// request asks for 1 to 8 IDs, one in 200 for 1,000 (more than a tick holds).
+	Rate   float64
+	Faults Faults
+	// Order is the sessions' acquisition order (zero: lease.OrderScope).
+	Order lease.Order
+	// Flaws switches on known-bad variants of the protocol in the real session code,
+	// to show that the checker catches them.
+	Flaws simhook.Flaw
+}
+
+// Faults are the rates of injected faults. Per-node rates are per node per hour.
+type Faults struct {
+	KillPerHour  float64 // process crash (or, one in three, a graceful restart) and restart
+	PausePerHour float64 // process pause: short, or past the TTL
+	StepPerHour  float64 // wall clock step, forwards or back; a step back is often followed by a restart
+	// Store-wide rates, per hour of simulated time.
+	OutagePerHour float64 // the store fails every call
+	SlowPerHour   float64 // replies come late, after the store applied the request
+	LossProb      float64 // chance that a reply is lost after the store applied the request
+}
+
+// DefaultLeaseConfig is the configuration of the documented runs.
+func DefaultLeaseConfig() LeaseConfig {
+	return LeaseConfig{
+		Nodes: 1000, Duration: time.Hour, Group: 15,
+		TTL: 10 * time.Second, Window: 2 * time.Second,
+		PPM: 100, Offset: 500 * time.Millisecond, Rate: 1,
+		Faults: Faults{KillPerHour: 1, PausePerHour: 1, StepPerHour: 0.5, OutagePerHour: 6, SlowPerHour: 12, LossProb: 0.002},
+	}
+}
+
+// simLayout is the layout of the simulated IDs: 41 bits of milliseconds, 10 bits of
+// pool (one per group of nodes), 4 leased bits (16 values per pool), 8 of sequence.
+const simLayout = "time:41:1ms:2026-01-01T00:00:00Z,dc:10,worker:4,seq:8"
+
+// simStart is the true time a simulation starts at.
+var simStart = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+
+// LeaseWorld is one run of the lease simulation.
+type LeaseWorld struct {
+	cfg   LeaseConfig
+	sim   *Sim
+	frng  *rand.Rand // the faults' own source: the same schedule of faults for every configuration of a seed
+	lay   *layout.Layout
+	store *memstore.Store
+	sclk  *storeClock
+	net   netFaults
+	nodes []*leaseNode
+	chk   checker
+	log   *slog.Logger
+	ns    string // unique to the world: its generators' namespace in the in-process guard
+	ended bool
+
+	// Availability, in node-nanoseconds of simulated time.
+	Acct Availability
+	// Counts.
+	IDs, Requests, Acquisitions, Kills, Restarts, Pauses, Steps, Outages, Slows int64
+}
+
+// Availability splits the node-time of a run: up and able to issue, acquiring a
+// value (starting, or after a loss), fenced (holding or having held a value but
+// refusing: the grant ran out, the lease was lost), the clock behind the mark, and
+// down (crashed, not yet restarted).
+type Availability struct {
+	OK, Acquiring, Fenced, Behind, Down int64
+}
+
+// Unavailable is the fraction of the time a running node could not issue.
+func (a Availability) Unavailable() float64 {
+	up := a.OK + a.Acquiring + a.Fenced + a.Behind
+	if up == 0 {
+		return 0
+	}
+	return float64(a.Acquiring+a.Fenced+a.Behind) / float64(up)
+}
+
+type leaseNode struct {
+	*Node
+	w        *LeaseWorld
+	group    int
+	inc      int       // incarnation
+	last     flurry.ID // last ID its current generator issued
+	restart  bool      // a graceful restart is asked for
+	gen      *snowflake.Generator
+	sess     *lease.Session
+	deadFrom int64
+	tick     int64 // true time of the last availability sample
+	starting bool  // in lease.NewGenerator
+	owner    string
+	scope    string
+}
+
+// NewLeaseWorld builds a run; Run runs it.
+func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
+	def := DefaultLeaseConfig()
+	if cfg.Nodes == 0 {
+		cfg.Nodes = def.Nodes
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = def.Duration
+	}
+	if cfg.Group == 0 {
+		cfg.Group = def.Group
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = def.TTL
+	}
+	if cfg.Window == 0 {
+		cfg.Window = def.Window
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = def.Rate
+	}
+	if cfg.Group > 16 {
+		return nil, fmt.Errorf("sim: a group of %d nodes cannot all hold one of 16 values", cfg.Group)
+	}
+	if groups := (cfg.Nodes + cfg.Group - 1) / cfg.Group; groups > 1024 {
+		return nil, fmt.Errorf("sim: %d nodes in groups of %d need %d pools; the layout has 1024", cfg.Nodes, cfg.Group, groups)
+	}
+	lay, err := layout.Parse(simLayout)
+	if err != nil {
+		return nil, err
+	}
+	s := New(cfg.Seed, simStart)
+	w := &LeaseWorld{cfg: cfg, sim: s, lay: lay, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.ns = fmt.Sprintf("sim%p/", w)
+	w.frng = rand.New(rand.NewPCG(cfg.Seed, 0x5eed_fa17))
+	r := s.rng
+	w.sclk = &storeClock{sim: s, ppm: (r.Float64()*2 - 1) * cfg.PPM, start: s.now}
+	w.store = memstore.New(w.sclk)
+	w.net = netFaults{lossProb: cfg.Faults.LossProb, driverWait: int64(15 * time.Second)}
+	w.chk.init(w)
+	for i := 0; i < cfg.Nodes; i++ {
+		ppm := (r.Float64()*2 - 1) * cfg.PPM
+		off := int64((r.Float64()*2 - 1) * float64(cfg.Offset))
+		n := &leaseNode{Node: newNode(s, i, ppm, off), w: w, group: i / cfg.Group}
+		w.nodes = append(w.nodes, n)
+		delay := r.Int64N(int64(5 * time.Second))
+		s.At(s.now+delay, func() { n.boot() })
+		n.scheduleFaults()
+	}
+	w.scheduleStoreFaults()
+	return w, nil
+}
+
+func (w *LeaseWorld) exp(perHour float64) int64 {
+	if perHour <= 0 {
+		return math.MaxInt64 / 2
+	}
+	return int64(w.frng.ExpFloat64() / perHour * float64(time.Hour))
+}
+
+// boot starts a new process on the node.
+func (n *leaseNode) boot() {
+	w := n.w
+	if w.ended {
+		return
+	}
+	n.inc++
+	n.owner = fmt.Sprintf("n%d.%d", n.ID, n.inc)
+	n.scope = fmt.Sprintf("sim/dc=%d", n.group)
+	n.tick, n.starting = w.sim.now, true
+	n.restartProcess()
+	if n.deadFrom != 0 {
+		w.Acct.Down += w.sim.now - n.deadFrom
+		n.deadFrom = 0
+	}
+	n.client = w.sim.Go(n.Node, n.run)
+}
+
+// run is a node's process: it starts a leased generator and asks it for IDs until
+// the process is killed or restarted.
+func (n *leaseNode) run() {
+	w, s := n.w, n.w.sim
+	st := &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws}
+	owner := n.owner
+	gopts := snowflake.Options{Layout: w.lay, Clock: n.Node, Namespace: w.ns + owner}
+	if n.ID%2 == 1 {
+		gopts.Behind = snowflake.Logical
+	}
+	lopts := lease.Options{Store: st, Scope: "sim", Node: layout.NodeValues{int64(n.group)}, Leased: []string{"worker"},
+		Owner: owner, TTL: w.cfg.TTL, Window: w.cfg.Window, Order: w.cfg.Order, Logger: w.log}
+	if n.group%2 == 1 {
+		v := int64(n.ID % w.cfg.Group)
+		lopts.Fixed = &v
+	}
+	g, sess, err := lease.NewGenerator(context.Background(), gopts, lopts)
+	if err != nil {
+		w.chk.violate("start", n, 0, fmt.Sprintf("lease.NewGenerator: %v", err))
+		return
+	}
+	n.gen, n.sess, n.last = g, sess, 0
+	n.account(&w.Acct.Acquiring)
+	n.starting = false
+	for {
+		s.park(nil, s.now+int64(s.rng.ExpFloat64()/w.cfg.Rate*1e9)+1)
+		if n.restart {
+			n.restart = false
+			n.account(&w.Acct.OK)
+			n.closing = true
+			sess.Close()
+			g.Close()
+			n.closing = false
+			w.Restarts++
+			n.boot()
+			return
+		}
+		k := 1 + s.rng.IntN(8)
+		if s.rng.IntN(200) == 0 {
+			k = 1000
+		}
+		w.Requests++
+		// One Next at a time: the checker judges each ID by the clock read that decided it.
+		var err error
+		got := 0
+		for ; got < k; got++ {
+			var id flurry.ID
+			if id, err = g.Next(context.Background()); err != nil {
+				break
+			}
+			w.chk.issued(n, id)
+		}
+		w.IDs += int64(got)
+		switch {
+		case err == nil:
+			n.account(&w.Acct.OK)
+		case errors.Is(err, snowflake.ErrLeaseLost):
+			n.account(&w.Acct.Fenced)
+		case errors.Is(err, snowflake.ErrClockBehind):
+			n.account(&w.Acct.Behind)
+		default:
+			n.account(&w.Acct.Fenced)
+			w.chk.violate("error", n, 0, fmt.Sprintf("NextN: unexpected error %v", err))
+		}
+		s.Trace(int64(n.ID), int64(got))
+	}
+}
+
+// account adds the time since the last sample to one bucket.
+func (n *leaseNode) account(b *int64) {
+	now := n.w.sim.now
+	*b += now - n.tick
+	n.tick = now
+}
+
+func (n *leaseNode) scheduleFaults() {
+	w, s := n.w, n.w.sim
+	f := w.cfg.Faults
+	var kill, pause, step func()
+	kill = func() {
+		s.At(s.now+w.exp(f.KillPerHour), func() {
+			if w.ended {
+				return
+			}
+			graceful, delay := w.frng.IntN(3) == 0, w.frng.Int64N(int64(5*time.Second))
+			if n.client == nil || n.deadFrom != 0 {
+				kill() // down already
+				return
+			}
+			w.Kills++
+			if graceful {
+				n.restart = true // graceful: Close, then a new process
+			} else {
+				n.crash(delay)
+			}
+			kill()
+		})
+	}
+	pause = func() {
+		s.At(s.now+w.exp(f.PausePerHour), func() {
+			if w.ended {
+				return
+			}
+			w.Pauses++
+			d := int64(50*time.Millisecond) + w.frng.Int64N(int64(2*time.Second))
+			if long, f := w.frng.IntN(2) == 0, w.frng.Float64(); long {
+				d = int64(float64(w.cfg.TTL) * (1 + 2*f)) // past the TTL
+			}
+			if w.frng.IntN(2) == 0 {
+				n.pauseOnRead = d // right after the next clock read
+			} else {
+				n.pausedUntil = max(n.pausedUntil, s.now+d)
+			}
+			pause()
+		})
+	}
+	step = func() {
+		s.At(s.now+w.exp(f.StepPerHour), func() {
+			if w.ended {
+				return
+			}
+			w.Steps++
+			d := int64(100*time.Millisecond) + w.frng.Int64N(int64(30*time.Second))
+			if w.frng.IntN(2) == 0 {
+				n.step(d)
+			} else {
+				n.step(-d)
+				if restart := w.frng.IntN(2) == 0; restart && n.deadFrom == 0 && n.client != nil {
+					w.Kills++
+					n.crash(0) // restarted on the clock stepped back
+				}
+			}
+			step()
+		})
+	}
+	kill()
+	pause()
+	step()
+}
+
+// crash kills the node's process now and boots a new one after delay.
+func (n *leaseNode) crash(delay int64) {
+	w, s := n.w, n.w.sim
+	if n.starting {
+		n.account(&w.Acct.Acquiring)
+	} else {
+		n.account(&w.Acct.OK) // the last interval: unknown, counted as up
+	}
+	s.Kill(n.Node)
+	n.deadFrom = s.now
+	n.restart = false
+	n.pausedUntil, n.pauseOnRead = 0, 0
+	if n.gen != nil {
+		n.gen.Close() // the in-process guard only; the process is gone
+	}
+	n.gen, n.sess = nil, nil
+	s.At(s.now+delay, n.boot)
+}
+
+func (w *LeaseWorld) scheduleStoreFaults() {
+	s, f := w.sim, w.cfg.Faults
+	var outage, slow func()
+	outage = func() {
+		s.At(s.now+w.exp(f.OutagePerHour), func() {
+			if w.ended {
+				return
+			}
+			w.Outages++
+			d := int64(w.frng.ExpFloat64() * float64(3*time.Second))
+			if long, extra := w.frng.IntN(5) == 0, w.frng.Int64N(int64(50*time.Second)); long {
+				d = int64(10*time.Second) + extra // past most TTLs
+			}
+			w.net.downUntil = max(w.net.downUntil, s.now+d)
+			outage()
+		})
+	}
+	slow = func() {
+		s.At(s.now+w.exp(f.SlowPerHour), func() {
+			if w.ended {
+				return
+			}
+			w.Slows++
+			w.net.slowUntil = max(w.net.slowUntil, s.now+int64(time.Second)+w.frng.Int64N(int64(20*time.Second)))
+			w.net.slowMin = int64(200 * time.Millisecond)
+			w.net.slowMax = int64(4 * time.Second)
+			slow()
+		})
+	}
+	outage()
+	slow()
+}
+
+// Run runs the simulation to its end and returns its report.
+func (w *LeaseWorld) Run() *Report {
+	start := time.Now()
+	w.sim.Run(simStart + int64(w.cfg.Duration))
+	for _, n := range w.nodes {
+		switch {
+		case n.deadFrom != 0:
+			w.Acct.Down += w.sim.now - n.deadFrom
+		case n.starting:
+			n.account(&w.Acct.Acquiring)
+		case n.client != nil:
+			n.account(&w.Acct.OK)
+		}
+	}
+	rep := w.report(time.Since(start))
+	w.teardown()
+	return rep
+}
+
+// teardown ends every node's goroutines and generator, so that runs in one process
+// leave nothing behind.
+func (w *LeaseWorld) teardown() {
+	w.ended = true
+	for _, n := range w.nodes {
+		n.pausedUntil = 0
+		w.sim.Kill(n.Node)
+	}
+	w.sim.Run(w.sim.now)
+	for _, n := range w.nodes {
+		if n.gen != nil {
+			n.gen.Close()
+		}
+	}
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Config     LeaseConfig
+	TraceHash  uint64
+	Events     int64
+	IDs        int64
+	Requests   int64
+	Holders    int64
+	Kills      int64
+	Restarts   int64
+	Pauses     int64
+	Steps      int64
+	Outages    int64
+	Slows      int64
+	Acct       Availability
+	Violations []Violation
+	ByKind     map[string]int64
+	Elapsed    time.Duration
+}
+
+func (w *LeaseWorld) report(el time.Duration) *Report {
+	return &Report{Config: w.cfg, TraceHash: w.sim.TraceHash(), Events: w.sim.Events, IDs: w.IDs, Requests: w.Requests,
+		Holders: w.chk.holders, Kills: w.Kills, Restarts: w.Restarts, Pauses: w.Pauses, Steps: w.Steps, Outages: w.Outages, Slows: w.Slows,
+		Acct: w.Acct, Violations: w.chk.first, ByKind: w.chk.byKind, Elapsed: el}
+}
+
+// Failed reports whether the run found a violation.
+func (r *Report) Failed() bool { return len(r.ByKind) > 0 }
+
+// Summary is one line for people.
+func (r *Report) Summary() string {
+	c := r.Config
+	return fmt.Sprintf("seed=%d nodes=%d hours=%.2f ttl=%v window=%v ppm=%g: %d IDs, %d holders, %d kills, %d pauses, %d steps, %d outages, %d slow spells; unavailable %.4f%% (acquiring %.4f%%, fenced %.4f%%, behind %.4f%%); violations %v; %d events in %v; trace %016x",
+		c.Seed, c.Nodes, c.Duration.Hours(), c.TTL, c.Window, c.PPM, r.IDs, r.Holders, r.Kills, r.Pauses, r.Steps, r.Outages, r.Slows,
+		100*r.Acct.Unavailable(), 100*r.Acct.frac(r.Acct.Acquiring), 100*r.Acct.frac(r.Acct.Fenced), 100*r.Acct.frac(r.Acct.Behind),
+		r.ByKind, r.Events, r.Elapsed.Round(time.Millisecond), r.TraceHash)
+}
+
+func (a Availability) frac(x int64) float64 {
+	up := a.OK + a.Acquiring + a.Fenced + a.Behind
+	if up == 0 {
+		return 0
+	}
+	return float64(x) / float64(up)
+}

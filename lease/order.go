@@ -1,0 +1,72 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+)
+
+// Order is the policy that says which earlier IDs a new holder of a value starts
+// above. The zero value is OrderScope, the safe one.
+//
+// A holder starts above the value's own mark in either policy, so no ID is ever
+// issued twice; the policy only decides time order across values of one scope. A
+// process that restarts usually gets another value of the pool than the one it held
+// (Acquire prefers the lowest mark, and a never-used value has none), so with
+// OrderValue a restart on a clock that is behind issues IDs below the ones it issued
+// before: unique, but a reader paging with WHERE id > last skips them.
+type Order int
+
+const (
+	// OrderScope starts a new holder above the marks of every value of its scope
+	// that no live lease holds, as well as above its own value's mark: above every
+	// ID issued under a lease of the scope that had ended (released, or expired by
+	// the store's clock) when the session read the scope's marks, right after it
+	// acquired its value. Live holders' marks are left out: they are reservations
+	// ahead of the clock, and those holders' IDs are concurrent with the new
+	// holder's anyway. It costs one Store.List per acquisition, and when the clock
+	// is behind an ended holder's last ID, the generator's clock-behind policy
+	// applies until it catches up (by default it refuses with ErrClockBehind).
+	OrderScope Order = iota
+	// OrderValue starts a new holder above its own value's mark only: unique, but
+	// IDs of a holder whose clock is behind may fall below IDs other values of the
+	// scope issued before.
+	OrderValue
+)
+
+// String returns "scope" or "value".
+func (o Order) String() string {
+	switch o {
+	case OrderScope:
+		return "scope"
+	case OrderValue:
+		return "value"
+	}
+	return fmt.Sprintf("Order(%d)", int(o))
+}
+
+// ParseOrder parses "scope" or "value"; empty means OrderScope.
+func ParseOrder(s string) (Order, error) {
+	switch s {
+	case "", "scope":
+		return OrderScope, nil
+	case "value":
+		return OrderValue, nil
+	}
+	return 0, fmt.Errorf("lease: order %q: use scope (start above every ended lease of the scope, the default) or value (above the value's own mark only)", s)
+}
+
+// scopeMark returns the highest mark of the values of scope that no live lease
+// holds, leaving out value (the caller's own, whose mark it has).
+func scopeMark(ctx context.Context, st Store, scope string, value int64) (int64, error) {
+	recs, err := st.List(ctx, scope)
+	if err != nil {
+		return 0, fmt.Errorf("lease: reading the marks of scope %s (order scope): %w", scope, err)
+	}
+	var m int64
+	for _, r := range recs {
+		if !r.Held && r.Value != value {
+			m = max(m, r.Mark)
+		}
+	}
+	return m, nil
+}

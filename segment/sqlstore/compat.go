@@ -1,0 +1,293 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"sort"
+
+	"github.com/flurryid/flurry/internal/sqlconn"
+	"github.com/flurryid/flurry/segment"
+)
+
+// Schemas a URL's schema= key selects (see OpenAny).
+const (
+	// SchemaFlurry is the default: a Leaf-form tag table plus NAME_returned.
+	SchemaFlurry = "flurry"
+	// SchemaLeaf serves Meituan Leaf's leaf_alloc with Leaf's own privileges.
+	SchemaLeaf = "leaf"
+	// SchemaTinyID serves didi tinyid's tiny_id_info.
+	SchemaTinyID = "tinyid"
+)
+
+// TinyIDTable is the table tinyid keeps its biz types in; table=tiny_id_info
+// selects SchemaTinyID by itself.
+const TinyIDTable = "tiny_id_info"
+
+// OpenAny opens the store a URL names, by its schema= key (which the other keys'
+// checks never see):
+//
+//	schema=flurry (default)  Open: the tag table and NAME_returned, created if missing
+//	schema=leaf              OpenLeafTable: leaf_alloc with only SELECT and UPDATE on it
+//	schema=tinyid            OpenTinyID: tiny_id_info (also chosen by table=tiny_id_info)
+func OpenAny(ctx context.Context, rawURL string) (segment.Store, error) {
+	schema, rest, table, err := splitSchema(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("segment/sqlstore: %w", err)
+	}
+	if schema == "" && table == TinyIDTable {
+		schema = SchemaTinyID
+	}
+	switch schema {
+	case "", SchemaFlurry:
+		return Open(ctx, rest, Options{})
+	case SchemaLeaf:
+		return OpenLeafTable(ctx, rest)
+	case SchemaTinyID:
+		return OpenTinyID(ctx, rest)
+	}
+	return nil, fmt.Errorf("segment/sqlstore: schema=%s: use flurry, leaf or tinyid", schema)
+}
+
+// splitSchema takes the schema= key out of a URL and reports its table= key.
+func splitSchema(rawURL string) (schema, rest, table string, err error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.RawQuery == "" {
+		return "", rawURL, "", nil // Open reports a bad URL without its password
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", rawURL, "", nil
+	}
+	table = q.Get("table")
+	vs, ok := q["schema"]
+	if !ok {
+		return "", rawURL, table, nil
+	}
+	if len(vs) != 1 || vs[0] == "" {
+		return "", "", "", fmt.Errorf("%s: give schema= once, with flurry, leaf or tinyid", u.Redacted())
+	}
+	delete(q, "schema")
+	u.RawQuery = q.Encode()
+	return vs[0], u.String(), table, nil
+}
+
+// LeafTable is a segment.Store on Meituan Leaf's leaf_alloc table that needs only
+// the privileges a Leaf server has: SELECT and UPDATE on that one table. It creates
+// no table and writes no other table. What it gives up, beside the default Store:
+//
+//   - Return cannot park a block for later. It rewinds max_id instead when nothing
+//     was taken from the tag since the block (UPDATE ... WHERE max_id = the block's
+//     end + 1): a graceful restart of a lone server loses nothing. When another
+//     server (flurry or Leaf) took a range since, the returned values are skipped,
+//     never issued twice, as Leaf skips its whole buffer on every restart.
+//   - A tag cannot reach 2^63-1: max_id is the next value, and it stops one short.
+//   - Create needs INSERT, which Leaf's account may not have: create tags as Leaf
+//     users do, with an INSERT by hand.
+type LeafTable struct {
+	h       *sqlconn.Handle
+	dialect Dialect
+	q       leafQueries
+}
+
+var _ segment.Store = (*LeafTable)(nil)
+
+type leafQueries struct {
+	probe, lock, advance, rewind, insert, setStep, readStep, list string
+}
+
+func leafTableQueries(d Dialect, table string) leafQueries {
+	now := d.now()
+	q := leafQueries{
+		probe:    "SELECT biz_tag, max_id, step, description, update_time FROM " + table + " WHERE 1 = 0",
+		lock:     "SELECT max_id, step FROM " + table + " WHERE biz_tag = ? FOR UPDATE",
+		advance:  "UPDATE " + table + " SET max_id = ?, update_time = " + now + " WHERE biz_tag = ?",
+		rewind:   "UPDATE " + table + " SET max_id = ?, update_time = " + now + " WHERE biz_tag = ? AND max_id = ?",
+		insert:   "INSERT INTO " + table + " (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, " + now + ")",
+		setStep:  "UPDATE " + table + " SET step = ?, update_time = " + now + " WHERE biz_tag = ?",
+		readStep: "SELECT step FROM " + table + " WHERE biz_tag = ?",
+		list:     "SELECT biz_tag, max_id, step, description FROM " + table,
+	}
+	switch d {
+	case SQLite:
+		q.lock = "UPDATE " + table + " SET max_id = max_id WHERE biz_tag = ? RETURNING max_id, step"
+	case Postgres:
+		for _, p := range []*string{&q.lock, &q.advance, &q.rewind, &q.insert, &q.setStep, &q.readStep} {
+			*p = sqlconn.Dollars(*p)
+		}
+	}
+	return q
+}
+
+// OpenLeafTable opens a LeafTable; the URL's table= defaults to leaf_alloc. The
+// table must exist with Leaf's columns.
+func OpenLeafTable(ctx context.Context, rawURL string) (*LeafTable, error) {
+	var s *LeafTable
+	po := sqlconn.ParseOptions{DefaultTable: "leaf_alloc"}
+	err := sqlconn.OpenHandle(ctx, rawURL, po, func(db *sql.DB, c sqlconn.Config) (*sqlconn.Handle, error) {
+		h, err := sqlconn.NewHandle(db, c.Engine, sqlconn.ParseOptions{Table: c.Table})
+		if err != nil {
+			return nil, err
+		}
+		s = &LeafTable{h: h, dialect: Dialect(c.Engine), q: leafTableQueries(Dialect(c.Engine), c.Table)}
+		h.Schema = sqlconn.Schema{SkipCreate: true, Tables: []sqlconn.Table{{Name: c.Table, Probe: s.q.probe}}}
+		return h, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("segment/sqlstore: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the store's connections.
+func (s *LeafTable) Close() error { return s.h.Close() }
+
+// DB returns the store's database handle.
+func (s *LeafTable) DB() *sql.DB { return s.h.DB }
+
+func (s *LeafTable) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	if err := s.h.Ensure(ctx); err != nil {
+		return fmt.Errorf("segment/sqlstore: %w", err)
+	}
+	err := sqlconn.Retry(ctx, func() error {
+		tx, err := s.h.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+	if err == nil || errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrRangeExhausted) || errors.Is(err, segment.ErrTagExists) {
+		return err
+	}
+	return fmt.Errorf("segment/sqlstore: %s in %s: %w", what, s.h.Table, err)
+}
+
+// Take implements segment.Store: it locks the tag's row, as Leaf's own UPDATE
+// does, and raises max_id past n values above max(max_id-1, floor).
+func (s *LeafTable) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
+	limit, err := segment.CheckTake(tag, n, floor, limit)
+	if err != nil {
+		return segment.Block{}, err
+	}
+	// max_id is the next value and cannot pass 2^63-1.
+	limit = min(limit, math.MaxInt64-1)
+	var b segment.Block
+	err = s.inTx(ctx, "take from tag "+tag, func(tx *sql.Tx) error {
+		var maxID, step int64
+		err := tx.QueryRowContext(ctx, s.q.lock, tag).Scan(&maxID, &step)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", tag, s.h.Table, segment.ErrUnknownTag)
+		}
+		if err != nil {
+			return err
+		}
+		fresh, err := segment.FreshBlock(max(maxID-1, 0), floor, n, limit)
+		if err != nil {
+			return fmt.Errorf("segment/sqlstore: tag %s: %w; move to a new tag", tag, err)
+		}
+		b = segment.Block{First: fresh.First, Last: fresh.Last, Step: step}
+		_, err = tx.ExecContext(ctx, s.q.advance, b.Last+1, tag)
+		return err
+	})
+	if err != nil {
+		return segment.Block{}, err
+	}
+	return b, nil
+}
+
+// Return implements segment.Store by rewinding max_id to b.First when it is still
+// b.Last+1; otherwise the values are skipped (see LeafTable).
+func (s *LeafTable) Return(ctx context.Context, tag string, b segment.Block) error {
+	if err := segment.CheckReturn(tag, b); err != nil {
+		return err
+	}
+	if err := s.h.Ensure(ctx); err != nil {
+		return fmt.Errorf("segment/sqlstore: %w", err)
+	}
+	return sqlconn.Retry(ctx, func() error {
+		_, err := s.h.DB.ExecContext(ctx, s.q.rewind, b.First, tag, b.Last+1)
+		return err
+	})
+}
+
+// Create implements segment.Store (it needs INSERT on the table).
+func (s *LeafTable) Create(ctx context.Context, t segment.Tag) error {
+	if err := segment.CheckCreate(t); err != nil {
+		return err
+	}
+	if t.Max >= math.MaxInt64-1 {
+		return fmt.Errorf("segment/sqlstore: tag %s: start %d leaves no value below 2^63-1", t.Name, t.Max)
+	}
+	desc := sql.NullString{String: t.Description, Valid: t.Description != ""}
+	return s.inTx(ctx, "create tag "+t.Name, func(tx *sql.Tx) error {
+		var one int64
+		err := tx.QueryRowContext(ctx, s.q.readStep, t.Name).Scan(&one)
+		if err == nil {
+			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", t.Name, s.h.Table, segment.ErrTagExists)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.q.insert, t.Name, t.Max+1, t.Step, desc)
+		return err
+	})
+}
+
+// SetStep implements segment.Store.
+func (s *LeafTable) SetStep(ctx context.Context, tag string, step int64) error {
+	if err := segment.CheckTagName(tag); err != nil {
+		return err
+	}
+	if err := segment.CheckStep(step); err != nil {
+		return err
+	}
+	return s.inTx(ctx, "set the step of tag "+tag, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q.setStep, step, tag)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", tag, s.h.Table, segment.ErrUnknownTag)
+		}
+		return nil
+	})
+}
+
+// Tags implements segment.Store; Updated is left zero and Returned is always 0.
+func (s *LeafTable) Tags(ctx context.Context) ([]segment.Tag, error) {
+	if err := s.h.Ensure(ctx); err != nil {
+		return nil, fmt.Errorf("segment/sqlstore: %w", err)
+	}
+	var out []segment.Tag
+	err := sqlconn.Retry(ctx, func() error {
+		out = out[:0]
+		rows, err := s.h.DB.QueryContext(ctx, s.q.list)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t segment.Tag
+			var maxID int64
+			var desc sql.NullString
+			if err := rows.Scan(&t.Name, &maxID, &t.Step, &desc); err != nil {
+				return err
+			}
+			t.Max, t.Description = max(maxID-1, 0), desc.String
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("segment/sqlstore: list the tags of %s: %w", s.h.Table, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

@@ -1,0 +1,322 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/snowflake"
+)
+
+// What Leaf's server answers, as its source has it (Meituan-Dianping/Leaf):
+//
+//   - an ID: the number as text/plain;charset=UTF-8 (LeafController returns a
+//     String; Spring Boot 1.5's StringHttpMessageConverter);
+//   - a failed Result: HTTP 500 and Spring Boot 1.5's error body (leaf-server's
+//     pom.xml: spring-boot 1.5.18; LeafServerException is
+//     @ResponseStatus(INTERNAL_SERVER_ERROR)):
+//     {"timestamp":1567733700834,"status":500,"error":"Internal Server Error",
+//     "exception":"com.sankuai.inf.leaf.server.exception.LeafServerException",
+//     "message":"Result{id=-2, status=EXCEPTION}","path":"/api/segment/get/x"}
+//     with Leaf's codes (SegmentIDGenImpl): -1 the generator is not initialized,
+//     -2 the key is not in the table, -3 both buffers are empty (the database did
+//     not answer); and for snowflake (SnowflakeIDGenImpl) -1 and -3 for a clock
+//     that went back. flurry gives -3 for every segment failure and for a clock
+//     behind, -1 for other snowflake failures; the reason is logged, never sent.
+const (
+	leafCT        = "text/plain;charset=UTF-8"
+	springJSON    = "application/json;charset=UTF-8"
+	leafException = "com.sankuai.inf.leaf.server.exception.LeafServerException"
+	leafNoKey     = -2
+	leafNoBuffers = -3
+)
+
+// leafCompat holds the header values of Leaf's and tinyid's routes.
+type compatHeaders struct {
+	text, json, html []string
+}
+
+func newCompatHeaders() compatHeaders {
+	return compatHeaders{text: []string{leafCT}, json: []string{springJSON}, html: []string{"text/html;charset=UTF-8"}}
+}
+
+// leafCode is the Result code Leaf would answer for a generator error.
+func leafCode(ns *namespace, err error) int64 {
+	if ns != nil && ns.alloc == nil {
+		if errors.Is(err, snowflake.ErrClockBehind) {
+			return -3
+		}
+		return -1
+	}
+	return leafNoBuffers
+}
+
+// leafFail answers a failed Result as Leaf does; detail goes to the log only.
+func (s *Server) leafFail(w http.ResponseWriter, r *http.Request, code int64, detail string) {
+	s.log.Warn("leaf route failed", "path", clip(r.URL.Path), "code", code, "reason", oneLine(detail))
+	s.springError(w, r, http.StatusInternalServerError, leafException, "Result{id="+strconv.FormatInt(code, 10)+", status=EXCEPTION}")
+}
+
+// springError writes Spring Boot 1.5's error body (DefaultErrorAttributes: the
+// timestamp in epoch milliseconds, then status, error, exception, message, path).
+// exception is left out when empty.
+func (s *Server) springError(w http.ResponseWriter, r *http.Request, status int, exception, msg string) {
+	b := []byte(`{"timestamp":`)
+	b = strconv.AppendInt(b, time.Now().UnixMilli(), 10)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"error":`...)
+	b = strconv.AppendQuote(b, http.StatusText(status))
+	if exception != "" {
+		b = append(b, `,"exception":`...)
+		b = strconv.AppendQuote(b, exception)
+	}
+	b = append(b, `,"message":`...)
+	b, _ = appendJSONString(b, oneLine(msg))
+	b = append(b, `,"path":`...)
+	b, _ = appendJSONString(b, r.URL.Path)
+	b = append(b, "}\n"...) // Spring writes no newline; flurry ends every error body with one
+	w.Header()["Content-Type"] = s.compat.json
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// appendJSONString appends s as a JSON string, without escaping <, > and &, as
+// Jackson writes it.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(s)
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), err
+}
+
+// leafTagged serves /api/segment/get/{key} from the leaf: table's tags.
+func (s *Server) leafTagged(w http.ResponseWriter, r *http.Request, key string) {
+	ta, err := s.leafTags.get(r.Context(), key)
+	if errors.Is(err, errNoTag) || errors.Is(err, segment.ErrUnknownTag) {
+		s.leafFail(w, r, leafNoKey, "tag "+strconv.Quote(clip(key))+" is not in the Leaf table")
+		return
+	}
+	var one [1]flurry.ID
+	if err == nil {
+		err = ta.nextN(r.Context(), one[:])
+	}
+	if err != nil {
+		s.leafFail(w, r, leafNoBuffers, err.Error())
+		return
+	}
+	w.Header()["Content-Type"] = s.compat.text
+	w.Write(strconv.AppendInt(nil, int64(one[0]), 10))
+}
+
+// leafDecodeArith is LeafMonitorController.decodeSnowflakeId's arithmetic: the
+// bits of Leaf's 41/10/12 layout from Twitter's epoch, on any long, negative ones
+// included (Java's >> is arithmetic, as Go's on int64).
+func leafDecodeArith(id int64) (ms, worker, seq int64) {
+	return (id >> 22) + 1288834974657, (id >> 12) ^ (id >> 22 << 10), id ^ (id >> 12 << 12)
+}
+
+// writeLeafDecode writes decodeSnowflakeId's map in the order Leaf's HashMap
+// iterates it: workerId, sequenceId, timestamp.
+func (s *Server) writeLeafDecode(w http.ResponseWriter, ms, worker, seq int64) {
+	b := []byte(`{"workerId":"`)
+	b = strconv.AppendInt(b, worker, 10)
+	b = append(b, `","sequenceId":"`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `","timestamp":"`...)
+	b = strconv.AppendInt(b, ms, 10)
+	b = append(b, '(')
+	b = time.UnixMilli(ms).In(time.Local).AppendFormat(b, "2006-01-02 15:04:05.000")
+	b = append(b, `)"}`...)
+	w.Header()["Content-Type"] = s.compat.json
+	w.Write(b)
+}
+
+// leafCache serves Leaf's /cache monitor page (LeafMonitorController.getCache,
+// templates/segment.ftlh): one row per tag with its two buffers. flurry's rows
+// are the served tags of the leaf: table and of the segment namespaces.
+func (s *Server) leafCache(w http.ResponseWriter, r *http.Request) {
+	if !s.leafMonitorAllowed(w, r) {
+		return
+	}
+	var stats []segment.Stats
+	if s.leafTags != nil {
+		stats = s.leafTags.snapshot()
+	}
+	for _, ns := range s.order {
+		if ns.alloc != nil && s.mayView(ns, header(r, "Authorization")) {
+			stats = append(stats, ns.alloc.Stats())
+		}
+	}
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"UTF-8\"><title>Leaf cache</title></head><body>\n<table border=\"1\">\n")
+	b.WriteString("<tr><th>key</th><th>initOk</th><th>pos</th><th>nextReady</th><th>max0</th><th>value0</th><th>step0</th><th>max1</th><th>value1</th><th>step1</th></tr>\n")
+	for _, st := range stats {
+		// Leaf's Segment: value is the next value, max one past the last.
+		value0 := int64(st.CurrentFirst) + st.Issued
+		max1, value1 := int64(0), int64(0)
+		if st.NextReady {
+			max1, value1 = int64(st.NextLast)+1, int64(st.NextFirst)
+		}
+		cells := []string{html.EscapeString(st.Tag), "true", "0", strconv.FormatBool(st.NextReady),
+			strconv.FormatInt(int64(st.CurrentLast)+1, 10), strconv.FormatInt(value0, 10), strconv.FormatInt(int64(st.CurrentLast-st.CurrentFirst)+1, 10),
+			strconv.FormatInt(max1, 10), strconv.FormatInt(value1, 10), strconv.FormatInt(int64(st.NextLast-st.NextFirst)+1, 10)}
+		if !st.NextReady {
+			cells[9] = "0"
+		}
+		b.WriteString("<tr><td>" + strings.Join(cells, "</td><td>") + "</td></tr>\n")
+	}
+	b.WriteString("</table>\n</body></html>\n")
+	w.Header()["Content-Type"] = s.compat.html
+	w.Write([]byte(b.String()))
+}
+
+// leafDB serves Leaf's /db monitor page (LeafMonitorController.getDb,
+// templates/db.ftlh): the rows of leaf_alloc (IDAllocMapper.getAllLeafAllocs:
+// biz_tag, max_id, step, update_time).
+func (s *Server) leafDB(w http.ResponseWriter, r *http.Request) {
+	if !s.leafMonitorAllowed(w, r) {
+		return
+	}
+	var stores []segment.Store
+	if s.leafTags != nil {
+		stores = s.leafTags.stores[:1]
+	} else {
+		for _, ns := range s.order {
+			if len(ns.segStores) > 0 && s.mayView(ns, header(r, "Authorization")) {
+				stores = append(stores, ns.segStores[0])
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"UTF-8\"><title>Leaf db</title></head><body>\n<table border=\"1\">\n")
+	b.WriteString("<tr><th>biz_tag</th><th>max_id</th><th>step</th><th>update_time</th></tr>\n")
+	seen := map[string]bool{}
+	for _, st := range stores {
+		tags, err := st.Tags(ctx)
+		if err != nil {
+			s.log.Warn("leaf /db: listing tags failed", "err", err)
+			s.springError(w, r, http.StatusInternalServerError, "org.springframework.jdbc.CannotGetJdbcConnectionException", "the database did not answer")
+			return
+		}
+		for _, t := range tags {
+			if seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			upd := ""
+			if !t.Updated.IsZero() {
+				upd = t.Updated.In(time.Local).Format("2006-01-02 15:04:05")
+			}
+			b.WriteString("<tr><td>" + html.EscapeString(t.Name) + "</td><td>" + strconv.FormatInt(t.Max+1, 10) + "</td><td>" +
+				strconv.FormatInt(t.Step, 10) + "</td><td>" + upd + "</td></tr>\n")
+		}
+	}
+	b.WriteString("</table>\n</body></html>\n")
+	w.Header()["Content-Type"] = s.compat.html
+	w.Write([]byte(b.String()))
+}
+
+// compatRoutes lists Leaf's monitor pages and the trailing-slash forms of Leaf's
+// routes (Spring MVC matches "/x/" where "/x" is mapped), and tinyid's routes when
+// configured.
+func (s *Server) compatRoutes() []route {
+	rs := []route{
+		{"/api/segment/get/{key}/{$}", http.HandlerFunc(s.leafSegment)},
+		{"/api/snowflake/get/{key}/{$}", http.HandlerFunc(s.leafSnowflake)},
+		{"/decodeSnowflakeId/{$}", http.HandlerFunc(s.leafDecode)},
+		{"/cache", http.HandlerFunc(s.leafCache)},
+		{"/cache/{$}", http.HandlerFunc(s.leafCache)},
+		{"/db", http.HandlerFunc(s.leafDB)},
+		{"/db/{$}", http.HandlerFunc(s.leafDB)},
+	}
+	if s.tiny != nil {
+		rs = append(rs, s.tiny.routes()...)
+	}
+	return rs
+}
+
+// buildCompat starts the Leaf table mode and the tinyid mode when configured.
+func (s *Server) buildCompat(ctx context.Context, b *builder) error {
+	if l := s.cfg.Leaf; l != nil {
+		ts, err := b.newTagSet(ctx, "leaf", l.Segment.Stores, l.Segment, l.Reload, true)
+		if err != nil {
+			return err
+		}
+		s.leafTags = ts
+	}
+	if c := s.cfg.TinyID; c != nil {
+		t, err := b.newTinyServer(ctx, s, c)
+		if err != nil {
+			return err
+		}
+		s.tiny = t
+	}
+	return nil
+}
+
+func (s *Server) closeCompat(ctx context.Context) error {
+	var errs []error
+	if s.tiny != nil {
+		errs = append(errs, s.tiny.close(ctx))
+	}
+	if s.leafTags != nil {
+		errs = append(errs, s.leafTags.close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// compatNotReady lists why the Leaf and tinyid modes cannot serve, for /readyz.
+func (s *Server) compatNotReady() []string {
+	var out []string
+	for _, ts := range []*tagSet{s.leafTags, s.tinySet()} {
+		if ts != nil {
+			if why := ts.notReady(); why != "" {
+				out = append(out, why)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) tinySet() *tagSet {
+	if s.tiny == nil {
+		return nil
+	}
+	return s.tiny.set
+}
+
+// mayView reports whether a caller may see ns on the monitor pages: ns has no
+// tokens, or the caller sent one of them. Nothing is spent from a budget.
+func (s *Server) mayView(ns *namespace, header string) bool {
+	if ns.tokens.empty() {
+		return true
+	}
+	res, _ := ns.tokens.check(header)
+	return res == authOK
+}
+
+// leafMonitorAllowed lets a caller see Leaf's monitor pages: anyone on a server
+// without tokens (as on a Leaf server), else only with an admin token, as
+// /metrics. It answers the refusal itself.
+func (s *Server) leafMonitorAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if !s.protected {
+		return true
+	}
+	if e := s.authorizeAdmin(header(r, "Authorization")); e != nil {
+		s.leafAuthError(w, r, e)
+		return false
+	}
+	return true
+}
