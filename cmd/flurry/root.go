@@ -66,7 +66,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newLeaseCmd(), newRedisCmd(), newSegmentCmd(), newVersionCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newGetCmd(), newBenchCmd())
-	root.AddCommand(newCompletionCmd(), newManCmd())
+	root.AddCommand(newCompletionCmd(), newManCmd(), newHealthCmd())
 	return root
 }
 

@@ -152,6 +152,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 		}
 		fmt.Fprintf(stderr, "flurry: serving tinyid's routes: curl '%s%s/id/nextId?bizType=TYPE&token=TOKEN'\n", base, prefix)
 	}
+	stopNotify := notifySystemd(ctx, stderr) // READY=1 now, STOPPING=1 on the way out
+	defer stopNotify()
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

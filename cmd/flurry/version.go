@@ -24,9 +24,26 @@ known, the Go version and the platform.`,
 	}
 }
 
+// Set at link time by scripts/release.sh:
+//
+//	go build -ldflags "-X main.version=v0.4.0 -X main.commit=1a2b3c4d5e6f" ./cmd/flurry
+//
+// Empty in a go build or go install, where the module version and the VCS revision
+// come from the build info instead.
+var (
+	version string // the release's version, e.g. v0.4.0
+	commit  string // the release's VCS revision
+)
+
 // versionLine returns e.g. "flurry v0.3.0 go1.26.8 linux/amd64" or, from a work
-// tree, "flurry (devel) rev 1a2b3c4d5e6f+dirty go1.26.8 linux/amd64".
+// tree, "flurry (devel) rev 1a2b3c4d5e6f+dirty go1.26.8 linux/amd64". A release
+// build's stamped version and commit win over the build info (a cross-build with
+// -trimpath from a work tree has no module version of its own).
 func versionLine() string {
+	return versionString(version, commit)
+}
+
+func versionString(stampVersion, stampCommit string) string {
 	version, rev := "(devel)", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v := bi.Main.Version; v != "" {
@@ -47,6 +64,12 @@ func versionLine() string {
 		if rev != "" && modified {
 			rev += "+dirty"
 		}
+	}
+	if stampVersion != "" {
+		version = stampVersion
+	}
+	if stampCommit != "" {
+		rev = stampCommit
 	}
 	s := "flurry " + version
 	if rev != "" {

@@ -22,3 +22,16 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version %q differs from version %q", r2.stdout, r.stdout)
 	}
 }
+
+// TestVersionStamped: the version and commit scripts/release.sh links in win over
+// the build info; the release test (scripts) checks the real -ldflags path.
+func TestVersionStamped(t *testing.T) {
+	got := versionString("v1.2.3", "abcdef123456")
+	want := "flurry v1.2.3 rev abcdef123456 " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+	if got != want {
+		t.Errorf("versionString = %q, want %q", got, want)
+	}
+	if got := versionString("", ""); !strings.Contains(got, "(devel)") {
+		t.Errorf("unstamped versionString = %q, want the (devel) fallback", got)
+	}
+}
