@@ -26,8 +26,8 @@ given shell. Load it once per session, or install it where the shell looks:
   zsh         flurry completion zsh > "${fpath[1]}/_flurry"   (with compinit enabled)
   fish        flurry completion fish > ~/.config/fish/completions/flurry.fish
   powershell  flurry completion powershell | Out-String | Invoke-Expression`,
-		Example: `  source <(flurry completion bash)
-  flurry completion zsh > "${fpath[1]}/_flurry"`,
+		Example: `  flurry completion zsh > "${fpath[1]}/_flurry"
+  source <(flurry completion bash)`,
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
