@@ -376,36 +376,28 @@ func TestBrowser(t *testing.T) {
 
 	phase("screenshot")
 
-	// 6. A namespace with a token: locked until the token is entered, which the tab
-	// keeps across a reload, and locked again after Forget.
+	// 6. A namespace with a token: an anonymous caller is not told it exists
+	// (docs/security.md: Info leaves out namespaces the caller may not see, names
+	// included), so the page has no card and no Next choice for it until the token is
+	// entered, which the tab keeps across a reload; after Forget it is gone again.
 	private := "#ns-private"
-	if !b.displayed(private+" .reason") || b.displayed(private+" .layout-sec") {
-		t.Errorf("namespace private shows its state without a token")
-	}
-	if got := b.text(private + " .reason"); !strings.Contains(got, "bearer token") {
-		t.Errorf("namespace private without a token says %q", got)
-	}
-	if !b.displayed(private + " .token-pill") {
-		t.Error("namespace private has no token mark")
+	if b.displayed(private) || b.displayed("#next-ns option[value=private]") {
+		t.Errorf("namespace private is shown to a caller without its token")
 	}
 	if b.displayed("#ns-default .token-pill") {
 		t.Error("namespace default has a token mark")
 	}
-	b.click("#next-ns option[value=private]")
-	b.click("#next-btn")
-	b.waitFor(5*time.Second, func() string {
-		if got := b.text("#next-status"); !strings.HasPrefix(got, "unauthenticated: ") || !strings.Contains(got, "enter a bearer token") {
-			return "Next without a token says " + strconv.Quote(got)
-		}
-		return ""
-	})
 	b.typeInto("#token", testToken)
 	b.waitFor(5*time.Second, func() string {
 		if !b.displayed(private + " .layout-sec") {
-			return "namespace private still locked after the token was entered"
+			return "namespace private not shown after the token was entered"
 		}
 		return ""
 	})
+	if !b.displayed(private + " .token-pill") {
+		t.Error("namespace private has no token mark")
+	}
+	b.click("#next-ns option[value=private]")
 	b.click("#next-btn")
 	b.waitFor(5*time.Second, func() string {
 		if got := b.text("#next-status"); !strings.HasPrefix(got, "5 IDs from private") {
