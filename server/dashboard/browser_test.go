@@ -511,6 +511,16 @@ func TestBrowser(t *testing.T) {
 	if n := b.count(card + " .rate-plot rect.gap"); n == 0 {
 		t.Error("the rate chart shows no gap for the outage")
 	}
+	// The segment namespace restarted on the range it handed back at the stop: its
+	// step is still the tag's (it showed 0 after every graceful restart).
+	if b.displayed("#ns-segment") {
+		b.waitFor(5*time.Second, func() string {
+			if got := b.text("#ns-segment .segment-sec dd[data-key=step]"); got != "1,000" {
+				return "segment step after the restart " + strconv.Quote(got) + ", want 1,000"
+			}
+			return ""
+		})
+	}
 
 	phase("server down and back")
 	// 8. A narrow screen: one column, nothing wider than the viewport.
