@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -307,6 +308,37 @@ func TestBrowser(t *testing.T) {
 		return ""
 	})
 
+	// The chart: the 5 IDs came between two polls, so the rate series has a point
+	// above zero; the runway series has the lease's window (the mark ahead of now).
+	rateSVG, runwaySVG := card+" .rate-plot svg", card+" .runway-plot svg"
+	b.waitFor(5*time.Second, func() string {
+		if !b.displayed(card + " .chart") {
+			return "no chart for the default namespace"
+		}
+		if peak, _ := strconv.ParseFloat(b.dataset(rateSVG)["peak"], 64); !(peak > 0) {
+			return fmt.Sprintf("the rate chart shows no point above 0: %v", b.dataset(rateSVG))
+		}
+		if _, err := strconv.ParseFloat(b.dataset(runwaySVG)["last"], 64); err != nil {
+			return fmt.Sprintf("the runway chart shows no value: %v", b.dataset(runwaySVG))
+		}
+		return ""
+	})
+	if got := b.text(card + " .runway-panel .chart-title"); got != "Runway: lease window" {
+		t.Errorf("runway chart title %q", got)
+	}
+	if n := b.count(card + " .rate-plot path.line, " + card + " .rate-plot circle.dot"); n == 0 {
+		t.Error("the rate chart draws no line or point")
+	}
+	for _, sel := range []string{rateSVG, runwaySVG} {
+		var labels []string
+		b.script(`return Array.from(document.querySelectorAll(arguments[0] + ' text')).map(e => e.textContent)`, &labels, sel)
+		if !slices.Contains(labels, "now") || !slices.ContainsFunc(labels, func(s string) bool { return strings.HasSuffix(s, "/s") || strings.HasSuffix(s, " s") }) {
+			t.Errorf("%s axis labels %q: want \"now\" and values with units", sel, labels)
+		}
+	}
+	t.Logf("default namespace's chart: rate %s (%v); runway %s (%v)",
+		b.text(card+" .rate-panel .chart-now"), b.dataset(rateSVG), b.text(card+" .runway-panel .chart-now"), b.dataset(runwaySVG))
+
 	phase("next IDs issued")
 	// 3. A bad ID: one line of error, inline.
 	b.typeInto("#decode-id", "not-an-id\ue007")
@@ -381,8 +413,8 @@ func TestBrowser(t *testing.T) {
 	// included), so the page has no card and no Next choice for it until the token is
 	// entered, which the tab keeps across a reload; after Forget it is gone again.
 	private := "#ns-private"
-	if b.displayed(private) || b.displayed("#next-ns option[value=private]") {
-		t.Errorf("namespace private is shown to a caller without its token")
+	if b.displayed(private) || b.displayed(private+" .chart") || b.displayed("#next-ns option[value=private]") {
+		t.Errorf("namespace private (or its chart) is shown to a caller without its token")
 	}
 	if b.displayed("#ns-default .token-pill") {
 		t.Error("namespace default has a token mark")
@@ -397,6 +429,12 @@ func TestBrowser(t *testing.T) {
 	if !b.displayed(private + " .token-pill") {
 		t.Error("namespace private has no token mark")
 	}
+	b.waitFor(5*time.Second, func() string {
+		if !b.displayed(private + " .chart") {
+			return "namespace private has no chart with its token"
+		}
+		return ""
+	})
 	b.click("#next-ns option[value=private]")
 	b.click("#next-btn")
 	b.waitFor(5*time.Second, func() string {
@@ -422,8 +460,8 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("sessionStorage still holds %v after Forget", kept)
 	}
 	b.waitFor(5*time.Second, func() string {
-		if b.displayed(private + " .layout-sec") {
-			return "namespace private still shows its state after Forget"
+		if b.displayed(private+" .layout-sec") || b.displayed(private+" .chart") {
+			return "namespace private still shows its state or chart after Forget"
 		}
 		return ""
 	})
@@ -461,6 +499,29 @@ func TestBrowser(t *testing.T) {
 		return ""
 	})
 
+	// The charts show the outage as a gap: a shaded band, and the lease window's
+	// line in two runs (before and after), not one line through it.
+	b.waitFor(8*time.Second, func() string {
+		ds := b.dataset(runwaySVG)
+		if ds["gaps"] == "0" || ds["runs"] == "0" || ds["runs"] == "1" {
+			return fmt.Sprintf("the runway chart after the server came back: %v, want a gap and two runs", ds)
+		}
+		return ""
+	})
+	if n := b.count(card + " .rate-plot rect.gap"); n == 0 {
+		t.Error("the rate chart shows no gap for the outage")
+	}
+	// The segment namespace restarted on the range it handed back at the stop: its
+	// step is still the tag's (it showed 0 after every graceful restart).
+	if b.displayed("#ns-segment") {
+		b.waitFor(5*time.Second, func() string {
+			if got := b.text("#ns-segment .segment-sec dd[data-key=step]"); got != "1,000" {
+				return "segment step after the restart " + strconv.Quote(got) + ", want 1,000"
+			}
+			return ""
+		})
+	}
+
 	phase("server down and back")
 	// 8. A narrow screen: one column, nothing wider than the viewport.
 	b.resize(390, 844)
@@ -472,6 +533,17 @@ func TestBrowser(t *testing.T) {
 		}
 		if w.Scroll > w.Inner {
 			return fmt.Sprintf("page is %v px wide in a %v px viewport", w.Scroll, w.Inner)
+		}
+		return ""
+	})
+	// The charts are redrawn to the narrow card's width.
+	b.waitFor(3*time.Second, func() string {
+		var w struct{ Box, View, Right, Inner float64 }
+		b.script(`const s = document.querySelector(arguments[0]);
+			return {Box: s.parentElement.clientWidth, View: s.viewBox.baseVal.width,
+				Right: s.getBoundingClientRect().right, Inner: window.innerWidth}`, &w, rateSVG)
+		if w.View != w.Box || w.Right > w.Inner {
+			return fmt.Sprintf("rate chart drawn %v wide in a box %v wide, right edge at %v of %v", w.View, w.Box, w.Right, w.Inner)
 		}
 		return ""
 	})

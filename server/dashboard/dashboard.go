@@ -1,13 +1,15 @@
 // Package dashboard serves flurry's web dashboard: one page that shows a server's
 // namespaces and their live state (readiness, issue rate, layout life left, lease
-// and high-water mark, segment buffers and runway), decodes an ID and issues a few
-// IDs on demand.
+// and high-water mark, segment buffers and runway) with a chart per namespace of
+// its rate and runway over the last minutes, decodes an ID and issues a few IDs on
+// demand.
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary: nothing is
 // built at run time and nothing is loaded from another origin. In the browser it
 // calls the server's IDService over the Connect protocol as JSON
 // (POST /flurry.v1.IDService/Info, .../Decode, .../Next) on the same origin, polling
-// Info every second, so Handler must be mounted on the same server as the IDService
+// Info every second (the charts' history is kept in the page, not on the
+// server), so Handler must be mounted on the same server as the IDService
 // handler, at "/":
 //
 //	mux.Handle("/flurry.v1.IDService/", connectHandler)

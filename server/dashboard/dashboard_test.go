@@ -53,7 +53,7 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 	// Buttons say what they act on: "Forget" alone did not say what was forgotten,
 	// nor "Decode first" that it decodes the first of the IDs shown.
-	for _, want := range []string{`<html lang="en">`, `id="decode-form"`, `id="next-btn"`, `id="token"`, `>Forget token</button>`, `>Decode the first ID</button>`, `placeholder="a decimal ID, e.g. one from Next IDs"`} {
+	for _, want := range []string{`<html lang="en">`, `id="decode-form"`, `id="next-btn"`, `id="token"`, `>Forget token</button>`, `>Decode the first ID</button>`, `placeholder="a decimal ID, e.g. one from Next IDs"`, `class="chart"`, `class="plot rate-plot"`, `class="plot runway-plot"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}

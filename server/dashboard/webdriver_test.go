@@ -224,6 +224,22 @@ func (b *browser) prop(css, name string) string {
 	return fmt.Sprint(v)
 }
 
+// dataset is the data-* attributes of the element a selector names (nil if none).
+func (b *browser) dataset(css string) map[string]string {
+	b.t.Helper()
+	var m map[string]string
+	b.script(`const e = document.querySelector(arguments[0]); return e ? Object.assign({}, e.dataset) : null`, &m, css)
+	return m
+}
+
+// count is how many elements a selector names.
+func (b *browser) count(css string) int {
+	b.t.Helper()
+	var n int
+	b.script(`return document.querySelectorAll(arguments[0]).length`, &n, css)
+	return n
+}
+
 func (b *browser) displayed(css string) bool {
 	b.t.Helper()
 	id := b.find(css)

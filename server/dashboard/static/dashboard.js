@@ -1,6 +1,7 @@
-// flurry dashboard: polls IDService/Info every second and renders the namespaces;
-// issues and decodes IDs on request. Talks Connect's JSON protocol to the same
-// origin; no libraries, no build step.
+// flurry dashboard: polls IDService/Info every second and renders the namespaces,
+// with a chart per namespace of its rate and runway over the last minutes (kept in
+// the page, drawn as SVG); issues and decodes IDs on request. Talks Connect's JSON
+// protocol to the same origin; no libraries, no build step.
 'use strict';
 
 (function () {
@@ -29,6 +30,28 @@
     try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch (_) { return $('token').value.trim(); }
   }
 
+  // The server's clock as far as the page can tell. Every answer's Date header
+  // (whole seconds, written between sending and receiving) bounds the offset of
+  // the server's clock from this one; the bounds of all answers so far are
+  // intersected, and started again when they stop overlapping (a clock was set).
+  // Some polls in, the estimate is good to a few milliseconds plus the round trip,
+  // which the lease's mark (a few seconds ahead) needs and a browser on another
+  // machine may not give.
+  const skew = { lo: -Infinity, hi: Infinity };
+  function observeDate(sent, got, header) {
+    const d = Date.parse(header || '');
+    if (Number.isNaN(d)) return;
+    const lo = d - got, hi = d + 1000 - sent;
+    if (Math.max(lo, skew.lo) > Math.min(hi, skew.hi)) {
+      skew.lo = lo;
+      skew.hi = hi;
+      return;
+    }
+    skew.lo = Math.max(lo, skew.lo);
+    skew.hi = Math.min(hi, skew.hi);
+  }
+  function serverNow(ms) { return Number.isFinite(skew.lo) ? ms + (skew.lo + skew.hi) / 2 : ms; }
+
   async function call(method, body) {
     const headers = { 'Content-Type': 'application/json', 'Connect-Protocol-Version': '1' };
     const tok = token();
@@ -36,11 +59,13 @@
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
     let res;
+    const sent = Date.now();
     try {
       res = await fetch(API + method, {
         method: 'POST', headers, body: JSON.stringify(body || {}),
         signal: ctl.signal, cache: 'no-store', credentials: 'omit',
       });
+      observeDate(sent, Date.now(), res.headers.get('Date'));
     } catch (e) {
       throw new CallError('', ctl.signal.aborted
         ? 'the server did not answer within ' + TIMEOUT_MS / 1000 + ' s'
@@ -102,11 +127,247 @@
     return short ? 'idle' : 'no demand yet';
   }
 
+  // compact writes a number for an axis: 950, 12k, 1.2M, 3.4G.
+  function compact(n) {
+    const a = Math.abs(n);
+    if (a >= 1e9) return nf1.format(n / 1e9) + 'G';
+    if (a >= 1e6) return nf1.format(n / 1e6) + 'M';
+    if (a >= 1e3) return nf1.format(n / 1e3) + 'k';
+    return nf1.format(n);
+  }
+
   function clockTime(d) { return d.toLocaleTimeString('en-GB', { hour12: false }); }
 
   function fields(list) {
     return (list || []).map((f) => f.name + '=' + (f.value || '0')).join(', ');
   }
+
+  // ---- history and charts --------------------------------------------------
+
+  // Each card keeps what the page saw of its namespace over the last HISTORY_MS:
+  // a sample per poll ({t, rate, runway}, NaN where unknown, t from
+  // performance.now()) and a gap mark ({t, gap: true}) per failed poll. Bounded:
+  // older entries go at every poll, and never more than HISTORY_MAX are kept (a
+  // poll a second makes 600; a token typed in adds a few), so a namespace costs at
+  // most HISTORY_MAX small objects. Nothing is kept across a reload: for longer
+  // history, scrape /metrics (deploy/grafana).
+  const HISTORY_MS = 10 * 60 * 1000;
+  const HISTORY_MAX = 1200;
+  // Two samples further apart than a poll and its time-out are not joined by a
+  // line (the tab was hidden, or a poll hung).
+  const GAP_MS = POLL_MS + TIMEOUT_MS + 500;
+  const SVG = 'http://www.w3.org/2000/svg';
+
+  function remember(c, entry) {
+    const h = c.hist;
+    h.push(entry);
+    let drop = 0;
+    while (drop < h.length - 1 && (h.length - drop > HISTORY_MAX || entry.t - h[drop].t > HISTORY_MS)) drop++;
+    if (drop) h.splice(0, drop);
+  }
+
+  // runwayOf says what the namespace runs out of next and how long that lasts, in
+  // seconds (NaN while unknown): a segment namespace's buffer at the current
+  // demand; a leased snowflake's reserved window (its high-water mark ahead of the
+  // server's clock: how long it issues with its lease store gone); else the
+  // layout's time field. null for a strategy with none of these.
+  function runwayOf(ns, nowMs) {
+    const sg = ns.segment, l = ns.layout, ls = ns.lease;
+    if (sg && (sg.tag || sg.step) && !(l && l.text)) {
+      let sec = NaN;
+      if (num(sg.buffered) === 0) sec = 0;
+      else if (num(sg.rate) > 0 || num(sg.runwaySeconds) > 0) sec = num(sg.runwaySeconds);
+      return { what: 'segment buffer', title: 'how long the buffered IDs last at the current demand', sec };
+    }
+    if (ls && (ls.store || ls.state)) {
+      const t = Date.parse(ls.mark || '');
+      return {
+        what: 'lease window', title: 'how long the namespace may issue without another write to its lease store (high-water mark minus now)',
+        sec: Number.isNaN(t) ? NaN : Math.max(0, (t - serverNow(nowMs)) / 1000),
+      };
+    }
+    if (l && l.text) {
+      return { what: 'time field', title: 'how long until the layout\'s time field runs out', sec: num(l.lifeLeftSeconds) };
+    }
+    return null;
+  }
+
+  // Runway units: the largest that the top of the axis holds at least twice.
+  const UNITS = [[1, 's'], [60, 'min'], [3600, 'h'], [86400, 'd'], [365.25 * 86400, 'y']];
+  function unitFor(maxSec) {
+    let u = UNITS[0];
+    for (const x of UNITS) if (maxSec >= 2 * x[0]) u = x;
+    return u;
+  }
+
+  // niceTop is the top of an axis: 1, 2, 2.5 or 5 times a power of ten, at least v.
+  function niceTop(v) {
+    if (!(v > 0)) return 1;
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [1, 2, 2.5, 5]) if (v <= m * p * (1 + 1e-9)) return m * p;
+    return 10 * p;
+  }
+
+  function svgEl(parent, name, attrs, text) {
+    const el = document.createElementNS(SVG, name);
+    for (const k in attrs) el.setAttribute(k, attrs[k]);
+    if (text !== undefined) el.textContent = text;
+    parent.appendChild(el);
+    return el;
+  }
+
+  // plot draws one series of a card's history into box (a div) as an SVG as wide
+  // as the box: the last win ms up to now, value(entry) on the y axis from 0,
+  // labelled by fmt. Lines break at gap marks, unknown values and holes longer
+  // than GAP_MS; a point with no neighbour is a dot; a failed poll's stretch is a
+  // shaded band. What it drew is in the SVG's data attributes (points, runs,
+  // gaps, peak, low, last) for tests and for the readout.
+  function plot(box, hist, now, win, value, fmt, label) {
+    const W = Math.max(160, Math.round(box.clientWidth || 320));
+    const H = 92, left = 56, right = 8, top = 8, bottom = 20;
+    const pw = W - left - right, ph = H - top - bottom;
+    const t0 = now - win;
+    let peak = -Infinity, low = Infinity, last = NaN, points = 0;
+    for (const e of hist) {
+      if (e.gap || e.t < t0) continue;
+      const v = value(e);
+      if (!Number.isFinite(v)) continue;
+      peak = Math.max(peak, v);
+      low = Math.min(low, v);
+      last = v;
+      points++;
+    }
+    const axis = fmt.axis(points ? peak : 0);
+    const x = (t) => left + pw * (t - t0) / win;
+    const y = (v) => top + ph * (1 - Math.min(v, axis.top) / axis.top);
+
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
+    svg.setAttribute('width', W);
+    svg.setAttribute('height', H);
+    svg.setAttribute('role', 'img');
+    // Horizontal grid and y labels: 0, half, top.
+    for (const f of [0, 0.5, 1]) {
+      const v = axis.top * f, yy = y(v);
+      svgEl(svg, 'line', { class: 'grid', x1: left, x2: W - right, y1: yy, y2: yy });
+      svgEl(svg, 'text', { class: 'ylab', x: left - 5, y: yy + 3.5, 'text-anchor': 'end' }, axis.label(v));
+    }
+    // Time ticks back from now, as many as fit.
+    const fit = Math.max(2, Math.floor(pw / 64));
+    let step = 600000;
+    for (const s of [10000, 15000, 30000, 60000, 120000, 300000]) {
+      if (win / s <= fit) { step = s; break; }
+    }
+    for (let back = 0; back <= win + 1; back += step) {
+      const xx = x(now - back);
+      svgEl(svg, 'line', { class: 'tick', x1: xx, x2: xx, y1: top + ph, y2: top + ph + 4 });
+      const text = back === 0 ? 'now' : '\u2212' + (step < 60000 ? back / 1000 + ' s' : back / 60000 + ' min');
+      svgEl(svg, 'text', { class: 'xlab', x: xx, y: H - 4, 'text-anchor': back === 0 ? 'end' : (Math.abs(back - win) < 1 ? 'start' : 'middle') }, text);
+    }
+    // Bands where polls failed: from the last answer before to the first after.
+    let gaps = 0, bandFrom = NaN, prevT = NaN;
+    const band = (a, b) => {
+      const xa = x(Math.max(a, t0)), xb = x(Math.min(b, now));
+      if (xb > xa) svgEl(svg, 'rect', { class: 'gap', x: xa, y: top, width: Math.max(1, xb - xa), height: ph });
+      gaps++;
+    };
+    for (const e of hist) {
+      if (e.gap) {
+        if (Number.isNaN(bandFrom)) bandFrom = Number.isNaN(prevT) ? e.t : prevT;
+        continue;
+      }
+      if (!Number.isNaN(bandFrom)) { if (e.t >= t0) band(bandFrom, e.t); bandFrom = NaN; }
+      prevT = e.t;
+    }
+    if (!Number.isNaN(bandFrom)) band(bandFrom, now);
+    // The series: runs of known values with no gap between them.
+    let runs = 0, d = '', run = [], prev = null;
+    const flush = () => {
+      if (run.length === 1) svgEl(svg, 'circle', { class: 'dot', cx: run[0][0], cy: run[0][1], r: 2.2 });
+      else if (run.length > 1) d += 'M' + run.map((p) => p[0].toFixed(1) + ' ' + p[1].toFixed(1)).join('L');
+      if (run.length) runs++;
+      run = [];
+    };
+    for (const e of hist) {
+      const v = e.gap ? NaN : value(e);
+      if (!Number.isFinite(v) || e.t < t0 || (prev && e.t - prev.t > GAP_MS)) flush();
+      if (!e.gap) prev = e;
+      if (Number.isFinite(v) && e.t >= t0) run.push([x(e.t), y(v)]);
+    }
+    flush();
+    if (d) svgEl(svg, 'path', { class: 'line', d });
+    svgEl(svg, 'line', { class: 'axis', x1: left, x2: W - right, y1: top + ph, y2: top + ph });
+
+    const ds = svg.dataset;
+    ds.points = points;
+    ds.runs = runs;
+    ds.gaps = gaps;
+    ds.peak = points ? peak : '';
+    ds.low = points ? low : '';
+    ds.last = Number.isFinite(last) ? last : '';
+    svg.setAttribute('aria-label', label);
+    box.replaceChildren(svg);
+    return { points, peak, low, last };
+  }
+
+  const rateFmt = {
+    axis(peak) {
+      const top = niceTop(peak);
+      return { top, label: (v) => compact(v) + '/s' };
+    },
+  };
+  function runwayFmt(peak) {
+    const top0 = peak > 0 ? peak : 1;
+    const [size, name] = unitFor(top0);
+    const top = niceTop(top0 / size) * size;
+    return { top, label: (v) => (v === 0 ? '0' : nf1.format(v / size) + ' ' + name) };
+  }
+
+  function spanText(ms) {
+    const min = Math.round(ms / 60000);
+    return min <= 1 ? 'minute' : min + ' minutes';
+  }
+
+  // drawChart redraws a card's chart from its history (after a poll, a failed
+  // poll, or a change of width).
+  function drawChart(c) {
+    const p = c.parts;
+    if (p.chart.hidden || !c.hist.length) return;
+    const now = performance.now();
+    // The window grows with the history, a minute at a time, up to HISTORY_MS.
+    const have = now - c.hist[0].t;
+    const win = Math.min(HISTORY_MS, Math.max(60000, Math.ceil(have / 60000) * 60000));
+    setText(p.chartSpan, spanText(win));
+    const r = plot(p.ratePlot, c.hist, now, win, (e) => e.rate, rateFmt,
+      'IDs per second over the last ' + spanText(win));
+    const stale = c.el.classList.contains('stale');
+    setText(p.rateNow, 'now ' + (Number.isFinite(c.rate) && !stale ? rate(c.rate) : '—') +
+      (r.points ? ' · peak ' + rate(r.peak) : ''));
+    const rw = c.runway;
+    p.runwayPanel.hidden = !rw;
+    if (rw) {
+      setText(p.runwayTitle, 'Runway: ' + rw.what);
+      p.runwayTitle.title = rw.title;
+      const w = plot(p.runwayPlot, c.hist, now, win, (e) => e.runway, { axis: runwayFmt },
+        'Runway (' + rw.what + ') over the last ' + spanText(win));
+      const fmt = (sec) => (sec > 0 ? span(sec) : '0');
+      let cur = 'now ' + (Number.isFinite(rw.sec) && !stale ? fmt(rw.sec) : '—');
+      if (rw.what === 'segment buffer' && !Number.isFinite(rw.sec) && !stale) cur = 'no demand yet';
+      setText(p.runwayNow, cur + (w.points ? ' · low ' + fmt(w.low) : ''));
+    }
+  }
+
+  const resized = typeof ResizeObserver === 'function'
+    ? new ResizeObserver((list) => {
+      for (const e of list) {
+        const c = cards.get(e.target.closest('.card').dataset.namespace);
+        if (c && Math.round(e.contentRect.width) !== c.chartW) {
+          c.chartW = Math.round(e.contentRect.width);
+          drawChart(c);
+        }
+      }
+    })
+    : null;
 
   // ---- rendering -----------------------------------------------------------
 
@@ -152,11 +413,15 @@
       name: q('.ns-name'), strategy: q('.strategy'), token: q('.token-pill'), ready: q('.ready'),
       reason: q('.reason'), issued: q('.issued'), rate: q('.rate'), life: q('.life'), lifeLabel: q('.life-label'),
       layoutSec: q('.layout-sec'), leaseSec: q('.lease-sec'), segmentSec: q('.segment-sec'),
+      chart: q('.chart'), chartSpan: q('.chart-span'), ratePlot: q('.rate-plot'), rateNow: q('.rate-panel .chart-now'),
+      runwayPanel: q('.runway-panel'), runwayTitle: q('.runway-panel .chart-title'),
+      runwayPlot: q('.runway-plot'), runwayNow: q('.runway-panel .chart-now'),
     };
     parts.name.textContent = name;
     el.setAttribute('aria-labelledby', (parts.name.id = 'ns-h-' + name));
-    c = { el, parts, prev: null, rate: NaN };
+    c = { el, parts, prev: null, rate: NaN, hist: [], runway: null, chartW: 0 };
     cards.set(name, c);
+    if (resized) resized.observe(parts.chart);
     return c;
   }
 
@@ -179,8 +444,9 @@
       setText(p.reason, (ns.ready ? '' : (ns.notReadyReason || 'not ready') + '. ') +
         'Enter this namespace\'s bearer token at the top to see its state.');
       for (const el of [p.issued, p.rate, p.life]) setText(el, '—');
-      p.layoutSec.hidden = p.leaseSec.hidden = p.segmentSec.hidden = true;
+      p.layoutSec.hidden = p.leaseSec.hidden = p.segmentSec.hidden = p.chart.hidden = true;
       c.prev = null;
+      c.hist = []; // what it showed with a token is not kept without one
       return c;
     }
 
@@ -194,6 +460,9 @@
     c.prev = { issued, at: now };
     setText(p.issued, int(ns.issued));
     setText(p.rate, rate(c.rate));
+    c.runway = runwayOf(ns, nowMs);
+    remember(c, { t: now, rate: c.rate, runway: c.runway ? c.runway.sec : NaN });
+    p.chart.hidden = false;
 
     const l = ns.layout;
     const sg = ns.segment;
@@ -235,7 +504,7 @@
         rows.push(['Mark', ls.mark, 'code']);
         const t = Date.parse(ls.mark);
         if (!Number.isNaN(t)) {
-          const d = (nowMs - t) / 1000;
+          const d = (serverNow(nowMs) - t) / 1000;
           rows.push(['Mark age', d >= 0 ? span(d) + ' ago' : 'reserved ' + span(-d) + ' ahead']);
         }
       }
@@ -283,9 +552,14 @@
       seen.add(ns.name);
       const c = renderNamespace(ns, now, nowMs);
       if (grid.children[i] !== c.el) grid.insertBefore(c.el, grid.children[i] || null);
+      drawChart(c);
     });
     for (const [name, c] of cards) {
-      if (!seen.has(name)) { c.el.remove(); cards.delete(name); }
+      if (!seen.has(name)) {
+        c.el.remove();
+        cards.delete(name); // its history goes with it
+        if (resized) resized.unobserve(c.parts.chart);
+      }
     }
     $('ns-empty').hidden = list.length > 0;
     setText($('ns-empty'), 'This server has no namespaces.');
@@ -320,6 +594,10 @@
       c.el.classList.add('stale');
       pill(c.parts.ready, 'no contact', 'warn');
       c.prev = null; // no rate across the gap
+      if (c.hist.length) {
+        remember(c, { t: performance.now(), gap: true });
+        drawChart(c);
+      }
     }
     if (lastOK) setText($('updated'), 'stale · last updated ' + clockTime(lastOK));
     else setText($('ns-empty'), 'Waiting for the server…');
