@@ -103,6 +103,7 @@ func TestIDsDecode(t *testing.T) {
 		{"wide node field", "time:9:1s:" + epoch + ",wide:52,seq:2", "wide=4503599627370495", 3},
 		{"gameserver", "gameserver", "platform=7,area=2047,app=31", 0},
 		{"no node field", "mastodon", "", 0},
+		{"hash format (57 time and sequence bits)", wideLayout, "worker=63", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := mustLayout(t, tc.layout)
