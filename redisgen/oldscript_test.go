@@ -82,4 +82,3 @@ return {0, hi, lo, granted}
 `, p.epoch, p.unit, p.maxTick, luaQuote(p.layout), p.seqMax, math.Ldexp(1, p.timeShift), math.Ldexp(1, p.seqShift))
 	return b.String()
 }
-
