@@ -30,6 +30,10 @@ const DefaultNamespace = "flurry"
 // are doubles, exact below 2^53.
 const maxNodeBits = 52
 
+// maxNodeChanges is how many times one call reads the node key again, after the
+// script found it changed, before it gives up.
+const maxNodeChanges = 5
+
 // Options configures a Generator. Client (or URL) and Layout are required; every
 // other zero field means its documented default.
 type Options struct {
@@ -260,6 +264,7 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 	n := min(int64(len(dst)), g.maxBatch)
 	is := g.cur.Load()
 	var waited time.Duration // behind the last tick, in all
+	changes := 0             // node values read again in this call
 	for {
 		if is == nil {
 			var err error
@@ -282,6 +287,12 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		case statusNodeChanged:
 			g.cur.CompareAndSwap(is, nil)
 			is = nil
+			// Each retry is a read and a script run, not a spin; the bound
+			// keeps a node key rewritten without pause from holding a call.
+			if changes++; changes > maxNodeChanges {
+				return 0, fmt.Errorf("%w: namespace %q: key %s changed %d times during one call; stop whatever keeps rewriting it",
+					ErrNodeInvalid, g.ns, g.keys[0], changes)
+			}
 		case statusIssued:
 			if g.behind.Load() {
 				g.behind.Store(false)
