@@ -274,9 +274,11 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		}
 		v, err := g.run(ctx, is, n)
 		if err != nil {
-			// A script error may come from a node key that is no longer a
-			// hash: the next call reads the node key again and says so.
-			g.cur.CompareAndSwap(is, nil)
+			// An error from Redis may come from a node key that is no longer
+			// a hash: the next call reads the node key again and says so.
+			if _, ok := errors.AsType[redis.Error](err); ok {
+				g.cur.CompareAndSwap(is, nil)
+			}
 			return 0, fmt.Errorf("redisgen: namespace %q: running the script: %w", g.ns, err)
 		}
 		r, err := parseReply(v, &g.params, n)
