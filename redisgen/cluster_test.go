@@ -1,7 +1,6 @@
 package redisgen
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -157,15 +156,23 @@ func TestCluster(t *testing.T) {
 	}
 	t.Logf("%d namespaces on %d of %d masters", namespaces, len(masters), len(addrs))
 
-	// The script is loaded on every shard: EVALSHA finds it on each master.
-	sha := newGen(t, Options{Client: c, Namespace: "probe", Layout: l}).script.Hash()
-	err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		ok, err := m.ScriptExists(ctx, sha).Result()
-		if err != nil || !ok[0] {
-			return fmt.Errorf("script not loaded on %s (%v)", m.Options().Addr, err)
-		}
-		return nil
-	})
+	// Next's script (sent as a raw EVALSHA, EVAL after NOSCRIPT) runs on the shard
+	// that holds the namespace, and is loaded there.
+	probe := newGen(t, Options{Client: c, Namespace: "probe", Layout: l})
+	if err := probe.SetNode(ctx, layout.NodeValues{2, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := probe.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.MasterForKey(ctx, nodeKey("probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := m.ScriptExists(ctx, probe.cur.Load().one.Hash()).Result()
+	if err != nil || !ok[0] {
+		err = fmt.Errorf("Next's script not loaded on %s, the namespace's master (%v)", m.Options().Addr, err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

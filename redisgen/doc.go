@@ -27,21 +27,28 @@
 //
 // # What this package does instead
 //
-// One script (loaded with SCRIPT LOAD, run with EVALSHA; go-redis falls back to EVAL
-// on NOSCRIPT) does everything atomically inside Redis:
+// The Generator reads the node values from the namespace's node key on its first
+// call and checks their ranges, and makes two scripts for the layout and those
+// values (Next's and NextN's), run with EVALSHA (EVAL on NOSCRIPT). A script does
+// everything else atomically inside Redis:
+//   - checks that the node key still holds the values read, by string equality;
+//     when it does not (set-node, SetNode or a hand edit changed them) it answers
+//     -1 and the Generator reads them again, so the next ID carries the new value;
 //   - reads TIME and turns it into a tick of the layout (any unit, any epoch);
-//   - keeps the last tick issued and the last sequence value used in it in one
-//     hash; a tick's sequence values are handed out with a bound, never wrapped:
-//     when they are used up the script answers "the next tick starts in N µs" and
-//     the Go side sleeps that long (no spin) and asks again;
+//   - takes the IDs from the namespace's last key: one HINCRBY of a counter of
+//     slots (tick*2^seqBits + seq) in the counter format, a read and a write of the
+//     last tick and sequence in the hash format (below); a tick's sequence values
+//     are handed out with a bound, never wrapped: when they are used up the script
+//     answers "the next tick starts in N µs" and the Go side sleeps that long (no
+//     spin) and asks again;
 //   - refuses when TIME is behind the last issued tick (a clock step back, or a
 //     failover to a server whose clock is behind): the Go side waits up to
 //     Options.BehindWait, then returns a *ClockBehindError with the gap;
-//   - refuses when the tick no longer fits the time field (ErrExhausted);
-//   - reads the node value from the namespace's node key and checks its range;
-//   - composes the ID exactly as two 32-bit halves, for any layout of package
-//     layout (node fields in any order, the sequence field anywhere below the
-//     time field), so that layout.Decompose takes it apart.
+//   - refuses when the tick no longer fits the time field (ErrExhausted), and when
+//     the namespace was used with another layout (ErrLayoutMismatch);
+//   - answers the tick and sequence (Next: the slot, one integer); the Go side
+//     composes the ID from them and the node values, so that layout.Decompose
+//     takes it apart. The script never holds an ID as a Lua number (a double).
 //
 // NextN takes up to a whole tick's sequence values in one run, so a client gets
 // thousands of IDs per round trip.
@@ -51,13 +58,21 @@
 // A namespace has two keys, both with the hash tag {namespace}:
 //
 //	{orders}:node   hash  node field name -> value, e.g. datacenter 1, worker 3
-//	{orders}:last   hash  tick -> last tick issued, seq -> last sequence value used in it,
-//	                      layout -> the layout's text form (a namespace serves one layout)
+//	{orders}:last   hash, counter format (time and sequence bits at most 53):
+//	                  next@<layout hash> -> the next free slot, tick*2^seqBits+seq+1
+//	                  layout -> the layout's text form and a marker (see below)
+//	                hash, hash format (wider layouts, and all before the counter format):
+//	                  tick -> last tick issued, seq -> last sequence value used in it,
+//	                  layout -> the layout's text form
 //
 // Neither expires. The last key is the namespace's high-water mark: deleting it
-// while Redis's clock is behind the tick it held allows duplicates. There is no
-// key per tick: the seed's single counter, or a key per tick with INCR and PEXPIRE,
-// would cost more commands per call and keys that are not declared to Redis.
+// while Redis's clock is behind the tick it held allows duplicates. A namespace in
+// the hash format of a layout that fits the counter format (written by an older
+// version of this package) moves to the counter format on the first call, in that
+// script run: the counter continues after the old tick and sequence, which are
+// deleted, and the layout field gets the marker, which an older client takes for
+// another layout, so it refuses every call with ErrLayoutMismatch. An old and a new
+// client never both issue from states of their own; the move is one way.
 //
 // # Redis Cluster
 //
@@ -66,7 +81,8 @@
 // allow-cross-slot-keys flag, all of them to hash to one slot. The script touches
 // exactly its two KEYS, and the hash tag puts them in one slot, so it runs on a
 // cluster as on a single server; go-redis's ClusterClient routes EVALSHA by the
-// first key and loads the script on every shard. One namespace lives on one shard,
+// first key, and the script is loaded (EVAL after NOSCRIPT) on the shard that holds
+// the namespace. One namespace lives on one shard,
 // so its throughput is one shard's. To spread one ID space over several shards,
 // use several namespaces (orders-0, orders-1, ...) and give each a different node
 // value: their IDs cannot collide. The same holds for a fleet of independent

@@ -15,6 +15,17 @@ func FuzzParseReply(f *testing.F) {
 	f.Add(int64(4), int64(0), int64(0), int64(0), "worker", "", uint8(2), int64(1))
 	f.Add(int64(5), int64(0), int64(0), int64(0), "worker", "32", uint8(3), int64(1))
 	f.Add(int64(0), int64(1)<<31, int64(-1), int64(0), "x", "y", uint8(4), int64(0))
+	f.Add(int64(0), int64(7)<<41+5, int64(0), int64(0), "", "", uint8(0xfe), int64(1))
+	f.Add(int64(0), int64(-1), int64(0), int64(0), "", "", uint8(0xfe), int64(1))
+	f.Add(int64(6), int64(0), int64(0), int64(0), "twitter", "", uint8(1), int64(1))
+	params, err := paramsOf(mustLayout(f, "twitter"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	wide, err := paramsOf(mustLayout(f, "time:41:1ms:2020-01-01T00:00:00Z,worker:6,seq:16"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, status, a, b, c int64, s1, s2 string, shape uint8, want int64) {
 		// shape picks the element count (low 3 bits) and which elements are
 		// strings (the next bits).
@@ -31,23 +42,30 @@ func FuzzParseReply(f *testing.F) {
 			reply = append(reply, v)
 		}
 		var input any = reply
-		if shape == 0xff {
+		switch shape {
+		case 0xff:
 			input = s1 // not an array at all
+		case 0xfe:
+			input = a // Next's integer reply
 		}
-		r, err := parseReply(input, want)
+		p := &params
+		if status&1 != 0 {
+			p = &wide
+		}
+		r, err := parseReply(input, p, want)
 		if err != nil {
 			return
 		}
 		switch r.status {
 		case statusIssued:
-			if r.first < 0 || r.granted < 1 || r.granted > want {
-				t.Fatalf("accepted %v as first %d, granted %d (want %d)", input, r.first, r.granted, want)
+			if r.tick < 0 || r.tick > p.maxTick || r.seq < 0 || r.granted < 1 || r.granted > want || r.seq+r.granted-1 > p.seqMax {
+				t.Fatalf("accepted %v as tick %d, seq %d, granted %d (want %d)", input, r.tick, r.seq, r.granted, want)
 			}
 		case statusFull, statusBehind, statusBeforeEpoch:
 			if r.wait < 0 {
 				t.Fatalf("accepted %v with wait %v", input, r.wait)
 			}
-		case statusExhausted, statusNodeMissing, statusNodeInvalid, statusLayout:
+		case statusExhausted, statusLayout, statusNodeChanged:
 		default:
 			t.Fatalf("accepted unknown status in %v", input)
 		}

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"math/bits"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,10 @@ const DefaultNamespace = "flurry"
 // maxNodeBits is the widest node field the script can carry exactly: Lua numbers
 // are doubles, exact below 2^53.
 const maxNodeBits = 52
+
+// maxNodeChanges is how many times one call reads the node key again, after the
+// script found it changed, before it gives up.
+const maxNodeChanges = 5
 
 // Options configures a Generator. Client (or URL) and Layout are required; every
 // other zero field means its documented default.
@@ -76,31 +81,44 @@ type Options struct {
 type Generator struct {
 	client     redis.UniversalClient
 	owned      bool
-	script     *redis.Script
 	ns         string
 	keys       []string     // node key, last key
-	params     scriptParams // what the script's text was made from
+	params     scriptParams // the layout's numbers, baked into the scripts
 	l          *layout.Layout
-	seqShift   uint
 	maxBatch   int64
 	nodeNames  []string
 	behindWait time.Duration
 	log        *slog.Logger
+	cur        atomic.Pointer[issuer] // nil until the node values are read
 	closed     atomic.Bool
 	behind     atomic.Bool // a clock-behind refusal was logged; cleared by the next issue
 	where      string      // names the server in messages, without a password
 }
 
-// New checks opts, connects (for a URL), checks that Redis answers and loads the
-// script (SCRIPT LOAD; on every shard of a cluster). It fails:
+// issuer holds the scripts made for one reading of the node hash: they check that
+// the hash still holds those values (or answer -1) and the IDs are composed here
+// from them.
+type issuer struct {
+	mask     flurry.ID     // the node values' bits
+	one      *redis.Script // Next's script
+	many     *redis.Script // NextN's
+	oneSha   []any         // EVALSHA of one, with its keys: built once, sent as is
+	oneEval  []any         // EVAL of one, after NOSCRIPT
+	raw      []string      // the node values as Redis holds them
+	manyKeys []string
+}
+
+// New checks opts, connects (for a URL) and checks that Redis answers. It fails:
 //   - with no Client and no URL, or both, or a malformed URL (the error never shows
 //     the password);
 //   - with no Layout, a layout with a node field wider than 52 bits, or one whose
 //     time field has run out (ErrExhausted);
 //   - with a malformed Namespace;
-//   - when Redis does not answer or refuses the script.
+//   - when Redis does not answer.
 //
-// New does not read the node key: a Generator may set it with SetNode first.
+// New does not read the node key: a Generator may set it with SetNode first. The
+// first call reads it and loads the scripts made for its values (EVALSHA, then
+// EVAL on NOSCRIPT, on whichever shard holds the namespace).
 func New(ctx context.Context, opts Options) (*Generator, error) {
 	l := opts.Layout
 	if l == nil {
@@ -117,12 +135,16 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	if err := checkNamespace(ns); err != nil {
 		return nil, err
 	}
+	p, err := paramsOf(l)
+	if err != nil {
+		return nil, err
+	}
 	g := &Generator{
 		ns:         ns,
 		keys:       []string{nodeKey(ns), lastKey(ns)},
+		params:     p,
 		l:          l,
-		seqShift:   uint(l.SequenceShift()),
-		maxBatch:   l.MaxSequence() + 1,
+		maxBatch:   p.slots(),
 		behindWait: opts.BehindWait,
 		log:        opts.Logger,
 	}
@@ -132,21 +154,9 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.params = scriptParams{epoch: l.Epoch().UnixMilli(), unit: l.Unit().Milliseconds(), maxTick: l.MaxTick(),
-		seqMax: l.MaxSequence(), timeShift: l.TimeShift(), seqShift: l.SequenceShift(), layout: l.String()}
-	shift := l.Bits()
-	for _, f := range l.Fields() {
-		shift -= f.Bits
-		if f.Kind != layout.Node {
-			continue
-		}
-		if f.Bits > maxNodeBits {
-			return nil, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", f.Name, f.Bits, maxNodeBits)
-		}
-		g.nodeNames = append(g.nodeNames, f.Name)
-		g.params.nodes = append(g.params.nodes, scriptNode{name: f.Name, max: int64(1)<<f.Bits - 1, shift: shift})
+	for _, f := range p.nodes {
+		g.nodeNames = append(g.nodeNames, f.name)
 	}
-	g.script = redis.NewScript(issueScript(g.params))
 
 	call, dial := redisconn.ClientCall(opts.Client, redisconn.Settings{}), time.Duration(0)
 	g.where = "Redis"
@@ -176,7 +186,7 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	return g, nil
 }
 
-// connect checks that Redis answers and loads the script, within dial or ctx's
+// connect checks that Redis answers, within dial or ctx's
 // deadline, whichever comes first: a Redis that accepts connections and never
 // answers would otherwise hold New until go-redis's retries run out.
 func (g *Generator) connect(ctx context.Context, call bound.Call, dial time.Duration) (err error) {
@@ -184,9 +194,6 @@ func (g *Generator) connect(ctx context.Context, call bound.Call, dial time.Dura
 	defer end(&err)
 	if err := g.client.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("%s does not answer: %w", g.where, err)
-	}
-	if err := g.script.Load(ctx, g.client).Err(); err != nil {
-		return fmt.Errorf("loading the script into %s: %w", g.where, err)
 	}
 	return nil
 }
@@ -255,23 +262,46 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		return 0, nil
 	}
 	n := min(int64(len(dst)), g.maxBatch)
+	is := g.cur.Load()
 	var waited time.Duration // behind the last tick, in all
+	changes := 0             // node values read again in this call
 	for {
-		v, err := g.script.Run(ctx, g.client, g.keys, n).Result()
+		if is == nil {
+			var err error
+			if is, err = g.readNode(ctx); err != nil {
+				return 0, err
+			}
+		}
+		v, err := g.run(ctx, is, n)
 		if err != nil {
+			// An error from Redis may come from a node key that is no longer
+			// a hash: the next call reads the node key again and says so.
+			if _, ok := errors.AsType[redis.Error](err); ok {
+				g.cur.CompareAndSwap(is, nil)
+			}
 			return 0, fmt.Errorf("redisgen: namespace %q: running the script: %w", g.ns, err)
 		}
-		r, err := parseReply(v, n)
+		r, err := parseReply(v, &g.params, n)
 		if err != nil {
 			return 0, fmt.Errorf("redisgen: namespace %q: %w", g.ns, err)
 		}
 		switch r.status {
+		case statusNodeChanged:
+			g.cur.CompareAndSwap(is, nil)
+			is = nil
+			// Each retry is a read and a script run, not a spin; the bound
+			// keeps a node key rewritten without pause from holding a call.
+			if changes++; changes > maxNodeChanges {
+				return 0, fmt.Errorf("%w: namespace %q: key %s changed %d times during one call; stop whatever keeps rewriting it",
+					ErrNodeInvalid, g.ns, g.keys[0], changes)
+			}
 		case statusIssued:
 			if g.behind.Load() {
 				g.behind.Store(false)
 			}
-			step := flurry.ID(1) << g.seqShift
-			id := flurry.ID(r.first)
+			p := &g.params
+			id := flurry.ID(r.tick)<<p.timeShift | is.mask | flurry.ID(r.seq)<<p.seqShift
+			step := flurry.ID(1) << p.seqShift
 			for i := range dst[:r.granted] {
 				dst[i] = id
 				id += step
@@ -300,19 +330,9 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		case statusExhausted:
 			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is in tick %d, past the layout's last tick %d (it ran out on %s); move to a layout with a later epoch or a longer time field, in a new namespace",
 				ErrExhausted, g.ns, r.tick, g.l.MaxTick(), g.l.Lifetime().Format(time.RFC3339))
-		case statusNodeMissing:
-			return 0, fmt.Errorf("%w: namespace %q: key %s has no field %q; set this Redis's own node value with Generator.SetNode or `flurry redis set-node` (every Redis of a fleet needs a different one)",
-				ErrNodeUnset, g.ns, g.keys[0], r.field)
-		case statusNodeInvalid:
-			if r.field == "" {
-				return 0, fmt.Errorf("%w: namespace %q: key %s is not a hash (%s); delete it and set the node value with Generator.SetNode or `flurry redis set-node`",
-					ErrNodeInvalid, g.ns, g.keys[0], r.raw)
-			}
-			return 0, fmt.Errorf("%w: namespace %q: key %s field %q holds %q, not a value of the %d-bit field; set it again with Generator.SetNode or `flurry redis set-node`",
-				ErrNodeInvalid, g.ns, g.keys[0], r.field, clip(r.raw), g.nodeBits(r.field))
 		case statusLayout:
 			return 0, fmt.Errorf("%w: namespace %q issued IDs of layout %s, not of this generator's %s; use a new namespace for a new layout",
-				ErrLayoutMismatch, g.ns, r.raw, g.l)
+				ErrLayoutMismatch, g.ns, strings.TrimSuffix(r.raw, markerSuffix), g.l)
 		case statusBeforeEpoch:
 			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is %v before the epoch %s; fix the Redis server's clock",
 				ErrBeforeEpoch, g.ns, r.wait, g.l.Epoch().Format(time.RFC3339Nano))
@@ -320,13 +340,87 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 	}
 }
 
-func (g *Generator) nodeBits(name string) int {
-	for _, f := range g.l.NodeFields() {
-		if f.Name == name {
-			return f.Bits
-		}
+// run runs is's script for n IDs. Next's call is built once and sent as is, so
+// a call allocates only what go-redis needs for the command and its reply.
+func (g *Generator) run(ctx context.Context, is *issuer, n int64) (any, error) {
+	if n > 1 {
+		return is.many.Run(ctx, g.client, is.manyKeys, n).Result()
 	}
-	return 0
+	v, err := g.client.Do(ctx, is.oneSha...).Result()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		v, err = g.client.Do(ctx, is.oneEval...).Result()
+	}
+	return v, err
+}
+
+// readNode reads the node hash, checks its values and makes the issuer for them.
+func (g *Generator) readNode(ctx context.Context) (*issuer, error) {
+	raw, nv, err := g.node(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mask, err := g.l.NodeMask(nv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: namespace %q: %w", ErrNodeInvalid, g.ns, err)
+	}
+	is := &issuer{mask: flurry.ID(mask), raw: raw, manyKeys: g.keys}
+	one := issueScript(g.params, raw, true)
+	is.one = redis.NewScript(one)
+	is.many = redis.NewScript(issueScript(g.params, raw, false))
+	is.oneSha = []any{"evalsha", is.one.Hash(), "2", g.keys[0], g.keys[1]}
+	is.oneEval = []any{"eval", one, "2", g.keys[0], g.keys[1]}
+	g.cur.Store(is)
+	return is, nil
+}
+
+// node reads the node hash: the values as Redis holds them and as numbers. A
+// missing field wraps ErrNodeUnset; a value that is not a decimal number of its
+// field wraps ErrNodeInvalid.
+func (g *Generator) node(ctx context.Context) ([]string, layout.NodeValues, error) {
+	var nv layout.NodeValues
+	if len(g.nodeNames) == 0 {
+		return nil, nv, nil
+	}
+	vals, err := g.client.HMGet(ctx, g.keys[0], g.nodeNames...).Result()
+	if err != nil {
+		if redis.HasErrorPrefix(err, "WRONGTYPE") {
+			return nil, nv, fmt.Errorf("%w: namespace %q: key %s is not a hash (%v); delete it and set the node value with Generator.SetNode or `flurry redis set-node`",
+				ErrNodeInvalid, g.ns, g.keys[0], err)
+		}
+		return nil, nv, fmt.Errorf("redisgen: namespace %q: reading the node value: %w", g.ns, err)
+	}
+	raw := make([]string, len(g.nodeNames))
+	for i, f := range g.params.nodes {
+		s, ok := vals[i].(string)
+		if !ok {
+			return nil, nv, fmt.Errorf("%w: namespace %q: key %s has no field %q; set this Redis's own node value with Generator.SetNode or `flurry redis set-node` (every Redis of a fleet needs a different one)",
+				ErrNodeUnset, g.ns, g.keys[0], f.name)
+		}
+		v, ok := decimal(s)
+		if !ok || v > f.max {
+			return nil, nv, fmt.Errorf("%w: namespace %q: key %s field %q holds %q, not a value of the %d-bit field (0 to %d); set it again with Generator.SetNode or `flurry redis set-node`",
+				ErrNodeInvalid, g.ns, g.keys[0], f.name, clip(s), bits.Len64(uint64(f.max)), f.max)
+		}
+		raw[i], nv[i] = s, v
+	}
+	return raw, nv, nil
+}
+
+// decimal reads s as a number of decimal digits only (no sign, no spaces), at most
+// 16 of them, as the script before the counter format accepted.
+func decimal(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 16 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, true
 }
 
 func clip(s string) string {
@@ -385,20 +479,9 @@ func (g *Generator) Node(ctx context.Context) (layout.NodeValues, error) {
 	if len(g.nodeNames) == 0 {
 		return nv, nil
 	}
-	vals, err := g.client.HMGet(ctx, g.keys[0], g.nodeNames...).Result()
+	_, nv, err := g.node(ctx)
 	if err != nil {
-		return nv, fmt.Errorf("redisgen: namespace %q: reading the node value: %w", g.ns, err)
-	}
-	for i, name := range g.nodeNames {
-		s, ok := vals[i].(string)
-		if !ok {
-			return nv, fmt.Errorf("%w: namespace %q: key %s has no field %q", ErrNodeUnset, g.ns, g.keys[0], name)
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || s[0] == '+' {
-			return nv, fmt.Errorf("%w: namespace %q: key %s field %q holds %q", ErrNodeInvalid, g.ns, g.keys[0], name, clip(s))
-		}
-		nv[i] = v
+		return nv, err
 	}
 	if _, err := g.l.NodeMask(nv); err != nil {
 		return nv, fmt.Errorf("%w: namespace %q: %w", ErrNodeInvalid, g.ns, err)

@@ -103,6 +103,7 @@ func TestIDsDecode(t *testing.T) {
 		{"wide node field", "time:9:1s:" + epoch + ",wide:52,seq:2", "wide=4503599627370495", 3},
 		{"gameserver", "gameserver", "platform=7,area=2047,app=31", 0},
 		{"no node field", "mastodon", "", 0},
+		{"hash format (57 time and sequence bits)", wideLayout, "worker=63", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := mustLayout(t, tc.layout)
@@ -248,12 +249,23 @@ func TestOverflow(t *testing.T) {
 	t.Logf("%d IDs in %d ticks", len(seen), len(perTick))
 }
 
-// setLast writes the namespace's last key as the script does. Moving it ahead of
-// Redis TIME is how these tests simulate Redis's clock stepping back (or a
-// failover to a server whose clock is behind) without touching the server's clock.
+// setLast writes the namespace's last key as the script does, in the layout's
+// format. Moving it ahead of Redis TIME is how these tests simulate Redis's clock
+// stepping back (or a failover to a server whose clock is behind) without touching
+// the server's clock.
 func setLast(t testing.TB, c redis.UniversalClient, ns string, l *layout.Layout, tick, seq int64) {
 	t.Helper()
-	if err := c.HSet(testCtx(t), lastKey(ns), "tick", tick, "seq", seq, "layout", l.String()).Err(); err != nil {
+	p, err := paramsOf(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	if p.counter() {
+		err = c.HSet(ctx, lastKey(ns), p.counterField(), tick*p.slots()+seq+1, "layout", p.marker()).Err()
+	} else {
+		err = c.HSet(ctx, lastKey(ns), "tick", tick, "seq", seq, "layout", l.String()).Err()
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -436,7 +448,7 @@ func TestExhaustedAndBeforeEpoch(t *testing.T) {
 	g := newGen(t, Options{Client: c, Namespace: freshNamespace(t, c), Layout: l})
 	g.SetNode(ctx, layout.NodeValues{1, 1})
 	g.params.maxTick = redisTick(t, c, l) - 1
-	g.script = redis.NewScript(issueScript(g.params))
+	g.cur.Store(nil) // the next call makes its scripts from g.params
 	if _, err := g.Next(ctx); !errors.Is(err, ErrExhausted) {
 		t.Fatalf("Next past the last tick: %v; want ErrExhausted", err)
 	}
@@ -444,7 +456,7 @@ func TestExhaustedAndBeforeEpoch(t *testing.T) {
 	g2 := newGen(t, Options{Client: c, Namespace: freshNamespace(t, c), Layout: l})
 	g2.SetNode(ctx, layout.NodeValues{1, 1})
 	g2.params.epoch = time.Now().Add(time.Hour).UnixMilli()
-	g2.script = redis.NewScript(issueScript(g2.params))
+	g2.cur.Store(nil)
 	if _, err := g2.Next(ctx); !errors.Is(err, ErrBeforeEpoch) {
 		t.Fatalf("Next before the epoch: %v; want ErrBeforeEpoch", err)
 	}

@@ -1,19 +1,22 @@
 package redisgen
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/flurryid/flurry/layout"
 )
 
-// scriptParams are the layout's numbers that issueScript bakes into the script's
-// text, so that a call sends only the count: Redis turns every ARGV element into a
-// Lua string and every tonumber of one is a strtod, which together cost more than
-// the rest of the script (valgrind --tool=callgrind on redis-server 7.0: 133k
-// instructions per call with them as ARGV, see docs/benchmarks.md).
+// scriptParams are the layout's numbers that the scripts bake into their text, so
+// that a call sends no layout numbers: Redis turns every ARGV element into a Lua
+// string and every tonumber of one is a strtod (see docs/benchmarks.md).
 type scriptParams struct {
 	epoch, unit, maxTick, seqMax int64 // epoch in Unix ms, unit in ms
+	timeBits, seqBits            int
 	timeShift, seqShift          int
 	layout                       string // the layout's text form
 	nodes                        []scriptNode
@@ -26,79 +29,202 @@ type scriptNode struct {
 	shift int
 }
 
-// issueScript returns the script that issues up to ARGV[1] IDs of one tick,
-// atomically, inside Redis, for the layout p describes.
+// paramsOf reads the layout numbers the scripts and the ID composition need. It is
+// the one place this package asks a layout for them.
+func paramsOf(l *layout.Layout) (scriptParams, error) {
+	p := scriptParams{epoch: l.Epoch().UnixMilli(), unit: l.Unit().Milliseconds(), maxTick: l.MaxTick(),
+		seqMax: l.MaxSequence(), timeBits: l.TimeBits(), seqBits: l.SequenceBits(),
+		timeShift: l.TimeShift(), seqShift: l.SequenceShift(), layout: l.String()}
+	shift := l.Bits()
+	for _, f := range l.Fields() {
+		shift -= f.Bits
+		if f.Kind != layout.Node {
+			continue
+		}
+		if f.Bits > maxNodeBits {
+			return p, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", f.Name, f.Bits, maxNodeBits)
+		}
+		p.nodes = append(p.nodes, scriptNode{name: f.Name, max: int64(1)<<f.Bits - 1, shift: shift})
+	}
+	return p, nil
+}
+
+// counter reports whether the layout's namespaces keep their state as one counter
+// (the counter format): a tick's slots tick*2^seqBits ... + 2^seqBits-1 number every
+// (tick, sequence) pair, and Lua's doubles hold them exactly while time and
+// sequence bits together are at most 53. Wider layouts keep the hash format.
+func (p scriptParams) counter() bool { return p.timeBits+p.seqBits <= 53 }
+
+// slots is the number of sequence values in one tick.
+func (p scriptParams) slots() int64 { return p.seqMax + 1 }
+
+// counterField is the {ns}:last hash field that holds the counter of a layout:
+// named after the layout, so that a generator of another layout finds no counter
+// of its own and takes the slow path, where the layout is checked.
+func (p scriptParams) counterField() string {
+	sum := sha256.Sum256([]byte(p.layout))
+	return "next@" + hex.EncodeToString(sum[:8])
+}
+
+// markerSuffix follows the layout's text form in the layout field of a namespace
+// in the counter format. A generator of the hash format (this package before the
+// counter format, or a layout too wide for it) compares the field with its layout
+// text, finds them different and refuses with ErrLayoutMismatch, naming the field:
+// it can never issue from the hash-format state the counter replaced.
+const markerSuffix = " (counter format: upgrade clients older than it)"
+
+func (p scriptParams) marker() string { return p.layout + markerSuffix }
+
+// issueScript returns the script that issues IDs of one tick atomically inside
+// Redis for the layout p describes, checking that the node hash holds the values
+// raw (as Redis returns them; the caller read and checked them and composes the
+// IDs from them). one makes the script for Next: it issues one ID and takes no
+// ARGV; otherwise ARGV[1] is the count, at most p.slots().
 //
 // KEYS[1] {ns}:node  hash: node field name -> value (decimal)
-// KEYS[2] {ns}:last  hash: tick -> the last tick issued, seq -> the last sequence
+// KEYS[2] {ns}:last  hash, in one of two formats, by the layout:
 //
-//	value used in it, layout -> the layout's text form (written once)
+//	counter format (time and sequence bits <= 53): next@<layout hash> -> the next
+//	  free slot, tick*2^seqBits + seq + 1 of the last ID issued (0: none);
+//	  layout -> the layout's text form followed by markerSuffix
+//	hash format (wider layouts, and every layout before the counter format):
+//	  tick -> the last tick issued, seq -> the last sequence value used in it,
+//	  layout -> the layout's text form
 //
-// Replies (first element is the status):
+// The counter format takes one HINCRBY per call: the script adds the count to the
+// counter and, when the slots it got lie in the current tick (all but the first call
+// of a tick), is done. Otherwise it corrects the counter with a second HINCRBY: the
+// first call of a tick moves it to the tick's start; a tick used up or a clock behind
+// the last slot puts it back. A missing counter means a new namespace, a namespace
+// of the hash format (its last tick and sequence become the counter, and the layout
+// field gets the marker, atomically) or a namespace of another layout (refused,
+// the counter removed again).
 //
-//	{0, hi, lo, granted}      issued: the first ID is hi<<32|lo, the others follow
-//	                          it in the sequence field (first + i<<seqShift)
+// Replies:
+//
+//	slot                      (one, counter format) issued: the ID of this slot
+//	-1                        the node hash does not hold raw: read it again
+//	{0, tick, seq, granted}   issued: the IDs of (tick, seq) ... (tick, seq+granted-1)
 //	{1, wait}                 the tick's sequence is used up: the next tick starts in wait µs
 //	{2, gap, last, tick}      Redis TIME is gap µs behind the start of the last issued tick
 //	{3, tick}                 the time field is exhausted at this tick
-//	{4, field}                the node hash lacks this field
-//	{5, field, raw}           the node field holds raw, which is not a value of the field
-//	{6, layout}               the namespace was used with another layout (its text form)
+//	{6, layout}               the namespace was used with another layout (its layout field)
 //	{7, gap}                  Redis TIME is gap µs before the layout's epoch
 //
-// Lua numbers are IEEE doubles, exact only up to 2^53, so the ID is never held as
-// one number (seed 001's script did that and lost its low bits): every field is
-// placed into two 32-bit halves. v * 2^shift is exact (a power-of-two scaling of an
-// exact integer below 2^53); dividing by 2^32 and flooring is exact; and the
-// remainder x - h*2^32 is an integer below 2^32, which a correctly rounded
-// subtraction gives exactly. The fields do not overlap, so the halves add up
-// without carries. Integers are written back exactly: as numbers below 1e14, with
-// %.0f above (never with tostring, which switches to exponent notation from 1e14 on). The constants are written into the
-// text as integer literals (%d, and powers of two with %.0f, which Go prints
-// exactly), which Lua reads exactly.
-func issueScript(p scriptParams) string {
+// Lua numbers are IEEE doubles, exact up to 2^53; the script never holds an ID,
+// only ticks, sequences and slots, which the layouts of each format keep below
+// 2^53. HINCRBY returns integers, so the hot path converts no string to a number
+// but TIME's two. Numbers passed to redis.call are written exactly below 1e14
+// (Redis 6 with %.17g, 7 shortest round trip), with %.0f above.
+func issueScript(p scriptParams, raw []string, one bool) string {
 	var b strings.Builder
-	b.WriteString(`
-local TWO32 = 4294967296
-local hi, lo = 0, 0
-local function put(x)
-  local h = math.floor(x / TWO32)
-  hi = hi + h
-  lo = lo + (x - h * TWO32)
-end
--- int returns x for redis.call to write: below 1e14 the number itself, which
--- every Redis writes exactly (6.x with %.14g, 7.x shortest round trip) and more
--- cheaply than string.format; above, %.0f.
-local function int(x)
-  if x < 1e14 then return x end
-  return string.format('%.0f', x)
-end
-local n = tonumber(ARGV[1])
-`)
-	if len(p.nodes) > 0 {
-		b.WriteString("local vals = redis.pcall('HMGET', KEYS[1]")
+	b.WriteString("local n = ")
+	if one {
+		b.WriteString("1\n")
+	} else {
+		b.WriteString("tonumber(ARGV[1])\n")
+	}
+	// The node check: the values the caller composes the IDs from are still the
+	// node hash's. Strings from Redis are interned Lua strings, so comparing with
+	// a literal is cheap; no pattern match, no tonumber.
+	switch len(p.nodes) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "if redis.call('HGET', KEYS[1], %s) ~= %s then return -1 end\n", luaQuote(p.nodes[0].name), luaQuote(raw[0]))
+	default:
+		b.WriteString("local v = redis.call('HMGET', KEYS[1]")
 		for _, f := range p.nodes {
 			b.WriteString(", " + luaQuote(f.name))
 		}
-		b.WriteString(")\nif vals.err then return {5, '', vals.err} end\nlocal raw, v\n")
-		for i, f := range p.nodes {
-			q := luaQuote(f.name)
-			fmt.Fprintf(&b, `raw = vals[%[1]d]
-if not raw then return {4, %[2]s} end
-if string.len(raw) > 16 or not string.match(raw, '^%%d+$') then return {5, %[2]s, raw} end
-v = tonumber(raw)
-if v > %[3]d then return {5, %[2]s, raw} end
-put(v * %.0[4]f)
-`, i+1, q, f.max, math.Ldexp(1, f.shift))
+		b.WriteString(")\nif ")
+		for i := range p.nodes {
+			if i > 0 {
+				b.WriteString(" or ")
+			}
+			fmt.Fprintf(&b, "v[%d] ~= %s", i+1, luaQuote(raw[i]))
 		}
+		b.WriteString(" then return -1 end\n")
 	}
+	// TIME is two decimal strings; + 0 converts them. ms is whole milliseconds.
 	fmt.Fprintf(&b, `local t = redis.call('TIME')
-local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local nowMs = math.floor(nowUs / 1000)
-if nowMs < %[1]d then return {7, %[1]d * 1000 - nowUs} end
-local tick = math.floor((nowMs - %[1]d) / %[2]d)
-if tick > %[3]d then return {3, tick} end
+local s, us = t[1] + 0, t[2] + 0
+local ms = s * 1000 + (us - us %% 1000) / 1000
+if ms < %[1]d then return {7, %[1]d * 1000 - (s * 1000000 + us)} end
+`, p.epoch)
+	if p.unit == 1 {
+		fmt.Fprintf(&b, "local tick = ms - %d\n", p.epoch)
+	} else {
+		fmt.Fprintf(&b, "local d = ms - %d\nlocal tick = (d - d %% %[2]d) / %[2]d\n", p.epoch, p.unit)
+	}
+	fmt.Fprintf(&b, "if tick > %d then return {3, tick} end\n", p.maxTick)
+	if p.counter() {
+		counterScript(&b, p, one)
+	} else {
+		hashScript(&b, p)
+	}
+	return b.String()
+}
 
+// counterScript writes the counter format's part of issueScript.
+func counterScript(b *strings.Builder, p scriptParams, one bool) {
+	// issued(slot expression, tick offset expression, count expression)
+	ret := func(slot, seq, g string) string {
+		if one {
+			return "return " + slot
+		}
+		return fmt.Sprintf("return {0, tick, %s, %s}", seq, g)
+	}
+	S := p.slots()
+	// The count goes to HINCRBY as the string it is (ARGV[1], or "1" for Next):
+	// passing the number n would have Redis format it, about 2k instructions.
+	incr := "ARGV[1]"
+	if one {
+		incr = `"1"`
+	}
+	fmt.Fprintf(b, `local S = %[1]d
+local t0 = tick * S
+local e = redis.call('HINCRBY', KEYS[2], %[2]s, %[4]s)
+local first = e - n
+if e > n and first >= t0 and e <= t0 + S then %[3]s end
+`, S, luaQuote(p.counterField()), ret("first", "first - t0", "n"), incr)
+	b.WriteString(luaInt)
+	fmt.Fprintf(b, `local nowUs = s * 1000000 + us
+local prev = first
+if prev == 0 then
+  local st = redis.call('HMGET', KEYS[2], 'layout', 'tick', 'seq')
+  if st[1] ~= %[4]s then
+    if st[1] and st[1] ~= %[5]s then
+      redis.call('HDEL', KEYS[2], %[2]s)
+      return {6, st[1]}
+    end
+    if st[2] and st[3] then prev = tonumber(st[2]) * S + tonumber(st[3]) + 1 end
+    redis.call('HDEL', KEYS[2], 'tick', 'seq')
+    redis.call('HSET', KEYS[2], 'layout', %[4]s)
+  end
+end
+local ts = t0 + S
+if prev < t0 then
+  redis.call('HINCRBY', KEYS[2], %[2]s, int(t0 + n - e))
+  %[6]s
+end
+if prev < ts then
+  local g = math.min(n, ts - prev)
+  if prev + g ~= e then redis.call('HINCRBY', KEYS[2], %[2]s, int(prev + g - e)) end
+  %[7]s
+end
+redis.call('HINCRBY', KEYS[2], %[2]s, int(prev - e))
+if prev == ts then return {1, ((tick + 1) * %[8]d + %[9]d) * 1000 - nowUs} end
+local last = (prev - 1 - (prev - 1) %% S) / S
+return {2, (last * %[8]d + %[9]d) * 1000 - nowUs, last, tick}
+`, S, luaQuote(p.counterField()), ret("first", "first - t0", "n"), luaQuote(p.marker()), luaQuote(p.layout),
+		ret("t0", "0", "n"), ret("prev", "prev - t0", "g"), p.unit, p.epoch)
+}
+
+// hashScript writes the hash format's part of issueScript: the state is the last
+// tick and sequence, in fields of their own, as before the counter format.
+func hashScript(b *strings.Builder, p scriptParams) {
+	b.WriteString(luaInt)
+	fmt.Fprintf(b, `local nowUs = s * 1000000 + us
 local st = redis.call('HMGET', KEYS[2], 'tick', 'seq', 'layout')
 if st[3] and st[3] ~= %[4]s then return {6, st[3]} end
 local last, seq = tonumber(st[1]), tonumber(st[2])
@@ -120,12 +246,19 @@ if st[3] then
 else
   redis.call('HSET', KEYS[2], 'tick', int(tick), 'seq', int(first + granted - 1), 'layout', %[4]s)
 end
-put(tick * %.0[6]f)
-put(first * %.0[7]f)
-return {0, hi, lo, granted}
-`, p.epoch, p.unit, p.maxTick, luaQuote(p.layout), p.seqMax, math.Ldexp(1, p.timeShift), math.Ldexp(1, p.seqShift))
-	return b.String()
+return {0, tick, first, granted}
+`, p.epoch, p.unit, p.maxTick, luaQuote(p.layout), p.seqMax)
 }
+
+// luaInt defines int(x), which returns x for redis.call to write: the number below
+// 1e14, which every Redis writes exactly, and %.0f above (tostring switches to
+// exponent notation from 1e14 on). Only the slow paths need it, after the hot path
+// has returned, so the hot path does not pay for the closure.
+const luaInt = `local function int(x)
+  if x < 1e14 and x > -1e14 then return x end
+  return string.format('%.0f', x)
+end
+`
 
 // luaQuote returns s as a Lua string literal: printable ASCII other than the quote
 // and the backslash as is, every other byte as a decimal escape.
@@ -146,32 +279,39 @@ func luaQuote(s string) string {
 
 // Reply statuses of issueScript.
 const (
-	statusIssued = iota
-	statusFull
-	statusBehind
-	statusExhausted
-	statusNodeMissing
-	statusNodeInvalid
-	statusLayout
-	statusBeforeEpoch
+	statusIssued      = 0
+	statusFull        = 1
+	statusBehind      = 2
+	statusExhausted   = 3
+	statusLayout      = 6
+	statusBeforeEpoch = 7
+	statusNodeChanged = -1 // the integer reply -1
 )
 
 // reply is issueScript's answer, decoded.
 type reply struct {
 	status  int64
-	first   int64         // statusIssued: the first ID
-	granted int64         // statusIssued: how many IDs follow from first
+	tick    int64         // statusIssued; statusBehind, statusExhausted: Redis's tick
+	seq     int64         // statusIssued: the first ID's sequence value
+	granted int64         // statusIssued: how many IDs, from seq on
 	wait    time.Duration // statusFull, statusBehind, statusBeforeEpoch
 	last    int64         // statusBehind: the last issued tick
-	tick    int64         // statusBehind, statusExhausted: Redis's tick
-	field   string        // statusNodeMissing, statusNodeInvalid
-	raw     string        // statusNodeInvalid: the stored value; statusLayout: the stored layout
+	raw     string        // statusLayout: the namespace's layout field
 }
 
 // parseReply decodes what issueScript returned. It checks the shape of the reply
 // and the ranges of the numbers, so that a reply from another script (or a
 // corrupted one) is an error, never a wrong ID: want is the most IDs asked for.
-func parseReply(v any, want int64) (reply, error) {
+func parseReply(v any, p *scriptParams, want int64) (reply, error) {
+	if x, ok := v.(int64); ok {
+		if x == statusNodeChanged {
+			return reply{status: statusNodeChanged}, nil
+		}
+		if x < 0 || x > math.MaxInt64/2 || !p.counter() || want != 1 || x/p.slots() > p.maxTick {
+			return reply{}, fmt.Errorf("unexpected script reply %v", v)
+		}
+		return reply{status: statusIssued, tick: x / p.slots(), seq: x % p.slots(), granted: 1}, nil
+	}
 	a, ok := v.([]any)
 	if !ok || len(a) == 0 {
 		return reply{}, fmt.Errorf("unexpected script reply %v", v)
@@ -180,33 +320,17 @@ func parseReply(v any, want int64) (reply, error) {
 	if r.status, ok = a[0].(int64); !ok {
 		return reply{}, fmt.Errorf("unexpected script reply %v", v)
 	}
-	ints := func(n int) ([]int64, error) {
+	var x [3]int64
+	ints := func(n int) error {
 		if len(a) != n+1 {
-			return nil, fmt.Errorf("unexpected script reply %v: status %d takes %d values", v, r.status, n)
+			return fmt.Errorf("unexpected script reply %v: status %d takes %d values", v, r.status, n)
 		}
-		out := make([]int64, n)
-		for i := range out {
-			x, ok := a[i+1].(int64)
-			if !ok {
-				return nil, fmt.Errorf("unexpected script reply %v: value %d is not an integer", v, i+1)
+		for i := range n {
+			if x[i], ok = a[i+1].(int64); !ok {
+				return fmt.Errorf("unexpected script reply %v: value %d is not an integer", v, i+1)
 			}
-			out[i] = x
 		}
-		return out, nil
-	}
-	strs := func(n int) ([]string, error) {
-		if len(a) != n+1 {
-			return nil, fmt.Errorf("unexpected script reply %v: status %d takes %d values", v, r.status, n)
-		}
-		out := make([]string, n)
-		for i := range out {
-			s, ok := a[i+1].(string)
-			if !ok {
-				return nil, fmt.Errorf("unexpected script reply %v: value %d is not a string", v, i+1)
-			}
-			out[i] = s
-		}
-		return out, nil
+		return nil
 	}
 	micros := func(us int64) (time.Duration, error) {
 		if us < 0 || us > int64(1<<62)/int64(time.Microsecond) {
@@ -214,27 +338,25 @@ func parseReply(v any, want int64) (reply, error) {
 		}
 		return time.Duration(us) * time.Microsecond, nil
 	}
+	var err error
 	switch r.status {
 	case statusIssued:
-		x, err := ints(3)
-		if err != nil {
+		if err := ints(3); err != nil {
 			return reply{}, err
 		}
-		if x[0] < 0 || x[0] >= 1<<31 || x[1] < 0 || x[1] >= 1<<32 || x[2] < 1 || x[2] > want {
-			return reply{}, fmt.Errorf("unexpected script reply %v: halves or count out of range", v)
+		r.tick, r.seq, r.granted = x[0], x[1], x[2]
+		if r.tick < 0 || r.tick > p.maxTick || r.seq < 0 || r.granted < 1 || r.granted > want || r.seq > p.seqMax-r.granted+1 {
+			return reply{}, fmt.Errorf("unexpected script reply %v: tick, sequence or count out of range", v)
 		}
-		r.first, r.granted = x[0]<<32|x[1], x[2]
 	case statusFull, statusBeforeEpoch:
-		x, err := ints(1)
-		if err != nil {
+		if err := ints(1); err != nil {
 			return reply{}, err
 		}
 		if r.wait, err = micros(x[0]); err != nil {
 			return reply{}, err
 		}
 	case statusBehind:
-		x, err := ints(3)
-		if err != nil {
+		if err := ints(3); err != nil {
 			return reply{}, err
 		}
 		if r.wait, err = micros(x[0]); err != nil {
@@ -242,29 +364,17 @@ func parseReply(v any, want int64) (reply, error) {
 		}
 		r.last, r.tick = x[1], x[2]
 	case statusExhausted:
-		x, err := ints(1)
-		if err != nil {
+		if err := ints(1); err != nil {
 			return reply{}, err
 		}
 		r.tick = x[0]
-	case statusNodeMissing:
-		s, err := strs(1)
-		if err != nil {
-			return reply{}, err
-		}
-		r.field = s[0]
-	case statusNodeInvalid:
-		s, err := strs(2)
-		if err != nil {
-			return reply{}, err
-		}
-		r.field, r.raw = s[0], s[1]
 	case statusLayout:
-		s, err := strs(1)
-		if err != nil {
-			return reply{}, err
+		if len(a) != 2 {
+			return reply{}, fmt.Errorf("unexpected script reply %v: status %d takes 1 value", v, r.status)
 		}
-		r.raw = s[0]
+		if r.raw, ok = a[1].(string); !ok {
+			return reply{}, fmt.Errorf("unexpected script reply %v: value 1 is not a string", v)
+		}
 	default:
 		return reply{}, fmt.Errorf("unexpected script reply %v: unknown status %d", v, r.status)
 	}
