@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -9,7 +10,10 @@ import (
 	"github.com/flurryid/flurry/layout"
 )
 
-var sinkID flurry.ID
+var (
+	sinkID flurry.ID
+	sinkMu sync.Mutex
+)
 
 // BenchmarkManagedOverhead compares a bare generator with a Managed one holding a
 // grant (the lease-backed path): the grant adds two atomic loads and compares.
@@ -48,5 +52,38 @@ func BenchmarkManagedOverhead(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkContention measures the contention variants on the system clock with a
+// 22-bit sequence, from GOMAXPROCS goroutines sharing one generator: run it with
+// -cpu 1,2 for the serial cost and the two-goroutine cost. ns/op is wall time per
+// ID over all goroutines.
+func BenchmarkContention(b *testing.B) {
+	l, _ := layout.Parse("time:40:1ms:2024-01-01T00:00:00Z,worker:1,seq:22")
+	for _, c := range variants {
+		b.Run(c.String(), func(b *testing.B) {
+			g, err := newGenerator(Options{Layout: l, Node: layout.NodeValues{1}, Namespace: b.Name()}, c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var local flurry.ID
+				for pb.Next() {
+					id, err := g.Next(bg)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					local = id
+				}
+				sinkMu.Lock()
+				sinkID = local
+				sinkMu.Unlock()
+			})
+		})
 	}
 }

@@ -14,9 +14,15 @@ import (
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func TestManagedGrantFencing(t *testing.T) {
+	for _, c := range variants {
+		t.Run(c.String(), func(t *testing.T) { testManagedGrantFencing(t, c) })
+	}
+}
+
+func testManagedGrantFencing(t *testing.T, c contention) {
 	f := clock.NewFake(t0)
 	l := lay(t, "twitter")
-	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
+	g := newGenVariant(t, Options{Layout: l, Clock: f, Managed: true}, c)
 	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "no node value granted yet") {
 		t.Fatalf("before any grant: %v", err)
 	}
