@@ -7,6 +7,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -37,14 +38,14 @@ func BenchmarkManagedOverhead(b *testing.B) {
 				if cc, ok := c.(*clock.Coarse); ok {
 					defer cc.Close()
 				}
-				g, err := New(Options{Layout: l, Clock: c, Managed: managed, Namespace: b.Name()})
+				g, err := newGenerator(Options{Layout: l, Clock: c, Namespace: b.Name()}, defaultContention, managed)
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer g.Close()
 				if managed {
 					far := time.Now().Add(time.Hour)
-					g.Grant(Grant{Node: layout.NodeValues{1}, Through: far.UnixMilli(), Until: far.UnixNano()})
+					g.grant(fence.Grant{Node: layout.NodeValues{1}, Through: far.UnixMilli(), Until: far.UnixNano()})
 				}
 				b.ReportAllocs()
 				for b.Loop() {
@@ -63,7 +64,7 @@ func BenchmarkContention(b *testing.B) {
 	l, _ := layout.Parse("time:40:1ms:2024-01-01T00:00:00Z,worker:1,seq:22")
 	for _, c := range variants {
 		b.Run(c.String(), func(b *testing.B) {
-			g, err := newGenerator(Options{Layout: l, Node: layout.NodeValues{1}, Namespace: b.Name()}, c)
+			g, err := newGenerator(Options{Layout: l, Node: layout.NodeValues{1}, Namespace: b.Name()}, c, false)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -159,10 +159,12 @@ var registry = struct {
 // epoch (ErrBeforeEpoch), and when a live generator in this process already owns the
 // same namespace, layout shape and node value (ErrInUse).
 func New(opts Options) (*Generator, error) {
-	return newGenerator(opts, defaultContention)
+	return newGenerator(opts, defaultContention, false)
 }
 
-func newGenerator(opts Options, c contention) (*Generator, error) {
+// newGenerator is New with contention variant c; managed makes the generator take
+// its node value from grants (see grant.go).
+func newGenerator(opts Options, c contention, managed bool) (*Generator, error) {
 	l := opts.Layout
 	if l == nil {
 		l, _ = layout.Lookup("twitter")
@@ -267,9 +269,9 @@ func newGenerator(opts Options, c contention) (*Generator, error) {
 	if opts.Behind == SwitchNode && len(opts.Standby) == 0 {
 		return nil, fmt.Errorf("snowflake: the SwitchNode policy needs at least one Standby node value")
 	}
-	g.managed, g.namespace = opts.Managed, opts.Namespace
+	g.managed, g.namespace = managed, opts.Namespace
 	if g.managed && (opts.Node != layout.NodeValues{} || len(opts.Standby) > 0) {
-		return nil, fmt.Errorf("snowflake: a Managed generator takes its node value from Grant; leave Node and Standby zero")
+		return nil, fmt.Errorf("snowflake: a generator fed by a lease takes its node value from the lease; leave Options.Node and Standby zero (lease.Options.Node gives the fields that are not leased)")
 	}
 	g.lanesN = lanes
 
@@ -368,7 +370,8 @@ func (g *Generator) inUse(nv layout.NodeValues) error {
 func (g *Generator) Layout() *layout.Layout { return g.l }
 
 // Node returns the node value in use: the primary, or a standby after a switch.
-// A Managed generator without a grant returns zero values.
+// A generator fed by a lease (lease.NewGenerator) returns zero values before its
+// first grant.
 func (g *Generator) Node() layout.NodeValues {
 	if nd := g.active.Load(); nd != nil {
 		return nd.values
@@ -830,10 +833,11 @@ type Lane struct {
 }
 
 // Lane hands out the generator's lanes in turn: 0, 1, ..., L-1, then 0 again. Take
-// one per goroutine, with at most L goroutines; Generator.Next uses lane 0.
+// one per goroutine, with at most L goroutines; Generator.Next uses lane 0. On a
+// generator fed by a lease (lease.NewGenerator), a Lane may be taken before the
+// first grant: like Next, its calls refuse (lease.ErrLost) until a grant arrives.
 func (g *Generator) Lane() *Lane {
-	n := len(g.nodes[0].lanes)
-	return &Lane{g: g, idx: int(g.lanes.Add(1)-1) % n}
+	return &Lane{g: g, idx: int(g.lanes.Add(1)-1) % g.lanesN}
 }
 
 // Next returns a new ID from the lane: larger than every ID the lane returned before.

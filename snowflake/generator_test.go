@@ -47,11 +47,20 @@ func (c contention) String() string {
 
 // newGenVariant is newGen with contention variant c.
 func newGenVariant(t testing.TB, o Options, c contention) *Generator {
+	return newGenWith(t, o, c, false)
+}
+
+// newManaged is newGen for a managed generator, as lease.NewGenerator makes one.
+func newManaged(t testing.TB, o Options) *Generator {
+	return newGenWith(t, o, defaultContention, true)
+}
+
+func newGenWith(t testing.TB, o Options, c contention, managed bool) *Generator {
 	t.Helper()
 	if o.Namespace == "" {
 		o.Namespace = t.Name()
 	}
-	g, err := newGenerator(o, c)
+	g, err := newGenerator(o, c, managed)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
