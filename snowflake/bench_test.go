@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,22 +70,39 @@ func BenchmarkContention(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer g.Close()
+			// A goroutine's next ID is its last plus step unless another goroutine
+			// issued in between (or the tick changed): such a gap means the lane's
+			// cache line went to another CPU and back. switches/kID counts them, a
+			// figure the machine's load changes less than the time per ID.
+			step := flurry.ID(1) << l.SequenceShift()
+			if c == contendMerge {
+				step <<= g.mergeShift
+			}
+			var gaps, ids atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				var local flurry.ID
+				var n, gap int64
 				for pb.Next() {
 					id, err := g.Next(bg)
 					if err != nil {
 						b.Error(err)
 						return
 					}
+					if id != local+step {
+						gap++
+					}
 					local = id
+					n++
 				}
+				gaps.Add(gap)
+				ids.Add(n)
 				sinkMu.Lock()
 				sinkID = local
 				sinkMu.Unlock()
 			})
+			b.ReportMetric(1000*float64(gaps.Load())/float64(max(ids.Load(), 1)), "switches/kID")
 		})
 	}
 }

@@ -109,7 +109,7 @@ const (
 )
 
 // defaultContention is the variant New uses.
-const defaultContention = contendAdd
+const defaultContention = contendHybrid
 
 type stats struct {
 	overflowWaits atomic.Int64
