@@ -222,6 +222,9 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
 	g.stateSeq = 1<<g.stateShift - 1
+	if c == contendMerge {
+		g.fastAdd = false // each call merges every lane's state: no fetch-and-add
+	}
 
 	drift := opts.MaxDrift
 	if drift < 0 {
@@ -291,7 +294,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 				return nil, fmt.Errorf("snowflake: node value %s is listed twice", l.FormatNodeValues(nv))
 			}
 		}
-		n := &node{values: nv, mask: mask, lanes: make([]lane, lanes), key: g.regKey(mask)}
+		n := &node{values: nv, mask: mask, lanes: g.newLanes(), key: g.regKey(mask)}
 		n.until.Store(math.MaxInt64)
 		n.through.Store(g.maxTick)
 		g.nodes = append(g.nodes, n)
@@ -478,9 +481,22 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 	if g.closed.Load() {
 		return 0, 0, ErrClosed
 	}
-	if want == 1 && g.fastAdd && g.contention != contendMerge {
-		if id, ok := g.fastFor(laneIdx); ok {
-			return id, 1, nil
+	if want == 1 && g.fastAdd {
+		// The fast path: one ID in the clock's tick. A lane is lock-free
+		// (serialUntil 0) unless the mutex or hybrid variant serialises it.
+		if nd := g.active.Load(); nd != nil {
+			ln := &nd.lanes[laneIdx]
+			if ln.serialUntil.Load() == 0 {
+				id, ok, contended, nowNs := g.fast(nd, ln, laneIdx)
+				if contended {
+					g.contended(ln, nowNs)
+				}
+				if ok {
+					return id, 1, nil
+				}
+			} else if id, ok := g.fastSerial(nd, ln, laneIdx); ok {
+				return id, 1, nil
+			}
 		}
 	}
 	for {
@@ -637,42 +653,41 @@ func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
 	return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift)
 }
 
-// fastFor is the fast path of one ID under the generator's contention variant.
-func (g *Generator) fastFor(laneIdx int) (flurry.ID, bool) {
-	nd := g.active.Load()
-	if nd == nil {
-		return 0, false
-	}
-	ln := &nd.lanes[laneIdx]
-	switch g.contention {
-	case contendMutex:
-		// The clock is read inside the lock: a caller keeps the lock, and the lane's
-		// cache line, for runs of calls while the others wait, as bwmarrin does.
-		ln.mu.Lock()
-		id, ok, _, _ := g.fast(nd, ln, laneIdx)
-		ln.mu.Unlock()
-		return id, ok
-	case contendHybrid:
-		if ln.serialUntil.Load() == 0 {
-			id, ok, contended, nowNs := g.fast(nd, ln, laneIdx)
-			if contended {
-				// Another CPU's add landed between this caller's load and add: the
-				// lane's line is moving between CPUs on every ID. Serialise callers for
-				// a while, so one keeps the line for runs of calls.
-				ln.serialUntil.Store(nowNs + hybridHold)
-			}
-			return id, ok
-		}
-		ln.mu.Lock()
-		id, ok, _, nowNs := g.fast(nd, ln, laneIdx)
+// fastSerial is the fast path under a lane's mutex: always under the mutex
+// variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
+// is read inside the lock, so a caller keeps the lock, and the lane's cache line,
+// for runs of calls while the others wait, as bwmarrin's generator does.
+func (g *Generator) fastSerial(nd *node, ln *lane, laneIdx int) (flurry.ID, bool) {
+	ln.mu.Lock()
+	id, ok, _, nowNs := g.fast(nd, ln, laneIdx)
+	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
 			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
 		}
-		ln.mu.Unlock()
-		return id, ok
 	}
-	id, ok, _, _ := g.fast(nd, ln, laneIdx)
+	ln.mu.Unlock()
 	return id, ok
+}
+
+// contended is called when another CPU's add landed between a caller's load and
+// add: the lane's cache line is moving between CPUs on every ID. The hybrid
+// serialises callers for hybridHold, so that one keeps the line for runs of calls.
+func (g *Generator) contended(ln *lane, nowNs int64) {
+	if g.contention == contendHybrid {
+		ln.serialUntil.Store(nowNs + hybridHold)
+	}
+}
+
+// newLanes makes a node's lanes; under the mutex variant they are serialised for
+// good.
+func (g *Generator) newLanes() []lane {
+	lanes := make([]lane, g.lanesN)
+	if g.contention == contendMutex {
+		for i := range lanes {
+			lanes[i].serialUntil.Store(math.MaxInt64)
+		}
+	}
+	return lanes
 }
 
 // hybridHold is how long the hybrid variant serialises callers after it saw two

@@ -64,7 +64,7 @@ func (g *Generator) grant(gr fence.Grant) error {
 			}
 		}
 		if next == nil {
-			next = &node{values: gr.Node, mask: mask, lanes: make([]lane, g.lanesN), key: g.regKey(mask)}
+			next = &node{values: gr.Node, mask: mask, lanes: g.newLanes(), key: g.regKey(mask)}
 			g.nodes = append(g.nodes, next)
 		}
 		registry.Lock()
