@@ -14,7 +14,9 @@
 #    goroutines; NextN per ID at least as cheap as INCR -P16.
 # 3. snowflake.txt: BenchmarkNext and BenchmarkNextParallel of the bench module
 #    (flurry and its peers, bwmarrin among them), -count 5. Targets: the default's
-#    two-goroutine cost <= 60 ns/ID in 5 of 5; serial <= bwmarrin; 0 allocs.
+#    two-goroutine cost <= 60 ns/ID in 5 of 5; serial <= bwmarrin; 0 allocs. Then
+#    snowflake-variants.txt: BenchmarkContention of ./snowflake (-cpu 1,2), the
+#    contention variants side by side.
 # 4. latency: latency.sh (ROUNDS 5, DURATION 10s) at 5k, 10k and 20k req/s.
 #    Target: flurry p99 <= 1.1 x bare at each rate.
 #
@@ -106,6 +108,15 @@ idle
 	go test -run '^$' -bench '^Benchmark(Next|NextParallel)$' -benchmem -count "$count" . 2>&1
 	footer
 } | tee "$out/snowflake.txt"
+# The contention variants the default was chosen from (add: fetch-and-add, the old
+# default; mutex; hybrid: the default; merge: per-P lanes), serial and two goroutines,
+# with switches/kID (how often a goroutine's next ID was not its last plus one).
+idle
+{
+	header "go test -run '^\$' -bench '^BenchmarkContention\$' -benchmem -cpu 1,2 -count $count ./snowflake/"
+	(cd "$root" && go test -run '^$' -bench '^BenchmarkContention$' -benchmem -cpu 1,2 -count "$count" ./snowflake/) 2>&1
+	footer
+} | tee "$out/snowflake-variants.txt"
 fi
 
 # 4. Tail latency against the bare handler.
@@ -117,6 +128,6 @@ fi
 
 benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
 if [ -x "$benchstat" ]; then
-	for f in client redisgen snowflake; do [ -e "$out/$f.txt" ] || continue; "$benchstat" "$out/$f.txt" >"$out/$f.benchstat.txt" 2>&1 || true; done
+	for f in client redisgen snowflake snowflake-variants; do [ -e "$out/$f.txt" ] || continue; "$benchstat" "$out/$f.txt" >"$out/$f.benchstat.txt" 2>&1 || true; done
 fi
 echo "raw output in bench/$out" >&2

@@ -5,7 +5,7 @@
 // value's high-water mark: the latest instant any holder reserved for issuing IDs. A
 // [Session] acquires a value from a Store, renews it in the background, writes a
 // reservation a window ahead before the generator may issue IDs in that window, and
-// feeds the generator grants (snowflake.Grant) that stop it before the lease could
+// feeds the generator grants that stop it before the lease could
 // have expired unrenewed. A process that takes over a value, after a crash, a
 // release or an expiry, on this machine or one with another clock, starts strictly
 // above the mark.
@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/internal/storeurl"
 )
 
@@ -30,8 +31,11 @@ var (
 	ErrNoFreeValue = errors.New("lease: every node value of the pool is held")
 	// ErrLost is returned by Store.Renew and Store.Release when the lease is no longer
 	// the caller's: it expired, or another owner took the value after it expired.
-	// Stop issuing with the value and acquire again.
-	ErrLost = errors.New("lease: lease lost")
+	// Stop issuing with the value and acquire again. A generator made by NewGenerator
+	// returns it (wrapped, with the reason) while it holds no valid lease: none
+	// acquired yet, lost, not renewed in time, or its reserved window used up; it
+	// resumes by itself when its session holds the lease again.
+	ErrLost = fence.ErrLost
 )
 
 // Lease is one holder's claim on one node value.

@@ -216,13 +216,9 @@ func TestSessionTimingBounds(t *testing.T) {
 		{Window: 2 * time.Hour},
 		{Window: 50 * time.Millisecond},
 	} {
-		g, err := snowflake.New(snowflake.Options{Layout: l, Managed: true, Namespace: t.Name()})
-		if err != nil {
-			t.Fatal(err)
-		}
 		o.Store, o.Scope, o.Logger = st, leasetest.Scope(t), quiet
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		s, err := lease.Start(ctx, g, o)
+		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name()}, o)
 		cancel()
 		ok := o.TTL <= lease.MaxTTL && o.Window <= lease.MaxWindow && (o.Window == 0 || o.Window >= lease.MinWindow)
 		switch {
@@ -236,8 +232,8 @@ func TestSessionTimingBounds(t *testing.T) {
 				t.Errorf("TTL %v Window %v: Next: %v", o.TTL, o.Window, err)
 			}
 			s.Close()
+			g.Close()
 		}
-		g.Close()
 	}
 	for _, ttl := range []time.Duration{2_500_000 * time.Hour, lease.MaxTTL + time.Second, 999 * time.Millisecond} {
 		if _, err := st.Acquire(context.Background(), leasetest.Scope(t), 4, "x", ttl); !errors.Is(err, lease.ErrBadConfig) {

@@ -14,16 +14,15 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/internal/simhook"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/snowflake"
 )
 
-// Grantee is what a Session drives: a Managed *snowflake.Generator.
-type Grantee interface {
-	Grant(snowflake.Grant) error
-	Revoke(cause error)
-}
+// Grantee is what a Session drives: a generator made by NewGenerator. Start refuses
+// any other generator with ErrBadConfig.
+type Grantee = *snowflake.Generator
 
 // Options configures a Session. Store is required; the zero value of every other field
 // is a documented default.
@@ -102,7 +101,7 @@ type Status struct {
 // value; the generator resumes above that value's mark.
 type Session struct {
 	opts   Options
-	g      Grantee
+	g      fence.Target
 	scope  string
 	size   int64
 	leased []int // indexes of the leased node fields
@@ -129,10 +128,15 @@ type Session struct {
 }
 
 // Start acquires a lease for g, waiting (and retrying) until it gets one or ctx ends,
-// grants g, and renews in the background until Close. g must be a Managed generator
-// on opts.Layout with opts.Clock.
+// grants g, and renews in the background until Close. g must be a generator made by
+// NewGenerator, on opts.Layout with opts.Clock, whose session was closed; any other
+// fails at once with ErrBadConfig.
 func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
-	s, err := newSession(g, opts)
+	t := fence.TargetOf(g)
+	if t == nil {
+		return nil, badConfig("lease: Start needs a generator made by lease.NewGenerator; one from snowflake.New takes its node value from its Options and cannot be fed by a lease")
+	}
+	s, err := newSession(t, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +147,7 @@ func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 	return s, nil
 }
 
-func newSession(g Grantee, opts Options) (*Session, error) {
+func newSession(g fence.Target, opts Options) (*Session, error) {
 	if opts.Store == nil {
 		return nil, errors.New("lease: Options.Store is required")
 	}
@@ -334,7 +338,7 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	mark := max(above, sent/1e6) + s.reserve()
 	above = s.flawedAbove(above)
 	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		s.g.Grant(snowflake.Grant{Node: s.nodeOf(value), Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+		s.g.Grant(fence.Grant{Node: s.nodeOf(value), Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
 	}
 	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
 	if err != nil {
@@ -343,7 +347,7 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	}
 	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
 	node := s.nodeOf(value)
-	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: until}); err != nil {
+	if err := s.g.Grant(fence.Grant{Node: node, Above: above, Through: mark, Until: until}); err != nil {
 		s.opts.Store.Release(context.WithoutCancel(ctx), l2, l.Mark)
 		return err
 	}
@@ -414,7 +418,7 @@ func (s *Session) grantUnreserved(mark, sent int64) {
 	s.mu.Lock()
 	node, above := s.status.Node, s.above
 	s.mu.Unlock()
-	s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+	s.g.Grant(fence.Grant{Node: node, Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
 }
 
 // flawedAbove is the floor granted above a mark: the mark itself, or, in the
@@ -455,7 +459,7 @@ func (s *Session) renew() error {
 	node := s.status.Node
 	above := s.above
 	s.mu.Unlock()
-	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: newMark, Until: until}); err != nil {
+	if err := s.g.Grant(fence.Grant{Node: node, Above: above, Through: newMark, Until: until}); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -518,10 +522,12 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// NewGenerator makes a Managed generator and starts a session that feeds it: the
-// usual way to issue IDs with a leased node value. gopts.Layout and gopts.Clock are
-// shared with the session (lopts.Layout and lopts.Clock are taken from them); Close
-// the session, then the generator.
+// NewGenerator makes a generator fed by a lease and starts a session that feeds it:
+// the way to issue IDs with a leased node value. The generator takes its node value
+// from the session (gopts.Node and Standby must be zero; lopts.Node gives the fields
+// that are not leased) and refuses with ErrLost while it holds no valid lease.
+// gopts.Layout and gopts.Clock are shared with the session (lopts.Layout and
+// lopts.Clock are taken from them). Close the session, then the generator.
 func NewGenerator(ctx context.Context, gopts snowflake.Options, lopts Options) (*snowflake.Generator, *Session, error) {
 	if gopts.Layout == nil {
 		gopts.Layout, _ = layout.Lookup("twitter")
@@ -529,12 +535,12 @@ func NewGenerator(ctx context.Context, gopts snowflake.Options, lopts Options) (
 	if gopts.Clock == nil {
 		gopts.Clock = clock.NewSystem()
 	}
-	gopts.Managed = true
 	lopts.Layout, lopts.Clock = gopts.Layout, gopts.Clock
-	g, err := snowflake.New(gopts)
+	gen, err := fence.NewManaged(gopts)
 	if err != nil {
 		return nil, nil, err
 	}
+	g := gen.(*snowflake.Generator)
 	s, err := Start(ctx, g, lopts)
 	if err != nil {
 		g.Close()

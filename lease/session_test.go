@@ -257,8 +257,6 @@ func TestSessionLossReacquires(t *testing.T) {
 func TestSessionOptionErrors(t *testing.T) {
 	st := store(t, t.TempDir())
 	l, _ := layout.Parse("twitter")
-	g, _ := snowflake.New(snowflake.Options{Layout: l, Managed: true, Namespace: t.Name()})
-	defer g.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	tooBig := int64(40)
@@ -272,10 +270,70 @@ func TestSessionOptionErrors(t *testing.T) {
 		{Store: st, Layout: func() *layout.Layout { m, _ := layout.Parse("mastodon"); return m }()},
 	} {
 		o.Logger = quiet
-		if s, err := lease.Start(ctx, g, o); err == nil {
-			s.Close()
-			t.Errorf("Start(%+v) accepted", o)
+		gl := l
+		if o.Layout != nil {
+			gl = o.Layout
 		}
+		if g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: gl, Namespace: t.Name()}, o); err == nil {
+			s.Close()
+			g.Close()
+			t.Errorf("NewGenerator(%+v) accepted", o)
+		}
+	}
+	// gopts.Node is the lease's to give.
+	if g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Node: layout.NodeValues{1, 1}, Namespace: t.Name()}, lease.Options{Store: st, Logger: quiet}); err == nil {
+		s.Close()
+		g.Close()
+		t.Error("NewGenerator with a node value in the generator's options accepted")
+	}
+}
+
+// Start drives only generators made by NewGenerator: any other fails at once with
+// ErrBadConfig, instead of retrying until the context ends. A generator whose
+// session was closed can be given a new one.
+func TestStartNeedsLeasedGenerator(t *testing.T) {
+	st := store(t, t.TempDir())
+	l, _ := layout.Parse("twitter")
+	plain, err := snowflake.New(snowflake.Options{Layout: l, Namespace: t.Name() + "/plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o := lease.Options{Store: st, Scope: leasetest.Scope(t), Layout: l, Logger: quiet}
+	for _, g := range []*snowflake.Generator{plain, nil} {
+		if s, err := lease.Start(ctx, g, o); !errors.Is(err, lease.ErrBadConfig) || ctx.Err() != nil {
+			if s != nil {
+				s.Close()
+			}
+			t.Fatalf("Start with a generator not made by NewGenerator (%v): %v (context: %v); want ErrBadConfig at once", g, err, ctx.Err())
+		}
+	}
+
+	g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name()}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	first, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(ctx); !errors.Is(err, lease.ErrLost) || !errors.Is(err, snowflake.ErrLeaseLost) {
+		t.Fatalf("Next after the session closed: %v; want lease.ErrLost (and the deprecated snowflake.ErrLeaseLost)", err)
+	}
+	s2, err := lease.Start(ctx, g, o)
+	if err != nil {
+		t.Fatalf("Start on a generator whose session was closed: %v", err)
+	}
+	defer s2.Close()
+	again, err := g.Next(ctx)
+	if err != nil || again <= first {
+		t.Fatalf("after a new session: %d, %v; want an ID above %d", again, err, first)
 	}
 }
 

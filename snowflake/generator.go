@@ -2,10 +2,12 @@ package snowflake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +48,8 @@ type Generator struct {
 	warnTick   int64 // first tick inside the warning window; maxTick+1 when disabled
 	onLifeLow  func(time.Duration, time.Time)
 	lanesN     int
+	contention contention // how one lane serves concurrent callers
+	mergeShift uint       // lanes-merge variant: bits of the lane index
 
 	nodes  []*node
 	active atomic.Pointer[node]
@@ -74,11 +78,38 @@ type node struct {
 }
 
 // lane holds the position of the last ID issued from it: tick << stateShift | sequence.
-// It is padded to a cache line so lanes used from different CPUs do not share one.
+// It is padded to a cache line so lanes used from different CPUs do not share one;
+// mu and serialUntil, used by the mutex and hybrid variants, share the state's line
+// because whoever takes the lock touches the state next.
 type lane struct {
-	state atomic.Uint64
-	_     [56]byte
+	state       atomic.Uint64
+	mu          sync.Mutex
+	serialUntil atomic.Int64 // hybrid: clock ns until which callers take mu; 0: lock-free
+	_           [40]byte
 }
+
+// contention names how a lane serves callers on several CPUs at once. The variants
+// issue the same IDs under the same guarantees; they differ in what moves between
+// CPUs. Only tests and benchmarks choose one (newGenerator).
+type contention uint8
+
+const (
+	// contendAdd: the fast path is a fetch-and-add on the lane's word; with callers on
+	// two CPUs the word's cache line moves between them on every ID.
+	contendAdd contention = iota
+	// contendMutex: the fast path, clock read included, runs under the lane's mutex.
+	contendMutex
+	// contendHybrid: fetch-and-add while one CPU uses the lane; the mutex for a while
+	// after an add shows another CPU's add in between.
+	contendHybrid
+	// contendMerge: Generator.Next uses the lane of the caller's processor, and each
+	// lane issues above every lane's last ID (mergeFloor). The lane index takes the
+	// low bits of the sequence, so a lane used alone gets 1/lanes of a tick's values.
+	contendMerge
+)
+
+// defaultContention is the variant New uses.
+const defaultContention = contendHybrid
 
 type stats struct {
 	overflowWaits atomic.Int64
@@ -128,6 +159,12 @@ var registry = struct {
 // epoch (ErrBeforeEpoch), and when a live generator in this process already owns the
 // same namespace, layout shape and node value (ErrInUse).
 func New(opts Options) (*Generator, error) {
+	return newGenerator(opts, defaultContention, false)
+}
+
+// newGenerator is New with contention variant c; managed makes the generator take
+// its node value from grants (see grant.go).
+func newGenerator(opts Options, c contention, managed bool) (*Generator, error) {
 	l := opts.Layout
 	if l == nil {
 		l, _ = layout.Lookup("twitter")
@@ -163,6 +200,17 @@ func New(opts Options) (*Generator, error) {
 		lanes = 1
 	}
 	seqBits := uint(l.SequenceBits())
+	g.contention = c
+	if c == contendMerge {
+		if lanes > 1 {
+			return nil, fmt.Errorf("snowflake: the lanes-merge variant sets its own lanes")
+		}
+		for lanes < runtime.GOMAXPROCS(0) || lanes < 2 {
+			lanes *= 2
+		}
+		lanes = min(lanes, 1<<seqBits)
+		g.mergeShift = uint(bits.TrailingZeros(uint(lanes)))
+	}
 	if lanes < 0 || lanes&(lanes-1) != 0 || lanes > 1<<seqBits {
 		return nil, fmt.Errorf("snowflake: Lanes %d must be a power of two from 1 to %d (2^%d sequence bits)", opts.Lanes, 1<<seqBits, seqBits)
 	}
@@ -174,6 +222,9 @@ func New(opts Options) (*Generator, error) {
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
 	g.stateSeq = 1<<g.stateShift - 1
+	if c == contendMerge {
+		g.fastAdd = false // each call merges every lane's state: no fetch-and-add
+	}
 
 	drift := opts.MaxDrift
 	if drift < 0 {
@@ -221,9 +272,9 @@ func New(opts Options) (*Generator, error) {
 	if opts.Behind == SwitchNode && len(opts.Standby) == 0 {
 		return nil, fmt.Errorf("snowflake: the SwitchNode policy needs at least one Standby node value")
 	}
-	g.managed, g.namespace = opts.Managed, opts.Namespace
+	g.managed, g.namespace = managed, opts.Namespace
 	if g.managed && (opts.Node != layout.NodeValues{} || len(opts.Standby) > 0) {
-		return nil, fmt.Errorf("snowflake: a Managed generator takes its node value from Grant; leave Node and Standby zero")
+		return nil, fmt.Errorf("snowflake: a generator fed by a lease takes its node value from the lease; leave Options.Node and Standby zero (lease.Options.Node gives the fields that are not leased)")
 	}
 	g.lanesN = lanes
 
@@ -243,7 +294,7 @@ func New(opts Options) (*Generator, error) {
 				return nil, fmt.Errorf("snowflake: node value %s is listed twice", l.FormatNodeValues(nv))
 			}
 		}
-		n := &node{values: nv, mask: mask, lanes: make([]lane, lanes), key: g.regKey(mask)}
+		n := &node{values: nv, mask: mask, lanes: g.newLanes(), key: g.regKey(mask)}
 		n.until.Store(math.MaxInt64)
 		n.through.Store(g.maxTick)
 		g.nodes = append(g.nodes, n)
@@ -322,7 +373,8 @@ func (g *Generator) inUse(nv layout.NodeValues) error {
 func (g *Generator) Layout() *layout.Layout { return g.l }
 
 // Node returns the node value in use: the primary, or a standby after a switch.
-// A Managed generator without a grant returns zero values.
+// A generator fed by a lease (lease.NewGenerator) returns zero values before its
+// first grant.
 func (g *Generator) Node() layout.NodeValues {
 	if nd := g.active.Load(); nd != nil {
 		return nd.values
@@ -358,7 +410,7 @@ func (g *Generator) tickAt(ns int64) (int64, error) {
 // returned before the call started. It blocks only to wait for a tick (at most one
 // tick, or WaitThreshold for a clock step), and returns ctx.Err() if ctx ends first.
 func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
-	id, _, err := g.reserve(ctx, 0, 1)
+	id, _, err := g.reserve(ctx, g.nextLane(), 1)
 	return id, err
 }
 
@@ -366,11 +418,15 @@ func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
 // len(dst) unless an error stopped it, which it then returns. IDs of one tick are
 // reserved together, so a batch costs about one Next per tick it spans.
 func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
-	return g.nextN(ctx, 0, dst)
+	return g.nextN(ctx, g.nextLane(), dst)
 }
 
 func (g *Generator) nextN(ctx context.Context, laneIdx int, dst []flurry.ID) (int, error) {
 	filled := 0
+	step := flurry.ID(1) << g.seqShift
+	if g.contention == contendMerge {
+		step <<= g.mergeShift // the lane index is the sequence's low bits
+	}
 	for filled < len(dst) {
 		if err := ctx.Err(); err != nil {
 			return filled, err
@@ -379,7 +435,6 @@ func (g *Generator) nextN(ctx context.Context, laneIdx int, dst []flurry.ID) (in
 		if err != nil {
 			return filled, err
 		}
-		step := flurry.ID(1) << g.seqShift
 		for i := int64(0); i < n; i++ {
 			dst[filled] = first + flurry.ID(i)*step
 			filled++
@@ -408,134 +463,290 @@ func (g *Generator) startSeq(tick, prev int64) int64 {
 	return 0
 }
 
+// errMoved tells reserve to start again from the active node: reserveOn slept off a
+// clock step or moved to a standby node value. It never reaches a caller.
+var errMoved = errors.New("snowflake: retry on the active node")
+
 // reserve takes up to want consecutive sequence values in one tick of a lane and
-// returns the first ID and how many it took. It is a compare-and-swap loop on the
-// lane's state; it never holds a lock, and sleeps only outside the loop's state.
+// returns the first ID and how many it took.
+//
+// A lane's state is one 64-bit word: the tick and sequence value of the last ID
+// taken from it. Every ID is taken by moving that word forward with one atomic
+// operation (an add in the fast path, a compare-and-swap in reserveOn), so no two
+// callers take the same value; and since the word only moves forward, a call that
+// starts after another returned finds at least the other's value in the word and
+// takes a larger one: with one lane, Next is linearizable. No lock is held while a
+// caller waits: it sleeps between attempts, holding nothing.
 func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurry.ID, int64, error) {
 	if g.closed.Load() {
 		return 0, 0, ErrClosed
 	}
 	if want == 1 && g.fastAdd {
-		if id, ok := g.fast(laneIdx); ok {
-			return id, 1, nil
+		// The fast path: one ID in the clock's tick. A lane is lock-free
+		// (serialUntil 0) unless the mutex or hybrid variant serialises it.
+		if nd := g.active.Load(); nd != nil {
+			ln := &nd.lanes[laneIdx]
+			if ln.serialUntil.Load() == 0 {
+				id, ok, contended, nowNs := g.fast(nd, ln, laneIdx)
+				if contended {
+					g.contended(ln, nowNs)
+				}
+				if ok {
+					return id, 1, nil
+				}
+			} else if id, ok := g.fastSerial(nd, ln, laneIdx); ok {
+				return id, 1, nil
+			}
 		}
 	}
-retry:
-	nd := g.active.Load()
-	if nd == nil {
-		return 0, 0, g.lostErr(nil, 0)
+	for {
+		nd := g.active.Load()
+		if nd == nil {
+			return 0, 0, g.lostErr(nil, 0)
+		}
+		id, n, err := g.reserveOn(ctx, nd, laneIdx, want)
+		if err != errMoved {
+			return id, n, err
+		}
 	}
+}
+
+// reserveOn is one attempt of reserve on node nd. It repeats these steps until its
+// compare-and-swap succeeds or it must return:
+//
+//  1. Load the lane's state: the tick and sequence value of the lane's last ID.
+//  2. Compare the last tick with the clock. It may be ahead of the clock by up to
+//     aheadTicks (Borrow and Logical run ahead; under Wait and Fail aheadTicks is 0).
+//     Further ahead means either a stale clock reading or a clock that went back:
+//     read the clock again, and if it is still behind, apply the clock-behind policy.
+//  3. Plan the next ID after the last: a new tick, the next value in the same tick,
+//     or, when the tick is used up, the next tick or a sleep until the policy allows it.
+//  4. Check the fence of a managed generator.
+//  5. Commit: compare-and-swap the state from what step 1 loaded to the new ID. If
+//     another caller moved it first, go back to step 1 with the same clock reading.
+func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want int64) (flurry.ID, int64, error) {
 	ln := &nd.lanes[laneIdx]
-	nowNs := g.clk.Now()
-	now, err := g.tickAt(nowNs)
+	nowNs, now, err := g.readClock()
 	if err != nil {
 		return 0, 0, err
 	}
 	for {
+		// Step 1. Under the lanes-merge variant the lane continues after the largest
+		// of every lane's last ID (mergeFloor), but only its own word is written.
 		old := ln.state.Load()
-		fresh := false // whether nowNs was read after old was loaded
-	decide:
-		oldTick := int64(old >> g.stateShift)
-		oldSeq := min(int64(old&g.stateSeq), g.laneMask) // past laneMask: overflowing adds
-		var tick, seq int64
-		switch {
-		case now > oldTick:
-			tick, seq = now, g.startSeq(now, oldSeq)
-			if tick > g.maxTick {
-				return 0, 0, fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
-			}
-		default:
-			behind := oldTick - now
-			if behind > g.aheadTicks && !fresh {
-				// The reading may be older than the state: another caller read the
-				// clock later and issued in a newer tick, or this caller was
-				// descheduled. Only a reading taken after loading the state can show
-				// a clock that really went back.
-				fresh = true
-				nowNs = g.clk.Now()
-				if now, err = g.tickAt(nowNs); err != nil {
-					return 0, 0, err
-				}
-				goto decide
-			}
-			if behind > g.aheadTicks {
-				if err := g.clockBehind(ctx, nd, oldTick, nowNs); err != nil {
-					return 0, 0, err
-				}
-				goto retry
-			}
-			if oldSeq < g.laneMask {
-				tick, seq = oldTick, oldSeq+1
-				break
-			}
-			// The tick is used up: go to the next one if the policy lets the IDs run
-			// that far ahead of the clock, else sleep until it may.
-			tick = oldTick + 1
-			var allowed int64 // Wait: not ahead of the clock
-			if g.overflow == Borrow || g.behind == Logical && behind > 0 {
-				allowed = g.aheadTicks
-			}
-			if tick-now > allowed {
-				if err := g.sleepUntilTick(ctx, tick-allowed); err != nil {
-					return 0, 0, err
-				}
-				g.stats.overflowWaits.Add(1)
-				nowNs = g.clk.Now()
-				if now, err = g.tickAt(nowNs); err != nil {
-					return 0, 0, err
-				}
-				continue
-			}
-			if tick > g.maxTick {
-				return 0, 0, fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
-			}
-			seq = g.startSeq(tick, oldSeq)
+		last := old
+		if g.contention == contendMerge {
+			last = g.mergeFloor(nd, laneIdx, old)
 		}
+		lastTick := int64(last >> g.stateShift)
+		// A sequence field past laneMask holds fast-path adds that issued nothing
+		// because the tick was used up: the tick is full.
+		lastSeq := min(int64(last&g.stateSeq), g.laneMask)
+
+		// Step 2. lastTick-now is how far the lane's last ID is ahead of the clock
+		// (negative once the clock has moved past it).
+		if lastTick-now > g.aheadTicks {
+			// The reading was taken before the state was loaded. In between, another
+			// caller may have read a later clock and issued in a later tick, or this
+			// caller was descheduled: only a reading taken after the load can show a
+			// clock that really went back.
+			if nowNs, now, err = g.readClock(); err != nil {
+				return 0, 0, err
+			}
+			if lastTick-now > g.aheadTicks {
+				if err := g.clockBehind(ctx, nd, lastTick, nowNs); err != nil {
+					return 0, 0, err
+				}
+				return 0, 0, errMoved // slept until the clock caught up, or switched node
+			}
+		}
+
+		// Step 3.
+		tick, seq, wait := g.plan(lastTick, lastSeq, now)
+		if wait {
+			// tick is the first tick in which the policy lets the next ID be issued.
+			if err := g.sleepUntilTick(ctx, tick); err != nil {
+				return 0, 0, err
+			}
+			g.stats.overflowWaits.Add(1)
+			if nowNs, now, err = g.readClock(); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		if tick > g.maxTick {
+			return 0, 0, g.exhausted()
+		}
+
+		// Step 4. A managed generator issues nothing once its grant has run out on
+		// the clock (until), nor in a tick past the reservation the store holds
+		// (through): past either, another process may hold the node value.
 		if nowNs >= nd.until.Load() || tick > nd.through.Load() {
 			return 0, 0, g.lostErr(nd, tick)
 		}
+
+		// Step 5. n values seq..seq+n-1 of tick; the state records the last of them.
 		n := min(want, g.laneMask-seq+1)
-		if ln.state.CompareAndSwap(old, uint64(tick)<<g.stateShift|uint64(seq+n-1)) {
-			if tick > now {
-				g.noteDrift(tick, tick != oldTick, nowNs)
-			}
-			if tick >= g.warnTick && !g.warned.Load() {
-				g.warn(tick)
-			}
-			full := seq | int64(laneIdx)<<g.laneBits
-			return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift), n, nil
+		if !ln.state.CompareAndSwap(old, uint64(tick)<<g.stateShift|uint64(seq+n-1)) {
+			continue
 		}
+		if tick > now {
+			g.noteDrift(tick, tick != lastTick, nowNs)
+		}
+		if tick >= g.warnTick && !g.warned.Load() {
+			g.warn(tick)
+		}
+		return g.compose(nd, laneIdx, tick, seq), n, nil
 	}
 }
+
+// plan chooses the tick and first sequence value of a lane's next ID after its last
+// one (lastTick, lastSeq), with the clock at tick now and lastTick at most aheadTicks
+// ahead of it. With wait set it chose not to issue yet: tick is then the tick the
+// clock must reach first.
+func (g *Generator) plan(lastTick, lastSeq, now int64) (tick, seq int64, wait bool) {
+	if now > lastTick {
+		// The clock has moved past the lane's last ID: start a new tick.
+		return now, g.startSeq(now, lastSeq), false
+	}
+	if lastSeq < g.laneMask {
+		// Values are left in the last tick (the clock's, or one within the allowed
+		// lead ahead of it).
+		return lastTick, lastSeq + 1, false
+	}
+	// The last tick is used up, so the next ID is in lastTick+1. allowed is how far
+	// ahead of the clock that tick may start:
+	//   - Borrow: aheadTicks (MaxDrift), as Borrow takes future ticks;
+	//   - Logical with the lane already ahead of the clock (lastTick > now): the
+	//     clock went back and Logical goes on from the last tick, through used-up
+	//     ticks, up to aheadTicks ahead;
+	//   - otherwise 0: under Wait an overflow waits for the clock, and so it does
+	//     under Logical while the lane is at the clock's tick (nothing went back).
+	next := lastTick + 1
+	var allowed int64
+	if g.overflow == Borrow || g.behind == Logical && lastTick > now {
+		allowed = g.aheadTicks
+	}
+	if next-now > allowed {
+		return next - allowed, 0, true
+	}
+	return next, g.startSeq(next, lastSeq), false
+}
+
+// readClock reads the clock, in nanoseconds and in ticks.
+func (g *Generator) readClock() (ns, tick int64, err error) {
+	ns = g.clk.Now()
+	tick, err = g.tickAt(ns)
+	return ns, tick, err
+}
+
+func (g *Generator) exhausted() error {
+	return fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
+}
+
+// compose builds the ID of sequence value seq of tick in a lane of nd.
+func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
+	full := seq | int64(laneIdx)<<g.laneBits // lanes split the sequence field, lane 0 lowest
+	if g.contention == contendMerge {
+		full = seq<<g.mergeShift | int64(laneIdx) // the lane index is the lowest bits
+	}
+	return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift)
+}
+
+// fastSerial is the fast path under a lane's mutex: always under the mutex
+// variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
+// is read inside the lock, so a caller keeps the lock, and the lane's cache line,
+// for runs of calls while the others wait, as bwmarrin's generator does.
+func (g *Generator) fastSerial(nd *node, ln *lane, laneIdx int) (flurry.ID, bool) {
+	ln.mu.Lock()
+	id, ok, _, nowNs := g.fast(nd, ln, laneIdx)
+	if g.contention == contendHybrid {
+		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
+			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
+		}
+	}
+	ln.mu.Unlock()
+	return id, ok
+}
+
+// contended is called when another CPU's add landed between a caller's load and
+// add: the lane's cache line is moving between CPUs on every ID. The hybrid
+// serialises callers for hybridHold, so that one keeps the line for runs of calls.
+func (g *Generator) contended(ln *lane, nowNs int64) {
+	if g.contention == contendHybrid {
+		ln.serialUntil.Store(nowNs + hybridHold)
+	}
+}
+
+// newLanes makes a node's lanes; under the mutex variant they are serialised for
+// good.
+func (g *Generator) newLanes() []lane {
+	lanes := make([]lane, g.lanesN)
+	if g.contention == contendMutex {
+		for i := range lanes {
+			lanes[i].serialUntil.Store(math.MaxInt64)
+		}
+	}
+	return lanes
+}
+
+// hybridHold is how long the hybrid variant serialises callers after it saw two
+// CPUs add to a lane at once.
+const hybridHold = int64(time.Millisecond)
 
 // fast issues one ID by fetch-and-add when the lane's last ID is in the clock's
 // current tick with sequence values left: one atomic add that never fails, where a
 // compare-and-swap fails and retries whenever another CPU got there first. An add
 // that finds the tick used up lands in the guard bits above the sequence, issues
-// nothing, and leaves the tick change to the compare-and-swap path, so the fast path
-// never moves the state to another tick. It reports false when it issued nothing.
-func (g *Generator) fast(laneIdx int) (flurry.ID, bool) {
-	nd := g.active.Load()
-	if nd == nil {
-		return 0, false
-	}
-	nowNs := g.clk.Now()
+// nothing, and leaves the tick change to reserveOn, so the fast path never moves the
+// state to another tick. It reports whether it issued, whether another caller's add
+// came between its load and its add, and its clock reading.
+func (g *Generator) fast(nd *node, ln *lane, laneIdx int) (id flurry.ID, ok, contended bool, nowNs int64) {
+	nowNs = g.clk.Now()
 	if nowNs < g.epochNs || nowNs >= nd.until.Load() {
-		return 0, false
+		return 0, false, false, nowNs
 	}
 	now := (nowNs - g.epochNs) / g.unitNs
-	ln := &nd.lanes[laneIdx]
 	old := ln.state.Load()
 	if int64(old>>g.stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now >= g.warnTick || now > nd.through.Load() {
-		return 0, false
+		return 0, false, false, nowNs
 	}
 	v := ln.state.Add(1)
 	seq := int64(v & g.stateSeq)
 	if v>>g.stateShift != old>>g.stateShift || seq > g.laneMask {
-		return 0, false
+		return 0, false, v != old+1, nowNs
 	}
 	full := seq | int64(laneIdx)<<g.laneBits
-	return flurry.ID(now<<g.timeShift | nd.mask | full<<g.seqShift), true
+	return flurry.ID(now<<g.timeShift | nd.mask | full<<g.seqShift), true, v != old+1, nowNs
+}
+
+// mergeFloor is the lanes-merge variant's view of a lane's last ID: the largest
+// of every lane's last ID, where a lane below this one counts one sequence value
+// less. With the lane index in the lowest bits of the sequence, the ID of sequence
+// value s in lane i is above every ID with a smaller s, and above those with the
+// same s in lanes below i: so the next ID of this lane is above every ID any lane
+// returned, which keeps Next linearizable across lanes.
+func (g *Generator) mergeFloor(nd *node, laneIdx int, own uint64) uint64 {
+	f := own
+	for j := range nd.lanes {
+		s := nd.lanes[j].state.Load()
+		if j < laneIdx && s > 0 {
+			s-- // same tick and value, lower lane: may be reused by this lane
+		}
+		f = max(f, s)
+	}
+	return f
+}
+
+// nextLane is the lane of Generator.Next and NextN: lane 0, or under the lanes-merge
+// variant the lane of the processor the caller runs on.
+func (g *Generator) nextLane() int {
+	if g.contention != contendMerge {
+		return 0
+	}
+	p := procPin()
+	procUnpin()
+	return p & (g.lanesN - 1)
 }
 
 // noteDrift records how far ahead of the clock an ID was issued, and counts a tick
@@ -637,10 +848,11 @@ type Lane struct {
 }
 
 // Lane hands out the generator's lanes in turn: 0, 1, ..., L-1, then 0 again. Take
-// one per goroutine, with at most L goroutines; Generator.Next uses lane 0.
+// one per goroutine, with at most L goroutines; Generator.Next uses lane 0. On a
+// generator fed by a lease (lease.NewGenerator), a Lane may be taken before the
+// first grant: like Next, its calls refuse (lease.ErrLost) until a grant arrives.
 func (g *Generator) Lane() *Lane {
-	n := len(g.nodes[0].lanes)
-	return &Lane{g: g, idx: int(g.lanes.Add(1)-1) % n}
+	return &Lane{g: g, idx: int(g.lanes.Add(1)-1) % g.lanesN}
 }
 
 // Next returns a new ID from the lane: larger than every ID the lane returned before.

@@ -38,6 +38,36 @@ func newGen(t testing.TB, o Options) *Generator {
 	return g
 }
 
+// variants are the contention variants every property test runs against.
+var variants = []contention{contendAdd, contendMutex, contendHybrid, contendMerge}
+
+func (c contention) String() string {
+	return [...]string{"add", "mutex", "hybrid", "merge"}[c]
+}
+
+// newGenVariant is newGen with contention variant c.
+func newGenVariant(t testing.TB, o Options, c contention) *Generator {
+	return newGenWith(t, o, c, false)
+}
+
+// newManaged is newGen for a managed generator, as lease.NewGenerator makes one.
+func newManaged(t testing.TB, o Options) *Generator {
+	return newGenWith(t, o, defaultContention, true)
+}
+
+func newGenWith(t testing.TB, o Options, c contention, managed bool) *Generator {
+	t.Helper()
+	if o.Namespace == "" {
+		o.Namespace = t.Name()
+	}
+	g, err := newGenerator(o, c, managed)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
 func next(t testing.TB, g *Generator) flurry.ID {
 	t.Helper()
 	id, err := g.Next(bg)
@@ -585,40 +615,42 @@ func TestFastPathGuardBits(t *testing.T) {
 		layout string
 		fast   bool
 	}{{"twitter", true}, {"gameserver", true}, {"mastodon", false}, {"time:46:1ms:2020-01-01T00:00:00Z,seq:16", true}} {
-		l := lay(t, tc.layout)
-		f := clock.NewFake(t0)
-		g := newGen(t, Options{Layout: l, Clock: f, Namespace: tc.layout})
-		if g.fastAdd != tc.fast {
-			t.Errorf("%s: fast path %v, want %v", tc.layout, g.fastAdd, tc.fast)
+		for _, c := range variants {
+			l := lay(t, tc.layout)
+			f := clock.NewFake(t0)
+			g := newGenVariant(t, Options{Layout: l, Clock: f, Namespace: tc.layout + c.String()}, c)
+			if c != contendMerge && g.fastAdd != tc.fast {
+				t.Errorf("%s: fast path %v, want %v", tc.layout, g.fastAdd, tc.fast)
+			}
+			var mu sync.Mutex
+			seen := map[flurry.ID]bool{}
+			var wg sync.WaitGroup
+			for w := 0; w < 4; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var last flurry.ID
+					for i := 0; i < 3000; i++ {
+						id, err := g.Next(bg)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if id <= last {
+							t.Errorf("%s: %d after %d", tc.layout, id, last)
+							return
+						}
+						last = id
+						mu.Lock()
+						if seen[id] {
+							t.Errorf("%s: duplicate %d", tc.layout, id)
+						}
+						seen[id] = true
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
 		}
-		var mu sync.Mutex
-		seen := map[flurry.ID]bool{}
-		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var last flurry.ID
-				for i := 0; i < 3000; i++ {
-					id, err := g.Next(bg)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if id <= last {
-						t.Errorf("%s: %d after %d", tc.layout, id, last)
-						return
-					}
-					last = id
-					mu.Lock()
-					if seen[id] {
-						t.Errorf("%s: duplicate %d", tc.layout, id)
-					}
-					seen[id] = true
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
 	}
 }

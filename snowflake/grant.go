@@ -1,48 +1,48 @@
 package snowflake
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
-	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/internal/fence"
 )
 
-// ErrLeaseLost is returned by a Managed generator that holds no valid grant: none
-// was given yet, the last one ran out before it was renewed (the lease could expire
-// in the store, and another process could take the node value), or the reserved
-// window of ticks is used up because the store has not confirmed a new one. Nothing
-// was issued. The generator resumes by itself when its lease session grants again.
-var ErrLeaseLost = errors.New("snowflake: no valid lease for a node value")
-
-// Grant gives a Managed generator the right to issue IDs for one node value, as a
-// lease session (package lease) does after each acquisition and renewal.
-type Grant struct {
-	// Node is the node value the lease holds.
-	Node layout.NodeValues
-	// Above is the value's high-water mark left by earlier holders, in Unix
-	// milliseconds: the generator issues only in ticks that start after it.
-	Above int64
-	// Through is the end of the reservation written to the store, in Unix
-	// milliseconds: the generator issues only in ticks that start at or before it.
-	Through int64
-	// Until is when the right ends, in nanoseconds of the generator's clock: at and
-	// after it Next returns ErrLeaseLost. A session sets it before the lease could
-	// expire in the store, with a margin.
-	Until int64
+// A generator made by lease.NewGenerator is managed: it takes its node value from
+// the grants of its lease session, through the fence.Target below, and refuses
+// (fence.ErrLost, exported as lease.ErrLost) while it holds no valid grant. None of
+// this is in the package's API; package lease reaches it through the hooks of
+// package fence, set here.
+func init() {
+	fence.NewManaged = func(opts any) (any, error) {
+		o, ok := opts.(Options)
+		if !ok {
+			return nil, fmt.Errorf("snowflake: a managed generator is made from snowflake.Options, not %T", opts)
+		}
+		g, err := newGenerator(o, defaultContention, true)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	fence.TargetOf = func(gen any) fence.Target {
+		if g, ok := gen.(*Generator); ok && g != nil && g.managed {
+			return target{g}
+		}
+		return nil
+	}
 }
 
-// Grant installs or extends the generator's right to issue. For the node value it
-// already issues for, Grant extends Through and Until and raises the floor to Above.
-// For another node value, the generator moves to it: IDs from then on carry the new
-// value and start above its mark; the old value is released in the in-process guard.
-// Grant fails on a generator that is not Managed, on a node value that does not fit
-// the layout, and (ErrInUse) on a node value another generator of this process holds.
-func (g *Generator) Grant(gr Grant) error {
-	if !g.managed {
-		return fmt.Errorf("snowflake: Grant on a generator that is not Managed")
-	}
+// target is a managed generator's fence.Target.
+type target struct{ g *Generator }
+
+func (t target) Grant(gr fence.Grant) error { return t.g.grant(gr) }
+func (t target) Revoke(cause error)         { t.g.revoke(cause) }
+func (t target) IssuedThrough() int64       { return t.g.issuedThrough() }
+
+// grant is fence.Target.Grant: it installs or extends the generator's right to
+// issue. Moving to another node value releases the old one in the in-process guard.
+func (g *Generator) grant(gr fence.Grant) error {
 	mask, err := g.l.NodeMask(gr.Node)
 	if err != nil {
 		return fmt.Errorf("snowflake: grant: %w", err)
@@ -64,7 +64,7 @@ func (g *Generator) Grant(gr Grant) error {
 			}
 		}
 		if next == nil {
-			next = &node{values: gr.Node, mask: mask, lanes: make([]lane, g.lanesN), key: g.regKey(mask)}
+			next = &node{values: gr.Node, mask: mask, lanes: g.newLanes(), key: g.regKey(mask)}
 			g.nodes = append(g.nodes, next)
 		}
 		registry.Lock()
@@ -108,12 +108,10 @@ func (n *node) lastTick(g *Generator) int64 {
 	return t
 }
 
-// IssuedThrough returns, in Unix milliseconds, the start of the latest tick in which
-// the generator may have issued an ID for its current node value, counting calls
-// that were already past the fence when it was revoked. Call it after Revoke: a lease
-// session releases the value with this mark, which is usually far below the end of
-// its reservation, so the next holder need not wait for the reservation to pass.
-func (g *Generator) IssuedThrough() int64 {
+// issuedThrough is fence.Target.IssuedThrough. A lease session calls it after
+// revoke and releases the value with this mark, which is usually far below the end
+// of its reservation, so the next holder need not wait for the reservation to pass.
+func (g *Generator) issuedThrough() int64 {
 	cur := g.active.Load()
 	if cur == nil {
 		return 0
@@ -128,9 +126,9 @@ func (g *Generator) IssuedThrough() int64 {
 	return g.l.TickTime(t).UnixMilli()
 }
 
-// Revoke stops a Managed generator at once: Next returns ErrLeaseLost, with cause in
-// the message, until the next Grant. A lease session calls it when the lease is lost.
-func (g *Generator) Revoke(cause error) {
+// revoke is fence.Target.Revoke: Next refuses, with cause in the message, until the
+// next grant. A lease session calls it when the lease is lost and when it closes.
+func (g *Generator) revoke(cause error) {
 	g.grantMu.Lock()
 	defer g.grantMu.Unlock()
 	if cause != nil {
@@ -149,14 +147,14 @@ func (g *Generator) lostErr(nd *node, tick int64) error {
 	}
 	switch {
 	case nd == nil:
-		return fmt.Errorf("%w: no node value granted yet%s", ErrLeaseLost, cause)
+		return fmt.Errorf("%w: no node value granted yet%s", fence.ErrLost, cause)
 	case tick > nd.through.Load():
 		return fmt.Errorf("%w: node %s: the reserved window ends at %s and the store has not confirmed a new one%s",
-			ErrLeaseLost, g.l.FormatNodeValues(nd.values), g.l.TickTime(nd.through.Load()+1).Format(time.RFC3339Nano), cause)
+			fence.ErrLost, g.l.FormatNodeValues(nd.values), g.l.TickTime(nd.through.Load()+1).Format(time.RFC3339Nano), cause)
 	}
 	if cause != "" {
-		return fmt.Errorf("%w: node %s: the lease was lost%s; issuing resumes when a lease is held again", ErrLeaseLost, g.l.FormatNodeValues(nd.values), cause)
+		return fmt.Errorf("%w: node %s: the lease was lost%s; issuing resumes when a lease is held again", fence.ErrLost, g.l.FormatNodeValues(nd.values), cause)
 	}
 	return fmt.Errorf("%w: node %s: the lease was not renewed in time, so another process may hold the value; issuing resumes when it is renewed",
-		ErrLeaseLost, g.l.FormatNodeValues(nd.values))
+		fence.ErrLost, g.l.FormatNodeValues(nd.values))
 }

@@ -8,21 +8,28 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/layout"
 )
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func TestManagedGrantFencing(t *testing.T) {
+	for _, c := range variants {
+		t.Run(c.String(), func(t *testing.T) { testManagedGrantFencing(t, c) })
+	}
+}
+
+func testManagedGrantFencing(t *testing.T, c contention) {
 	f := clock.NewFake(t0)
 	l := lay(t, "twitter")
-	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
-	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "no node value granted yet") {
+	g := newGenWith(t, Options{Layout: l, Clock: f}, c, true)
+	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "no node value granted yet") {
 		t.Fatalf("before any grant: %v", err)
 	}
 	node := layout.NodeValues{1, 7}
-	grant := Grant{Node: node, Above: ms(t0.Add(5 * time.Second)), Through: ms(t0.Add(10 * time.Second)), Until: t0.Add(20 * time.Second).UnixNano()}
-	if err := g.Grant(grant); err != nil {
+	grant := fence.Grant{Node: node, Above: ms(t0.Add(5 * time.Second)), Through: ms(t0.Add(10 * time.Second)), Until: t0.Add(20 * time.Second).UnixNano()}
+	if err := g.grant(grant); err != nil {
 		t.Fatal(err)
 	}
 	// The clock is 5 s behind the mark an earlier holder left: refuse, never reuse.
@@ -40,26 +47,26 @@ func TestManagedGrantFencing(t *testing.T) {
 	f.Set(t0.Add(10 * time.Second)) // the last tick of the reservation starts at Through
 	next(t, g)
 	f.Add(time.Millisecond)
-	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "reserved window") {
+	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "reserved window") {
 		t.Fatalf("past the reservation: %v", err)
 	}
 	grant.Through = ms(t0.Add(40 * time.Second))
-	if err := g.Grant(grant); err != nil {
+	if err := g.grant(grant); err != nil {
 		t.Fatal(err)
 	}
 	next(t, g)
 	f.Set(t0.Add(20 * time.Second))
-	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "not renewed in time") {
+	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "not renewed in time") {
 		t.Fatalf("past Until: %v", err)
 	}
 	grant.Until = t0.Add(30 * time.Second).UnixNano()
-	g.Grant(grant)
+	g.grant(grant)
 	last := next(t, g)
-	g.Revoke(errors.New("store said the lease is gone"))
-	if _, err := g.Next(bg); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "store said the lease is gone") {
+	g.revoke(errors.New("store said the lease is gone"))
+	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "store said the lease is gone") {
 		t.Fatalf("after Revoke: %v", err)
 	}
-	g.Grant(grant)
+	g.grant(grant)
 	if again := next(t, g); again <= last {
 		t.Errorf("after re-grant %d <= %d", again, last)
 	}
@@ -68,12 +75,12 @@ func TestManagedGrantFencing(t *testing.T) {
 func TestManagedMovesToAnotherNode(t *testing.T) {
 	f := clock.NewFake(t0)
 	l := lay(t, "twitter")
-	g := newGen(t, Options{Layout: l, Clock: f, Managed: true, Namespace: "move"})
+	g := newManaged(t, Options{Layout: l, Clock: f, Namespace: "move"})
 	a, b := layout.NodeValues{0, 1}, layout.NodeValues{0, 2}
-	forever := Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
+	forever := fence.Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
 	ga := forever
 	ga.Node = a
-	if err := g.Grant(ga); err != nil {
+	if err := g.grant(ga); err != nil {
 		t.Fatal(err)
 	}
 	idA := next(t, g)
@@ -81,14 +88,14 @@ func TestManagedMovesToAnotherNode(t *testing.T) {
 	other := newGen(t, Options{Layout: l, Clock: f, Node: b, Namespace: "move"})
 	gb := forever
 	gb.Node = b
-	if err := g.Grant(gb); !errors.Is(err, ErrInUse) {
+	if err := g.grant(gb); !errors.Is(err, ErrInUse) {
 		t.Fatalf("move onto a value in use: %v", err)
 	}
 	if g.Node() != a {
 		t.Errorf("node %v after a refused move", g.Node())
 	}
 	other.Close()
-	if err := g.Grant(gb); err != nil {
+	if err := g.grant(gb); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := l.Decompose(next(t, g)); p.Nodes != b {
@@ -101,16 +108,19 @@ func TestManagedMovesToAnotherNode(t *testing.T) {
 	}
 	ga2.Close()
 	// Moving back to a continues above what a issued before.
-	if err := g.Grant(ga); err != nil {
+	if err := g.grant(ga); err != nil {
 		t.Fatal(err)
 	}
 	if back := next(t, g); back <= idA {
 		t.Errorf("back on node a: %d <= %d", back, idA)
 	}
-	if err := newGen(t, Options{Layout: l, Namespace: "plain"}).Grant(ga); err == nil {
-		t.Error("Grant on an unmanaged generator accepted")
+	if tg := fence.TargetOf(newGen(t, Options{Layout: l, Namespace: "plain"})); tg != nil {
+		t.Error("an unmanaged generator has a fence target: a lease could feed it")
 	}
-	if _, err := New(Options{Layout: l, Managed: true, Node: a}); err == nil {
+	if fence.TargetOf(g) == nil {
+		t.Error("a managed generator has no fence target")
+	}
+	if _, err := newGenerator(Options{Layout: l, Node: a}, defaultContention, true); err == nil {
 		t.Error("Managed with a Node accepted")
 	}
 }
@@ -120,8 +130,8 @@ func TestManagedZeroAllocs(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	f := clock.NewFake(t0)
-	g := newGen(t, Options{Clock: f, Managed: true, Overflow: Borrow, MaxDrift: time.Hour})
-	g.Grant(Grant{Node: layout.NodeValues{0, 1}, Through: ms(t0.Add(2 * time.Hour)), Until: t0.Add(2 * time.Hour).UnixNano()})
+	g := newManaged(t, Options{Clock: f, Overflow: Borrow, MaxDrift: time.Hour})
+	g.grant(fence.Grant{Node: layout.NodeValues{0, 1}, Through: ms(t0.Add(2 * time.Hour)), Until: t0.Add(2 * time.Hour).UnixNano()})
 	var sink flurry.ID
 	if n := testing.AllocsPerRun(10000, func() { sink, _ = g.Next(bg) }); n != 0 {
 		t.Errorf("managed Next allocates %v per call", n)
@@ -134,13 +144,13 @@ func TestManagedZeroAllocs(t *testing.T) {
 func TestManagedMoveKeepsOrder(t *testing.T) {
 	f := clock.NewFake(t0)
 	l := lay(t, "twitter")
-	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
-	far := Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
+	g := newManaged(t, Options{Layout: l, Clock: f})
+	far := fence.Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
 	a, b := far, far
 	a.Node, b.Node = layout.NodeValues{0, 5}, layout.NodeValues{0, 1}
-	g.Grant(a)
+	g.grant(a)
 	first := next(t, g)
-	g.Grant(b) // same tick, smaller node value
+	g.grant(b) // same tick, smaller node value
 	if second := next(t, g); second <= first {
 		t.Errorf("after moving to a smaller node value in the same tick: %d <= %d", second, first)
 	}
@@ -149,14 +159,14 @@ func TestManagedMoveKeepsOrder(t *testing.T) {
 func TestIssuedThrough(t *testing.T) {
 	f := clock.NewFake(t0)
 	l := lay(t, "twitter")
-	g := newGen(t, Options{Layout: l, Clock: f, Managed: true})
-	if g.IssuedThrough() != 0 {
+	g := newManaged(t, Options{Layout: l, Clock: f})
+	if g.issuedThrough() != 0 {
 		t.Error("IssuedThrough before any grant")
 	}
-	g.Grant(Grant{Node: layout.NodeValues{0, 5}, Through: ms(t0.Add(4 * time.Second)), Until: t0.Add(time.Hour).UnixNano()})
+	g.grant(fence.Grant{Node: layout.NodeValues{0, 5}, Through: ms(t0.Add(4 * time.Second)), Until: t0.Add(time.Hour).UnixNano()})
 	id := next(t, g)
-	g.Revoke(nil)
-	got := g.IssuedThrough()
+	g.revoke(nil)
+	got := g.issuedThrough()
 	// The last tick issued, plus the one tick a call past the fence could still take.
 	if want := ms(l.TimeOf(id)) + 1; got != want {
 		t.Errorf("IssuedThrough = %d, want %d (the reservation went to %d)", got, want, ms(t0.Add(4*time.Second)))
@@ -167,16 +177,53 @@ func TestIssuedThrough(t *testing.T) {
 // away from that another generator took since.
 func TestManagedCloseReleasesOnlyItsValue(t *testing.T) {
 	l := lay(t, "twitter")
-	far := Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
+	far := fence.Grant{Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}
 	a, b := far, far
 	a.Node, b.Node = layout.NodeValues{0, 1}, layout.NodeValues{0, 2}
-	g := newGen(t, Options{Layout: l, Clock: clock.NewFake(t0), Managed: true, Namespace: "close"})
-	g.Grant(a)
-	g.Grant(b) // a is free again
+	g := newManaged(t, Options{Layout: l, Clock: clock.NewFake(t0), Namespace: "close"})
+	g.grant(a)
+	g.grant(b) // a is free again
 	other := newGen(t, Options{Layout: l, Node: a.Node, Namespace: "close"})
 	g.Close()
 	if _, err := New(Options{Layout: l, Node: a.Node, Namespace: "close"}); !errors.Is(err, ErrInUse) {
 		t.Errorf("closing the first generator released the value another one holds: %v", err)
 	}
 	other.Close()
+}
+
+// A Lane taken before the first grant refuses like Next, and issues once granted.
+func TestManagedLaneBeforeGrant(t *testing.T) {
+	f := clock.NewFake(t0)
+	g := newManaged(t, Options{Layout: lay(t, "twitter"), Clock: f, Lanes: 2})
+	lane := g.Lane()
+	if _, err := lane.Next(bg); !errors.Is(err, fence.ErrLost) {
+		t.Fatalf("Lane.Next before a grant: %v; want the lease-lost error", err)
+	}
+	if err := g.grant(fence.Grant{Node: layout.NodeValues{0, 3}, Through: ms(t0.Add(time.Hour)), Until: t0.Add(time.Hour).UnixNano()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lane.Next(bg); err != nil {
+		t.Fatalf("Lane.Next after a grant: %v", err)
+	}
+}
+
+// The hooks package lease uses: NewManaged makes a managed generator from
+// snowflake.Options and refuses anything else.
+func TestFenceHooks(t *testing.T) {
+	gen, err := fence.NewManaged(Options{Namespace: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gen.(*Generator)
+	defer g.Close()
+	if !g.managed || fence.TargetOf(g) == nil {
+		t.Error("fence.NewManaged made an unmanaged generator")
+	}
+	if _, err := fence.NewManaged(&Options{}); err == nil {
+		t.Error("fence.NewManaged accepted a *Options")
+	}
+	var nilGen *Generator
+	if fence.TargetOf(nilGen) != nil || fence.TargetOf("generator") != nil {
+		t.Error("fence.TargetOf accepted a nil generator or a string")
+	}
 }

@@ -104,10 +104,6 @@ type Options struct {
 	// and node value may coexist when their namespaces differ, because their IDs go to
 	// different tables. Empty is a namespace like any other.
 	Namespace string
-	// Managed makes the generator take its node value from Grant, as a lease session
-	// gives it, instead of from Node: it issues nothing (ErrLeaseLost) until the first
-	// Grant, and stops when a grant runs out. Node and Standby must be zero.
-	Managed bool
 	// Clock is the time source. Nil means clock.NewSystem().
 	Clock clock.Clock
 

@@ -122,69 +122,86 @@ func TestPropertyChaosClock(t *testing.T) {
 		{"wait-fail-continue", Options{Start: StartContinue}, true},
 		{"lanes-4", Options{Lanes: 4, Overflow: Borrow, MaxDrift: 10 * time.Millisecond}, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := clock.NewFake(t0)
-			f.LimitSleep(time.Millisecond) // sleepers wake early; a step back is not undone by a sleep
-			o := tc.o
-			o.Layout, o.Clock, o.Node = l, f, layout.NodeValues{3, 1000, 7}
-			g := newGen(t, o)
-			workers := 8
-			var counter atomic.Int64
-			results := make([][]call, workers)
-			var behind atomic.Int64
-			var wg sync.WaitGroup
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				lane := g.Lane()
-				go func() {
-					defer wg.Done()
-					out := make([]call, 0, perWorker)
-					rng := rand.New(rand.NewPCG(uint64(w), uint64(len(tc.name))))
-					for len(out) < perWorker {
-						jolt(f, rng, tc.big)
-						start := counter.Add(1)
-						id, err := lane.Next(bg)
-						end := counter.Add(1)
-						if errors.Is(err, ErrClockBehind) {
-							behind.Add(1)
-							f.Add(time.Millisecond) // let time pass, as it would
-							continue
+		for _, c := range variants {
+			if c == contendMerge && tc.o.Lanes > 1 {
+				continue // the merge variant chooses its own lanes
+			}
+			t.Run(tc.name+"/"+c.String(), func(t *testing.T) {
+				f := clock.NewFake(t0)
+				f.LimitSleep(time.Millisecond) // sleepers wake early; a step back is not undone by a sleep
+				o := tc.o
+				o.Layout, o.Clock, o.Node = l, f, layout.NodeValues{3, 1000, 7}
+				g := newGenVariant(t, o, c)
+				workers := 8
+				var counter atomic.Int64
+				results := make([][]call, workers)
+				var behind atomic.Int64
+				var wg sync.WaitGroup
+				for w := 0; w < workers; w++ {
+					wg.Add(1)
+					lane := g.Lane()
+					go func() {
+						defer wg.Done()
+						out := make([]call, 0, perWorker)
+						rng := rand.New(rand.NewPCG(uint64(w), uint64(len(tc.name))))
+						for len(out) < perWorker {
+							jolt(f, rng, tc.big)
+							start := counter.Add(1)
+							var id flurry.ID
+							var err error
+							if o.Lanes > 1 {
+								id, err = lane.Next(bg)
+							} else {
+								id, err = g.Next(bg)
+							}
+							end := counter.Add(1)
+							if errors.Is(err, ErrClockBehind) {
+								behind.Add(1)
+								f.Add(time.Millisecond) // let time pass, as it would
+								continue
+							}
+							if err != nil {
+								t.Errorf("Next: %v", err)
+								return
+							}
+							out = append(out, call{id: id, start: start, end: end, worker: w})
 						}
-						if err != nil {
-							t.Errorf("Next: %v", err)
-							return
-						}
-						out = append(out, call{id: id, start: start, end: end, worker: w})
-					}
-					results[w] = out
-				}()
-			}
-			wg.Wait()
-			var all []call
-			for _, r := range results {
-				all = append(all, r...)
-			}
-			if len(all) != workers*perWorker {
-				t.Fatalf("%d calls recorded", len(all))
-			}
-			checkCalls(t, l, all, map[layout.NodeValues]bool{o.Node: true}, o.Lanes <= 1)
-			if d := g.Stats().MaxDriftSeen; d > o.MaxDrift {
-				t.Errorf("IDs ran %v ahead of the clock; the bound is %v", d, o.MaxDrift)
-			}
-			t.Logf("%d IDs, %d ClockBehind errors, stats %+v", len(all), behind.Load(), g.Stats())
-		})
+						results[w] = out
+					}()
+				}
+				wg.Wait()
+				var all []call
+				for _, r := range results {
+					all = append(all, r...)
+				}
+				if len(all) != workers*perWorker {
+					t.Fatalf("%d calls recorded", len(all))
+				}
+				checkCalls(t, l, all, map[layout.NodeValues]bool{o.Node: true}, o.Lanes <= 1)
+				if d := g.Stats().MaxDriftSeen; d > o.MaxDrift {
+					t.Errorf("IDs ran %v ahead of the clock; the bound is %v", d, o.MaxDrift)
+				}
+				t.Logf("%d IDs, %d ClockBehind errors, stats %+v", len(all), behind.Load(), g.Stats())
+			})
+		}
 	}
 }
 
 // Switching node values keeps IDs unique, though the generator's IDs step back in
 // time at each switch.
 func TestPropertySwitchNodeUnique(t *testing.T) {
+	for _, c := range variants {
+		t.Run(c.String(), func(t *testing.T) { testSwitchNodeUnique(t, c) })
+	}
+}
+
+func testSwitchNodeUnique(t *testing.T, c contention) {
 	l := lay(t, "gameserver")
 	f := clock.NewFake(t0)
 	f.LimitSleep(time.Millisecond)
 	primary := layout.NodeValues{1, 1, 0}
 	standby := []layout.NodeValues{{1, 1, 1}, {1, 1, 2}, {1, 1, 3}}
-	g := newGen(t, Options{Layout: l, Clock: f, Node: primary, Behind: SwitchNode, Standby: standby})
+	g := newGenVariant(t, Options{Layout: l, Clock: f, Node: primary, Behind: SwitchNode, Standby: standby}, c)
 	owned := map[layout.NodeValues]bool{primary: true}
 	for _, s := range standby {
 		owned[s] = true

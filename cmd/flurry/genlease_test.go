@@ -563,7 +563,7 @@ func TestGenLeaseLostPausesAndResumes(t *testing.T) {
 	se := errb.String()
 	for _, want := range []string{
 		"flurry: lease: lost the node value; the generator stopped",
-		"flurry: gen: paused: snowflake: no valid lease for a node value",
+		"flurry: gen: paused: lease: lease lost: node datacenter=7,worker=0: the lease was lost",
 		"flurry: lease: acquired node value (scope=default/datacenter=7 value=1 ",
 		"flurry: gen: interrupted after ",
 	} {

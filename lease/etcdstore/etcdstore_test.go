@@ -220,16 +220,12 @@ func TestTooLargeTTLIsBadConfig(t *testing.T) {
 	if !errors.Is(err, lease.ErrBadConfig) || !strings.Contains(err.Error(), "too large") {
 		t.Fatalf("acquire with a TTL etcd refuses: %v; want lease.ErrBadConfig naming etcd's refusal", err)
 	}
-	g, err := snowflake.New(snowflake.Options{Managed: true, Namespace: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if sess, err := lease.Start(ctx, g, lease.Options{Store: s, Scope: scope, TTL: 2_500_000 * time.Hour}); !errors.Is(err, lease.ErrBadConfig) || ctx.Err() != nil {
+	if g, sess, err := lease.NewGenerator(ctx, snowflake.Options{Namespace: t.Name()}, lease.Options{Store: s, Scope: scope, TTL: 2_500_000 * time.Hour}); !errors.Is(err, lease.ErrBadConfig) || ctx.Err() != nil {
 		if sess != nil {
 			sess.Close()
+			g.Close()
 		}
 		t.Fatalf("a session with ttl 2,500,000h on etcd: %v (context: %v); want lease.ErrBadConfig at once", err, ctx.Err())
 	}
