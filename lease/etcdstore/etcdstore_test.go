@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
@@ -233,15 +235,8 @@ func TestTooLargeTTLIsBadConfig(t *testing.T) {
 
 // openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
 func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	o, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Prefix != "" {
-		o.Prefix = opts.Prefix
-	}
-	if opts.RequestTimeout != 0 {
-		o.RequestTimeout = opts.RequestTimeout
-	}
-	return Open(ctx, o)
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Prefix, o.RequestTimeout = cmp.Or(opts.Prefix, o.Prefix), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }

@@ -303,41 +303,6 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	return out, nil
 }
 
-// Release implements lease.Store: it ends a live lease and sets the value's mark to
-// mark, the holder's word on how far it issued, even below its reservation. A lease
-// that expired, by the database's clock, or that is not l's anymore is lost: Release
-// returns an error wrapping lease.ErrLost and changes nothing.
-func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
-	ctx, end := s.h.Call.Start(ctx)
-	defer end(&err)
-	if err := lease.CheckScope(l.Scope); err != nil {
-		return err
-	}
-	lost := fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
-	if l.Token == "" {
-		return lost
-	}
-	if err := s.ensure(ctx); err != nil {
-		return err
-	}
-	var n int64
-	err = s.retry(ctx, func() error {
-		res, err := s.h.DB.ExecContext(ctx, s.q.release, mark, l.Scope, l.Value, l.Token)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, err)
-	}
-	if n == 0 {
-		return lost
-	}
-	return nil
-}
-
 // List implements lease.Store. Owner, Token and Expires are set only for values a
 // live lease holds.
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
@@ -376,4 +341,39 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 		return nil, fmt.Errorf("lease/sqlstore: list %s: %w", scope, err)
 	}
 	return out, nil
+}
+
+// Release implements lease.Store: it ends a live lease and sets the value's mark to
+// mark, the holder's word on how far it issued, even below its reservation. A lease
+// that expired, by the database's clock, or that is not l's anymore is lost: Release
+// returns an error wrapping lease.ErrLost and changes nothing.
+func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := lease.CheckScope(l.Scope); err != nil {
+		return err
+	}
+	lost := fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
+	if l.Token == "" {
+		return lost
+	}
+	if err := s.ensure(ctx); err != nil {
+		return err
+	}
+	var n int64
+	err = s.retry(ctx, func() error {
+		res, err := s.h.DB.ExecContext(ctx, s.q.release, mark, l.Scope, l.Value, l.Token)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, err)
+	}
+	if n == 0 {
+		return lost
+	}
+	return nil
 }

@@ -202,8 +202,7 @@ func conflict(n int) error {
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	limit, err = segment.CheckTake(tag, n, floor, limit)
-	if err != nil {
+	if limit, err = segment.CheckTake(tag, n, floor, limit); err != nil {
 		return segment.Block{}, err
 	}
 	b, err := s.take(ctx, tag, n, floor, limit)

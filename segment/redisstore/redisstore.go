@@ -20,13 +20,6 @@ const DefaultPrefix = "flurry:segment"
 // Options configures a Store. The zero Options is valid for New; Open needs
 // Client or Failover, which ParseURL sets.
 type Options struct {
-	// Client configures Open's connection to one Redis server (redis.NewClient).
-	// ParseURL sets it for redis:// and rediss:// URLs. New ignores it.
-	Client *redis.Options
-	// Failover configures Open's connection to the primary that Redis Sentinel
-	// names (redis.NewFailoverClient), followed through failovers. ParseURL sets it
-	// for redis+sentinel:// and rediss+sentinel:// URLs. New ignores it.
-	Failover *redis.FailoverOptions
 	// Prefix starts every key, inside the hash tag: {Prefix:tag}:tag. Empty means
 	// DefaultPrefix. It must not contain '{' or '}'.
 	Prefix string
@@ -43,6 +36,13 @@ type Options struct {
 	// and write timeouts still apply to each attempt). A call that runs out of
 	// time fails with an error matching bound.ErrNoAnswer.
 	RequestTimeout time.Duration
+	// Client configures Open's connection to one Redis server (redis.NewClient).
+	// ParseURL sets it for redis:// and rediss:// URLs. New ignores it.
+	Client *redis.Options
+	// Failover configures Open's connection to the primary that Redis Sentinel
+	// names (redis.NewFailoverClient), followed through failovers. ParseURL sets it
+	// for redis+sentinel:// and rediss+sentinel:// URLs. New ignores it.
+	Failover *redis.FailoverOptions
 }
 
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
@@ -80,7 +80,8 @@ var _ segment.Store = (*Store)(nil)
 // which refuses keys it does not know. Errors never show the password.
 func ParseURL(rawURL string) (Options, error) {
 	o, err := redisconn.ParseURL(rawURL, kind().Package)
-	return Options(o), err
+	return Options{Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout,
+		Client: o.Client, Failover: o.Failover}, err
 }
 
 // kind names the package for redisconn.
@@ -91,7 +92,7 @@ func kind() redisconn.Kind {
 // Open connects to the Redis server o names, checks that it answers, loads the
 // scripts and returns a store that closes the connection on Close.
 func Open(ctx context.Context, o Options) (*Store, error) {
-	return redisconn.Open(ctx, redisconn.Options(o), kind(), newStore)
+	return redisconn.Open(ctx, o.conn(), kind(), newStore)
 }
 
 // New returns a store using client, which stays the caller's: Close does not close
@@ -99,7 +100,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 //
 // The client should have ContextTimeoutEnabled set; see the package documentation.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
-	return redisconn.New(client, redisconn.Options(opts), kind(), newStore)
+	return redisconn.New(client, opts.conn(), kind(), newStore)
 }
 
 // newStore makes the store on c and returns its scripts, for Open to load.
@@ -107,6 +108,12 @@ func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
 	s := &Store{conn: c, take: redis.NewScript(takeScript), ret: redis.NewScript(returnScript),
 		create: redis.NewScript(createScript), setStep: redis.NewScript(setStepScript)}
 	return s, []*redis.Script{s.take, s.ret, s.create, s.setStep}
+}
+
+// conn returns o as redisconn takes it.
+func (o Options) conn() redisconn.Options {
+	return redisconn.Options{Client: o.Client, Failover: o.Failover,
+		Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
@@ -195,8 +202,7 @@ func unknown(op, tag string) error {
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	limit, err = segment.CheckTake(tag, n, floor, limit)
-	if err != nil {
+	if limit, err = segment.CheckTake(tag, n, floor, limit); err != nil {
 		return segment.Block{}, err
 	}
 	headroom := "-1" // n alone passes limit

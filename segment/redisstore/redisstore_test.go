@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/internal/storetest"
@@ -197,21 +199,9 @@ func TestPrecision(t *testing.T) {
 
 // openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
 func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	o, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Prefix != "" {
-		o.Prefix = opts.Prefix
-	}
-	if opts.WaitReplicas != 0 {
-		o.WaitReplicas = opts.WaitReplicas
-	}
-	if opts.WaitTimeout != 0 {
-		o.WaitTimeout = opts.WaitTimeout
-	}
-	if opts.RequestTimeout != 0 {
-		o.RequestTimeout = opts.RequestTimeout
-	}
-	return Open(ctx, o)
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Prefix, o.WaitReplicas = cmp.Or(opts.Prefix, o.Prefix), cmp.Or(opts.WaitReplicas, o.WaitReplicas)
+		o.WaitTimeout, o.RequestTimeout = cmp.Or(opts.WaitTimeout, o.WaitTimeout), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }

@@ -1,10 +1,12 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
 )
 
@@ -65,18 +67,10 @@ func TestParseURLErrors(t *testing.T) {
 // openURL is ParseURL and Open, with opts' Table, SkipCreate and RequestTimeout
 // over the URL's.
 func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	o, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Table != "" {
-		o.Table = opts.Table
-	}
-	if opts.RequestTimeout != 0 {
-		o.RequestTimeout = opts.RequestTimeout
-	}
-	o.SkipCreate = opts.SkipCreate
-	return Open(ctx, o)
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Table, o.SkipCreate, o.RequestTimeout = cmp.Or(opts.Table, o.Table), opts.SkipCreate, cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }
 
 // openAny is ParseURL and OpenAny.

@@ -209,50 +209,6 @@ func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err er
 	})
 }
 
-// Create implements segment.Store. It writes max_id = t.Max+1 (Leaf's max_id is
-// the next value to hand out) and removes rows a deleted tag of the same name left
-// in the returned table.
-func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
-	ctx, end := s.h.Call.Start(ctx)
-	defer end(&err)
-	if err := segment.CheckCreate(t); err != nil {
-		return err
-	}
-	desc := sql.NullString{String: t.Description, Valid: t.Description != ""}
-	return s.stepErr(s.inTx(ctx, "create tag "+t.Name, func(tx *sql.Tx) error {
-		maxID := t.Max + 1
-		if t.Max == math.MaxInt64 {
-			maxID = t.Max // setMax below adds the top mark
-		}
-		res, err := tx.ExecContext(ctx, s.q.insertTag, t.Name, maxID, t.Step, desc)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", t.Name, s.h.Table, segment.ErrTagExists)
-		}
-		// The tag did not exist, so whatever its name has in the returned table was
-		// left by a tag deleted by hand: its values may be issued again now.
-		var left int64
-		if err := tx.QueryRowContext(ctx, s.q.countReturned, t.Name).Scan(&left); err != nil {
-			return err
-		}
-		if left > 0 {
-			if _, err := tx.ExecContext(ctx, s.q.clearReturned, t.Name); err != nil {
-				return err
-			}
-		}
-		if t.Max == math.MaxInt64 {
-			if err := s.setMax(ctx, tx, t.Name, t.Max); err != nil {
-				return err
-			}
-		}
-		return s.checkStep(ctx, tx, t.Name, t.Step)
-	}), t.Step)
-}
-
 // checkStep reads the step back: a Leaf table's INT column cannot keep a step
 // above 2^31-1, and MySQL outside strict mode cuts it down with only a warning.
 func (s *Store) checkStep(ctx context.Context, tx *sql.Tx, tag string, step int64) error {
@@ -297,6 +253,50 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error)
 		}
 		return s.checkStep(ctx, tx, tag, step)
 	}), step)
+}
+
+// Create implements segment.Store. It writes max_id = t.Max+1 (Leaf's max_id is
+// the next value to hand out) and removes rows a deleted tag of the same name left
+// in the returned table.
+func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := segment.CheckCreate(t); err != nil {
+		return err
+	}
+	desc := sql.NullString{String: t.Description, Valid: t.Description != ""}
+	return s.stepErr(s.inTx(ctx, "create tag "+t.Name, func(tx *sql.Tx) error {
+		maxID := t.Max + 1
+		if t.Max == math.MaxInt64 {
+			maxID = t.Max // setMax below adds the top mark
+		}
+		res, err := tx.ExecContext(ctx, s.q.insertTag, t.Name, maxID, t.Step, desc)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("segment/sqlstore: tag %s in %s: %w", t.Name, s.h.Table, segment.ErrTagExists)
+		}
+		// The tag did not exist, so whatever its name has in the returned table was
+		// left by a tag deleted by hand: its values may be issued again now.
+		var left int64
+		if err := tx.QueryRowContext(ctx, s.q.countReturned, t.Name).Scan(&left); err != nil {
+			return err
+		}
+		if left > 0 {
+			if _, err := tx.ExecContext(ctx, s.q.clearReturned, t.Name); err != nil {
+				return err
+			}
+		}
+		if t.Max == math.MaxInt64 {
+			if err := s.setMax(ctx, tx, t.Name, t.Max); err != nil {
+				return err
+			}
+		}
+		return s.checkStep(ctx, tx, t.Name, t.Step)
+	}), t.Step)
 }
 
 // Tags implements segment.Store. Updated is update_time, written by the database's
