@@ -30,7 +30,7 @@ type Kind struct {
 // New is a store's New: it checks o's settings for a caller's client, which stays
 // the caller's (Close does not close it), and makes the store with newStore.
 func New[S any](client redis.UniversalClient, o Options, k Kind, newStore func(*Conn) (S, []*redis.Script)) (S, error) {
-	c, err := newConn(client, o.Settings(), k.DefaultPrefix)
+	c, err := newConn(client, o.Settings, k.DefaultPrefix)
 	if err != nil {
 		var zero S
 		return zero, fmt.Errorf("%s: %w", k.Package, err)
@@ -62,7 +62,7 @@ func Open[S any](ctx context.Context, o Options, k Kind, newStore func(*Conn) (S
 		return zero, fmt.Errorf("%s: %w", k.Package, err)
 	}
 	client := c.NewClient()
-	conn, err := newConn(client, o.Settings(), k.DefaultPrefix)
+	conn, err := newConn(client, o.Settings, k.DefaultPrefix)
 	if err == nil {
 		conn.owned = true
 		conn.Call = c.Call(conn.Settings)

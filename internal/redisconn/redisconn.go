@@ -22,8 +22,7 @@ import (
 	"github.com/flurryid/flurry/internal/storeurl"
 )
 
-// Settings are the options every Redis store has; each store's Options has these
-// fields, in this order, so that it converts to and from Settings.
+// Settings are the options every Redis store has, beside its connection.
 type Settings struct {
 	// Prefix starts every key, inside the hash tag.
 	Prefix string
@@ -89,20 +88,12 @@ func ClientCall(client redis.UniversalClient, s Settings) bound.Call {
 	return bound.Call{Store: name, Timeout: s.RequestTimeout, Hint: "is Redis running there?"}
 }
 
-// Options are the fields of every Redis store's Options, in this order, so that
-// each store's Options converts to and from it.
+// Options are a Redis store's Options as New, Open and ParseURL take them: the
+// client's configuration (Client or Failover, for Open) and the store's settings.
 type Options struct {
-	Client         *redis.Options
-	Failover       *redis.FailoverOptions
-	Prefix         string
-	WaitReplicas   int
-	WaitTimeout    time.Duration
-	RequestTimeout time.Duration
-}
-
-// Settings returns the store's settings of o.
-func (o Options) Settings() Settings {
-	return Settings{Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}
+	Client   *redis.Options
+	Failover *redis.FailoverOptions
+	Settings
 }
 
 // ParseURL reads a store URL,

@@ -13,7 +13,7 @@ func TestParseSentinelURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, s := Config{Client: o.Client, Failover: o.Failover}, o.Settings()
+	c, s := Config{Client: o.Client, Failover: o.Failover}, o.Settings
 	f := c.Failover
 	if f == nil || c.Client != nil {
 		t.Fatalf("config %+v", c)

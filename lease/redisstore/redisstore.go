@@ -63,7 +63,7 @@ var _ lease.Store = (*Store)(nil)
 //
 // The client should have ContextTimeoutEnabled set; see the package documentation.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
-	return redisconn.New(client, redisconn.Options(opts), kind(), newStore)
+	return redisconn.New(client, opts.conn(), kind(), newStore)
 }
 
 // newStore makes the store on c and returns its scripts, for Open to load.
@@ -76,7 +76,7 @@ func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
 // Open connects to the Redis server o names, checks that it answers, loads the
 // scripts and returns a store that closes the connection on Close.
 func Open(ctx context.Context, o Options) (*Store, error) {
-	return redisconn.Open(ctx, redisconn.Options(o), kind(), newStore)
+	return redisconn.Open(ctx, o.conn(), kind(), newStore)
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
@@ -99,12 +99,19 @@ func (s *Store) Close() error { return s.conn.Close() }
 // which refuses keys it does not know. Errors never show the password.
 func ParseURL(rawURL string) (Options, error) {
 	o, err := redisconn.ParseURL(rawURL, kind().Package)
-	return Options(o), err
+	return Options{Client: o.Client, Failover: o.Failover,
+		Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}, err
 }
 
 // kind names the package for redisconn.
 func kind() redisconn.Kind {
 	return redisconn.Kind{Package: "lease/redisstore", DefaultPrefix: DefaultPrefix}
+}
+
+// conn returns o as redisconn takes it.
+func (o Options) conn() redisconn.Options {
+	s := redisconn.Settings{Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}
+	return redisconn.Options{Client: o.Client, Failover: o.Failover, Settings: s}
 }
 
 // keys returns the scope's keys in the order the scripts expect.

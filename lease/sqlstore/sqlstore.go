@@ -92,6 +92,46 @@ func (s *Store) ensure(ctx context.Context) error { return s.h.Ensure(ctx) }
 // retry runs fn again while it fails with a transient error; see sqlconn.Retry.
 func (s *Store) retry(ctx context.Context, fn func() error) error { return sqlconn.Retry(ctx, fn) }
 
+// List implements lease.Store. Owner, Token and Expires are set only for values a
+// live lease holds.
+func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
+	var out []lease.Record
+	err = s.retry(ctx, func() error {
+		out = out[:0]
+		rows, err := s.h.DB.QueryContext(ctx, s.q.list, scope)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r := lease.Record{Scope: scope}
+			var expires, held int64
+			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &held); err != nil {
+				return err
+			}
+			if held == 1 {
+				r.Held, r.Expires = true, utcMs(expires)
+			} else {
+				r.Owner, r.Token = "", ""
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lease/sqlstore: list %s: %w", scope, err)
+	}
+	return out, nil
+}
+
 func newToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
@@ -299,46 +339,6 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	}
 	if err != nil {
 		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
-	}
-	return out, nil
-}
-
-// List implements lease.Store. Owner, Token and Expires are set only for values a
-// live lease holds.
-func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
-	ctx, end := s.h.Call.Start(ctx)
-	defer end(&err)
-	if err := lease.CheckScope(scope); err != nil {
-		return nil, err
-	}
-	if err := s.ensure(ctx); err != nil {
-		return nil, err
-	}
-	var out []lease.Record
-	err = s.retry(ctx, func() error {
-		out = out[:0]
-		rows, err := s.h.DB.QueryContext(ctx, s.q.list, scope)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			r := lease.Record{Scope: scope}
-			var expires, held int64
-			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &held); err != nil {
-				return err
-			}
-			if held == 1 {
-				r.Held, r.Expires = true, utcMs(expires)
-			} else {
-				r.Owner, r.Token = "", ""
-			}
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lease/sqlstore: list %s: %w", scope, err)
 	}
 	return out, nil
 }

@@ -112,8 +112,8 @@ func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
 
 // conn returns o as redisconn takes it.
 func (o Options) conn() redisconn.Options {
-	return redisconn.Options{Client: o.Client, Failover: o.Failover,
-		Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}
+	return redisconn.Options{Client: o.Client, Failover: o.Failover, Settings: redisconn.Settings{
+		Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}}
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
