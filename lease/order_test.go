@@ -25,7 +25,12 @@ func orderStores(t *testing.T) map[string]func(t *testing.T) lease.Store {
 		"postgres": func(t *testing.T) lease.Store {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			s, err := sqlstore.Open(ctx, testenv.Postgres.URL(t), sqlstore.Options{Table: "flurry_leases_test"})
+			o, err := sqlstore.ParseURL(testenv.Postgres.URL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Table = "flurry_leases_test"
+			s, err := sqlstore.Open(ctx, o)
 			if err != nil {
 				t.Fatalf("opening PostgreSQL: %v", err)
 			}

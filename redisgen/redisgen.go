@@ -15,6 +15,7 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/redisconn"
+	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -310,13 +311,13 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 		case statusFull:
 			// The script measured the wait with Redis's clock; this process's
 			// clock runs at the same rate, so after it Redis is in the next tick.
-			if err := sleep(ctx, min(max(r.wait, time.Microsecond), g.l.Unit())); err != nil {
+			if err := retry.Sleep(ctx, min(max(r.wait, time.Microsecond), g.l.Unit())); err != nil {
 				return 0, err
 			}
 		case statusBehind:
 			if g.behindWait > 0 && waited+r.wait <= g.behindWait {
 				waited += r.wait
-				if err := sleep(ctx, r.wait); err != nil {
+				if err := retry.Sleep(ctx, r.wait); err != nil {
 					return 0, err
 				}
 				continue
@@ -428,17 +429,6 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
-}
-
-// sleep waits for d or until ctx ends, and then returns ctx.Err().
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	return ctx.Err()
 }
 
 // SetNode stores this Redis's node values in the namespace's node key, one hash

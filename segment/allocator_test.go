@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenttest"
@@ -32,7 +33,7 @@ func sqlite(t testing.TB) segment.Store {
 
 func openURL(t testing.TB, rawURL string) segment.Store {
 	t.Helper()
-	s, err := sqlstore.Open(testCtx(t), rawURL, sqlstore.Options{})
+	s, err := storeurl.ParseOpen[*sqlstore.Store](sqlstore.ParseURL, sqlstore.Open)(testCtx(t), rawURL)
 	if err != nil {
 		t.Fatalf("open %s: %v", rawURL, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/sqlstore"
@@ -54,7 +55,7 @@ func child(raw string) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := sqlstore.Open(ctx, raw, sqlstore.Options{})
+			s, err := storeurl.ParseOpen[*sqlstore.Store](sqlstore.ParseURL, sqlstore.Open)(ctx, raw)
 			if err != nil {
 				fail(err)
 				return

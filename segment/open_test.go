@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/sqlstore"
 )
@@ -30,7 +31,7 @@ func TestStartsWithAStoreDown(t *testing.T) {
 			liteURL := "sqlite://" + filepath.Join(t.TempDir(), "segments.db")
 			var lite *gate
 			open := func(ctx context.Context, u string) (segment.Store, error) {
-				s, err := sqlstore.Open(ctx, u, sqlstore.Options{})
+				s, err := storeurl.ParseOpen[*sqlstore.Store](sqlstore.ParseURL, sqlstore.Open)(ctx, u)
 				if err != nil || u != liteURL {
 					return s, err
 				}

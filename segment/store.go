@@ -114,6 +114,14 @@ func CheckStep(step int64) error {
 	return nil
 }
 
+// CheckSetStep validates SetStep's arguments the same way for every store.
+func CheckSetStep(tag string, step int64) error {
+	if err := CheckTagName(tag); err != nil {
+		return err
+	}
+	return CheckStep(step)
+}
+
 // CheckCreate validates Create's argument the same way for every store.
 func CheckCreate(t Tag) error {
 	if err := CheckTagName(t.Name); err != nil {

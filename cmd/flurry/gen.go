@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/segment"
@@ -266,7 +267,7 @@ func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Write
 					fmt.Fprintf(stderr, "flurry: gen: paused: %s; waiting\n", oneLine(genErr))
 					paused = true
 				}
-				if sleepCtx(ctx, d) == nil {
+				if retry.Sleep(ctx, d) == nil {
 					continue
 				}
 				return &exitError{code: 130, err: fmt.Errorf("gen: interrupted after %d of %d IDs", done, n)}
@@ -294,17 +295,6 @@ func pauseFor(err error) (time.Duration, bool) {
 		return poll, true
 	}
 	return 0, false
-}
-
-// sleepCtx sleeps for d or until ctx ends, and then returns ctx.Err().
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	return ctx.Err()
 }
 
 // leastDuration is how long n IDs take at capRate IDs per second, rounded up to a

@@ -15,7 +15,6 @@ import (
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
-	"github.com/flurryid/flurry/segment/sqlstore"
 	"github.com/spf13/cobra"
 )
 
@@ -218,7 +217,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 
 // sqlitePath returns the file a sqlite: URL names.
 func sqlitePath(rawURL string) (string, bool) {
-	c, err := sqlconn.Parse(rawURL, sqlconn.ParseOptions{DefaultTable: sqlstore.DefaultTable})
+	c, err := sqlconn.Parse(rawURL, sqlconn.ParseOptions{Keys: []string{"schema"}})
 	if err != nil || c.Engine != sqlconn.SQLite {
 		return "", false
 	}

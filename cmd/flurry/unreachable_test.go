@@ -61,17 +61,18 @@ func TestUnreachableStores(t *testing.T) {
 			"flurry: lease/etcdstore: etcd store etcd://" + closed + "/x: no answer within 5s (is etcd running there?)"},
 		{"etcd segment list, hanging", []string{"segment", "list", "etcd://" + hole + "/x"},
 			"segment/etcdstore: etcd store etcd://" + hole + "/x: no answer within 5s (is etcd running there?)"},
-		// The URL options.
+		// The URL options. Open names a Redis or etcd store by its Options (the
+		// address, database or prefix, never a password), not by the URL.
 		{"etcd gen", []string{"gen", "-n", "1", "--lease", "etcd://" + hole + "/x?dial_timeout=1s"},
-			"lease/etcdstore: etcd store etcd://" + hole + "/x?dial_timeout=1s: no answer within 1s (is etcd running there?)"},
+			"lease/etcdstore: etcd store etcd://" + hole + "/x: no answer within 1s (is etcd running there?)"},
 		{"etcd serve", []string{"serve", "--listen", listen, "--config", serveConfig("etcd", "etcd://"+hole+"/x?dial_timeout=1s")},
-			"etcd store etcd://" + hole + "/x?dial_timeout=1s: no answer within 1s (is etcd running there?)"},
+			"etcd store etcd://" + hole + "/x: no answer within 1s (is etcd running there?)"},
 		{"redis lease list, refused", []string{"lease", "list", "--scope", "x", "redis://:hunter2pw@" + closed + "/0"},
-			"lease/redisstore: redis store redis://:xxxxx@" + closed + "/0: dial tcp " + closed + ": connect: connection refused"},
+			"lease/redisstore: redis store redis://" + closed + "/0: dial tcp " + closed + ": connect: connection refused"},
 		{"redis serve, refused", []string{"serve", "--listen", listen, "--config", serveConfig("redis", "redis://"+closed+"/0")},
 			"redis store redis://" + closed + "/0: dial tcp " + closed + ": connect: connection refused"},
 		{"redis segment list, hanging", []string{"segment", "list", "redis://" + hole + "/0?dial_timeout=1s"},
-			"segment/redisstore: redis store redis://" + hole + "/0?dial_timeout=1s: no answer within 1s (is Redis running there?)"},
+			"segment/redisstore: redis store redis://" + hole + "/0: no answer within 1s (is Redis running there?)"},
 		{"postgres lease list, hanging", []string{"lease", "list", "--scope", "x", "postgres://u:hunter2pw@" + hole + "/db?request_timeout=1s"},
 			"lease/sqlstore: postgres store postgres://u:xxxxx@" + hole + "/db?request_timeout=1s: no answer within 1s (is PostgreSQL running there?)"},
 		{"mysql segment list, hanging", []string{"segment", "list", "mysql://root@" + hole + "/test?request_timeout=1s"},

@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/flurryid/flurry/internal/sqlconn"
 )
 
 // Engine tells the DDL apart: "mysql" or "postgres".
@@ -120,21 +122,12 @@ func Exec(ctx context.Context, db *sql.DB, stmts []string) error {
 	return nil
 }
 
+// ph writes a statement's ? placeholders as the engine takes them.
 func ph(e Engine, s string) string {
 	if e != "postgres" {
 		return s
 	}
-	var b strings.Builder
-	n := 0
-	for _, c := range s {
-		if c == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return sqlconn.Dollars(s)
 }
 
 // LeafTake is Leaf's IDAllocDaoImpl.updateMaxIdAndGetLeafAlloc (step 0) or

@@ -1,14 +1,14 @@
 // Package etcdconn holds what flurry's etcd stores (lease/etcdstore and
-// segment/etcdstore) share: their URL form, connecting, and paged reads.
+// segment/etcdstore) share: their URL form, their New and Open, and paged reads.
 //
 // Errors carry no package prefix; the stores add theirs. They never show a password.
 package etcdconn
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,15 +21,11 @@ import (
 	"github.com/flurryid/flurry/internal/storeurl"
 )
 
-// Settings are the options every etcd store has; each store's Options has these
-// fields, in this order, so that it converts to and from Settings.
-type Settings struct {
-	// Prefix starts every key.
-	Prefix string
-	// DialTimeout bounds Open: connecting and the first read. Zero means 5s.
-	DialTimeout time.Duration
-	// RequestTimeout bounds each store call whose context has no deadline. Zero
-	// means 5s (bound.DefaultTimeout); negative means no bound.
+// Options are the fields of every etcd store's Options, in this order, so that
+// each store's Options converts to and from it.
+type Options struct {
+	Client         clientv3.Config
+	Prefix         string
 	RequestTimeout time.Duration
 }
 
@@ -37,120 +33,164 @@ type Settings struct {
 //
 //	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s&request_timeout=5s]
 //
-// into a client configuration and the store's settings. The endpoints are spoken
-// to over plain HTTP/2 (no TLS). The path, without its first slash, is the key
-// prefix and replaces s.Prefix (etcd://h:2379//abs gives the prefix "/abs");
-// dial_timeout and request_timeout replace s.DialTimeout and s.RequestTimeout, and
-// a zero DialTimeout becomes 5s. Other query keys are refused.
-func ParseURL(rawURL string, s Settings) (clientv3.Config, Settings, error) {
-	var cfg clientv3.Config
+// into a store's Options. The endpoints are spoken to over plain HTTP/2 (no TLS).
+// The path, without its first slash, is the key prefix (etcd://h:2379//abs gives
+// the prefix "/abs"); dial_timeout sets Client.DialTimeout (default 5s) and
+// request_timeout sets RequestTimeout. Other query keys are refused. Errors start
+// with pkg and never show a password.
+func ParseURL(rawURL, pkg string) (Options, error) {
+	o, err := parseURL(rawURL)
+	if err != nil {
+		return Options{}, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return o, nil
+}
+
+func parseURL(rawURL string) (Options, error) {
+	var o Options
 	// The endpoint list is taken out before url.Parse, which refuses some lists
 	// ([::1]:2379,[::1]:2380); errors never show the password.
-	u, hosts, _, err := storeurl.ParseWithHosts(rawURL)
+	u, hosts, redacted, err := storeurl.ParseWithHosts(rawURL)
 	if err != nil {
-		return cfg, s, fmt.Errorf("not an etcd:// URL: %v", err)
+		return o, fmt.Errorf("not an etcd:// URL: %v", err)
 	}
 	u.Host = hosts.String()
 	if u.Scheme != "etcd" {
-		return cfg, s, fmt.Errorf("%s: the scheme must be etcd", u.Redacted())
+		return o, fmt.Errorf("%s: the scheme must be etcd", redacted)
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return cfg, s, fmt.Errorf("%s: name the endpoints: etcd://host:port[,host:port]", u.Redacted())
+		return o, fmt.Errorf("%s: name the endpoints: etcd://host:port[,host:port]", redacted)
 	}
 	for _, h := range strings.Split(u.Host, ",") {
 		host, port, err := net.SplitHostPort(h)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return cfg, s, fmt.Errorf("%s: endpoint %q must be host:port", u.Redacted(), h)
+			return o, fmt.Errorf("%s: endpoint %q must be host:port", redacted, h)
 		}
-		cfg.Endpoints = append(cfg.Endpoints, "http://"+h)
+		o.Client.Endpoints = append(o.Client.Endpoints, "http://"+h)
 	}
 	if u.User != nil {
-		cfg.Username = u.User.Username()
-		cfg.Password, _ = u.User.Password()
+		o.Client.Username = u.User.Username()
+		o.Client.Password, _ = u.User.Password()
 	}
 	if p := strings.TrimPrefix(u.Path, "/"); strings.TrimRight(p, "/") != "" {
-		s.Prefix = p
+		o.Prefix = p
 	}
-	q := u.Query()
-	for _, o := range []struct {
-		key string
-		d   *time.Duration
-	}{{"dial_timeout", &s.DialTimeout}, {"request_timeout", &s.RequestTimeout}} {
-		if !q.Has(o.key) {
-			continue
-		}
-		d, err := time.ParseDuration(q.Get(o.key))
-		if err != nil || d <= 0 || len(q[o.key]) > 1 {
-			return cfg, s, fmt.Errorf("%s: %s must be one duration such as 5s", u.Redacted(), o.key)
-		}
-		*o.d = d
-		q.Del(o.key)
+	q, err := storeurl.NewQuery(u.RawQuery)
+	if err != nil {
+		return o, fmt.Errorf("%s: %v", redacted, err)
 	}
-	if len(q) > 0 {
-		var ks []string
-		for k := range q {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return cfg, s, fmt.Errorf("%s: unknown option %s; the options are dial_timeout and request_timeout", u.Redacted(), strings.Join(ks, ", "))
+	o.Client.DialTimeout = 5 * time.Second
+	q.Duration("dial_timeout", &o.Client.DialTimeout)
+	q.Duration("request_timeout", &o.RequestTimeout)
+	if err := q.Remaining(); err != nil {
+		return o, fmt.Errorf("%s: %v; the keys are dial_timeout and request_timeout", redacted, err)
 	}
-	if s.DialTimeout < 0 {
-		return cfg, s, fmt.Errorf("DialTimeout %v is negative", s.DialTimeout)
-	}
-	if s.DialTimeout == 0 {
-		s.DialTimeout = 5 * time.Second
-	}
-	cfg.DialTimeout = s.DialTimeout
-	cfg.Logger = zap.NewNop() // errors are returned, not logged
-	return cfg, s, nil
+	return o, nil
 }
 
-// Connect makes a client for cfg and checks that the cluster answers by reading
-// probe, within cfg.DialTimeout or ctx's deadline, whichever comes first. The
-// client dials lazily (etcd's client has since v3.5), so without that read an
-// unreachable cluster would only show on the first store call, and that call would
-// wait forever for a connection. rawURL is for messages only; they show it without
-// its password.
-func Connect(ctx context.Context, cfg clientv3.Config, rawURL, probe string) (_ *clientv3.Client, err error) {
-	ctx, end := Call(rawURL, Settings{}).Dial(ctx, cfg.DialTimeout)
+// Conn is an etcd store's client with its key prefix: what New and Open of every
+// etcd store make.
+type Conn struct {
+	Cli    *clientv3.Client
+	Prefix string     // without a trailing slash; never empty
+	Call   bound.Call // bounds and names each store call
+	owned  bool       // Close closes Cli
+}
+
+// Close closes the client Open made; a caller's client stays open.
+func (c *Conn) Close() error {
+	if c.owned {
+		return c.Cli.Close()
+	}
+	return nil
+}
+
+// Kind names an etcd store package for New and Open.
+type Kind struct {
+	Package       string // starts every error: "lease/etcdstore"
+	DefaultPrefix string // the key prefix of an empty Options.Prefix
+	// Probe returns the key Open reads to check that the cluster answers.
+	Probe func(prefix string) string
+}
+
+func (k Kind) prefix(o Options) string {
+	return cmp.Or(strings.TrimRight(o.Prefix, "/"), k.DefaultPrefix)
+}
+
+// New is a store's New on a caller's client, which stays the caller's: Close does
+// not close it.
+func New(cli *clientv3.Client, o Options, k Kind) (*Conn, error) {
+	if cli == nil {
+		return nil, fmt.Errorf("%s: New needs a client", k.Package)
+	}
+	p := k.prefix(o)
+	return &Conn{Cli: cli, Prefix: p, Call: call(clientName(cli, p), o.RequestTimeout)}, nil
+}
+
+// Open is a store's Open: it makes a client for o.Client and checks that the
+// cluster answers by reading k.Probe, within o.Client.DialTimeout (zero means 5s)
+// or ctx's deadline, whichever comes first. The client dials lazily (etcd's client
+// has since v3.5), so without that read an unreachable cluster would only show on
+// the first store call, and that call would wait forever for a connection.
+func Open(ctx context.Context, o Options, k Kind) (*Conn, error) {
+	c, err := open(ctx, o, k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", k.Package, err)
+	}
+	return c, nil
+}
+
+func open(ctx context.Context, o Options, k Kind) (_ *Conn, err error) {
+	cfg := o.Client
+	if cfg.DialTimeout < 0 {
+		return nil, fmt.Errorf("DialTimeout %v is negative", cfg.DialTimeout)
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop() // errors are returned, not logged
+	}
+	p := k.prefix(o)
+	name := configName(cfg, p)
+	ctx, end := call(name, 0).Dial(ctx, cfg.DialTimeout)
 	defer end(&err)
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < cfg.DialTimeout {
 		cfg.DialTimeout = max(time.Until(d), time.Millisecond)
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("etcd store %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("etcd store %s: %w", name, err)
 	}
-	if _, err := cli.Get(ctx, probe); err != nil {
+	if _, err := cli.Get(ctx, k.Probe(p)); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("etcd store %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("etcd store %s: %w", name, err)
 	}
-	return cli, nil
+	return &Conn{Cli: cli, Prefix: p, Call: call(name, o.RequestTimeout), owned: true}, nil
 }
 
-// Call describes the calls of the store rawURL names, with s's RequestTimeout; see
-// package bound.
-func Call(rawURL string, s Settings) bound.Call {
-	return bound.Call{Store: "etcd store " + redact(rawURL), Timeout: s.RequestTimeout, Hint: "is etcd running there?"}
+// call describes the calls of the store named name; see package bound.
+func call(name string, timeout time.Duration) bound.Call {
+	return bound.Call{Store: "etcd store " + name, Timeout: timeout, Hint: "is etcd running there?"}
 }
 
-// ClientCall is Call for a store made on a caller's client: the store is named by
-// the client's endpoints and the prefix.
-func ClientCall(cli *clientv3.Client, prefix string, s Settings) bound.Call {
-	var hosts []string
-	if cli != nil {
-		for _, e := range cli.Endpoints() {
-			_, h, ok := strings.Cut(e, "://")
-			if !ok {
-				h = e
-			}
-			hosts = append(hosts, h)
+// configName names a store by its endpoints and prefix, without a password.
+func configName(cfg clientv3.Config, prefix string) string { return name(cfg.Endpoints, prefix) }
+
+// clientName is configName for a caller's client.
+func clientName(cli *clientv3.Client, prefix string) string { return name(cli.Endpoints(), prefix) }
+
+func name(endpoints []string, prefix string) string {
+	hosts := make([]string, 0, len(endpoints))
+	for _, e := range endpoints {
+		_, h, ok := strings.Cut(e, "://")
+		if !ok {
+			h = e
 		}
+		hosts = append(hosts, h)
 	}
-	return Call("etcd://"+strings.Join(hosts, ",")+"/"+prefix, s)
+	return "etcd://" + strings.Join(hosts, ",") + "/" + prefix
 }
-
-func redact(rawURL string) string { return storeurl.Redact(rawURL) }
 
 // PageSize is how many keys RangeAll reads per request.
 const PageSize = 1000

@@ -22,8 +22,7 @@ import (
 	"github.com/flurryid/flurry/internal/storeurl"
 )
 
-// Settings are the options every Redis store has; each store's Options has these
-// fields, in this order, so that it converts to and from Settings.
+// Settings are the options every Redis store has, beside its connection.
 type Settings struct {
 	// Prefix starts every key, inside the hash tag.
 	Prefix string
@@ -89,52 +88,60 @@ func ClientCall(client redis.UniversalClient, s Settings) bound.Call {
 	return bound.Call{Store: name, Timeout: s.RequestTimeout, Hint: "is Redis running there?"}
 }
 
-// ParseURL splits a store URL,
+// Options are a Redis store's Options as New, Open and ParseURL take them: the
+// client's configuration (Client or Failover, for Open) and the store's settings.
+type Options struct {
+	Client   *redis.Options
+	Failover *redis.FailoverOptions
+	Settings
+}
+
+// ParseURL reads a store URL,
 //
 //	redis://[user:password@]host:port[/db][?prefix=...&wait_replicas=1&wait_timeout=500ms&request_timeout=5s&...]
 //	rediss://...   (TLS)
 //	redis+sentinel://[[user]:password@]host:26379[,host:26379...]/master[/db][?...]
 //	rediss+sentinel://...   (TLS)
 //
-// into the client's configuration and the store's settings. prefix,
-// wait_replicas, wait_timeout and request_timeout replace those fields of s; the
-// other query keys are the client's (see ParseClientURL). The client has
-// ContextTimeoutEnabled set.
-func ParseURL(rawURL string, s Settings) (Config, Settings, error) {
+// into a store's Options: Client or Failover, and the fields of prefix,
+// wait_replicas, wait_timeout and request_timeout; the other query keys are the
+// client's (see ParseClientURL). The client has ContextTimeoutEnabled set. Errors
+// start with prefix and never show a password.
+func ParseURL(rawURL, prefix string) (Options, error) {
+	o, err := parseURL(rawURL)
+	if err != nil {
+		return Options{}, fmt.Errorf("%s: %w", prefix, err)
+	}
+	return o, nil
+}
+
+func parseURL(rawURL string) (Options, error) {
+	var o Options
 	u, hosts, redacted, err := storeurl.ParseWithHosts(rawURL)
 	if err != nil {
-		return Config{}, s, fmt.Errorf("not a redis:// URL: %v", err)
+		return o, fmt.Errorf("not a redis:// URL: %v", err)
 	}
-	q := u.Query()
-	if q.Has("prefix") {
-		s.Prefix = q.Get("prefix")
-		q.Del("prefix")
+	q, err := storeurl.NewQuery(u.RawQuery)
+	if err != nil {
+		return o, fmt.Errorf("%s: %v", redacted, err)
 	}
-	if q.Has("wait_replicas") {
-		n, err := strconv.Atoi(q.Get("wait_replicas"))
+	o.Prefix = q.Take("prefix")
+	if v := q.Take("wait_replicas"); v != "" {
+		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return Config{}, s, fmt.Errorf("%s: wait_replicas must be a whole number", redacted)
+			return o, fmt.Errorf("%s: wait_replicas=%s: use a whole number", redacted, v)
 		}
-		s.WaitReplicas = n
-		q.Del("wait_replicas")
+		o.WaitReplicas = n
 	}
-	for _, o := range []struct {
-		key string
-		d   *time.Duration
-	}{{"wait_timeout", &s.WaitTimeout}, {"request_timeout", &s.RequestTimeout}} {
-		if !q.Has(o.key) {
-			continue
-		}
-		d, err := time.ParseDuration(q.Get(o.key))
-		if err != nil || d < 0 || d == 0 && o.key == "request_timeout" {
-			return Config{}, s, fmt.Errorf("%s: %s must be a duration such as 500ms", redacted, o.key)
-		}
-		*o.d = d
-		q.Del(o.key)
+	q.Duration("wait_timeout", &o.WaitTimeout)
+	q.Duration("request_timeout", &o.RequestTimeout)
+	if err := q.Err(); err != nil {
+		return o, fmt.Errorf("%s: %v", redacted, err)
 	}
-	u.RawQuery = q.Encode()
+	u.RawQuery = q.Rest().Encode()
 	c, err := parseClient(u, hosts)
-	return c, s, err
+	o.Client, o.Failover = c.Client, c.Failover
+	return o, err
 }
 
 // ParseClientURL reads a URL of the forms ParseURL takes, without the store keys.
@@ -153,7 +160,7 @@ func ParseClientURL(rawURL string) (Config, error) {
 }
 
 func parseClient(u *url.URL, hosts storeurl.HostList) (Config, error) {
-	c := Config{Redacted: redactQuery(hosts.Restore(u.Redacted()))}
+	c := Config{Redacted: storeurl.Redact(hosts.Restore(u.String()))}
 	switch strings.ToLower(u.Scheme) {
 	case "redis", "rediss":
 		if len(hosts) > 1 {
@@ -228,20 +235,6 @@ func parseSentinel(u *url.URL, hosts storeurl.HostList) (*redis.FailoverOptions,
 	return f, nil
 }
 
-// redactQuery hides the value of a sentinel_password query key.
-func redactQuery(s string) string {
-	i := strings.Index(s, "sentinel_password=")
-	if i < 0 {
-		return s
-	}
-	i += len("sentinel_password=")
-	j := strings.IndexAny(s[i:], "&#")
-	if j < 0 {
-		j = len(s) - i
-	}
-	return s[:i] + "xxxxx" + s[i+j:]
-}
-
 // Check validates s for client and fills in the defaults: defaultPrefix for an
 // empty Prefix, 1s for a zero WaitTimeout.
 func Check(client redis.UniversalClient, s Settings, defaultPrefix string) (Settings, error) {
@@ -288,8 +281,13 @@ func Connect(ctx context.Context, client redis.UniversalClient, c Config, script
 // the primary.
 var ErrNotReplicated = errors.New("redis: too few replicas acknowledged the write")
 
-// NotReplicatedError reports a write that fewer replicas than asked acknowledged.
-type NotReplicatedError struct{ Got, Want int64 }
+// NotReplicatedError reports a write that fewer replicas than asked acknowledged
+// within the WAIT timeout; the stores export it under the same name. The write was
+// made on the primary. It matches ErrNotReplicated.
+type NotReplicatedError struct {
+	Got  int64 // replicas that acknowledged the write in time
+	Want int64 // replicas asked for (Options.WaitReplicas)
+}
 
 func (e *NotReplicatedError) Error() string {
 	return fmt.Sprintf("%d of %d replicas acknowledged the write in time", e.Got, e.Want)

@@ -9,10 +9,11 @@ import (
 )
 
 func TestParseSentinelURL(t *testing.T) {
-	c, s, err := ParseURL("redis+sentinel://ann:hunter2@s1:26379,s2,[::1]:26381/mymaster/3?prefix=p&wait_replicas=1&dial_timeout=2s&sentinel_password=hunter3&request_timeout=7s", Settings{})
+	o, err := ParseURL("redis+sentinel://ann:hunter2@s1:26379,s2,[::1]:26381/mymaster/3?prefix=p&wait_replicas=1&dial_timeout=2s&sentinel_password=hunter3&request_timeout=7s", "pkg")
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, s := Config{Client: o.Client, Failover: o.Failover}, o.Settings
 	f := c.Failover
 	if f == nil || c.Client != nil {
 		t.Fatalf("config %+v", c)
@@ -24,8 +25,12 @@ func TestParseSentinelURL(t *testing.T) {
 	if s.Prefix != "p" || s.WaitReplicas != 1 || s.RequestTimeout != 7*time.Second {
 		t.Errorf("settings %+v", s)
 	}
-	if strings.Contains(c.Redacted, "hunter") || !strings.Contains(c.Redacted, "s1:26379,s2,[::1]:26381/mymaster/3") {
-		t.Errorf("redacted %q", c.Redacted)
+	if oc, err := config(o); err != nil || strings.Contains(oc.Redacted, "hunter") || oc.Redacted != "redis+sentinel://s1:26379,s2:26379,[::1]:26381/mymaster/3" {
+		t.Errorf("Open's name %q, %v", oc.Redacted, err)
+	}
+	if cc, err := ParseClientURL("redis+sentinel://ann:hunter2@s1:26379,s2,[::1]:26381/mymaster/3?sentinel_password=hunter3"); err != nil ||
+		strings.Contains(cc.Redacted, "hunter") || !strings.Contains(cc.Redacted, "s1:26379,s2,[::1]:26381/mymaster/3") {
+		t.Errorf("redacted %q, %v", cc.Redacted, err)
 	}
 	if c.DialTimeout() != 2*time.Second {
 		t.Errorf("DialTimeout %v", c.DialTimeout())
@@ -36,9 +41,9 @@ func TestParseSentinelURL(t *testing.T) {
 		cl.Close()
 	}
 
-	c, _, err = ParseURL("rediss+sentinel://s1/m", Settings{})
-	if err != nil || c.Failover.TLSConfig == nil || c.Failover.DB != 0 || c.Failover.SentinelAddrs[0] != "s1:26379" {
-		t.Errorf("rediss+sentinel: %+v, %v", c.Failover, err)
+	o, err = ParseURL("rediss+sentinel://s1/m", "pkg")
+	if err != nil || o.Failover.TLSConfig == nil || o.Failover.DB != 0 || o.Failover.SentinelAddrs[0] != "s1:26379" {
+		t.Errorf("rediss+sentinel: %+v, %v", o.Failover, err)
 	}
 }
 
@@ -56,7 +61,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis://h:1/0?request_timeout=0", "request_timeout"},
 		{"redis+sentinel://:hunter2pw@s1:26379/m?sentinel_password=hunter3pw&bogus=1", "sentinel_password=xxxxx"},
 	} {
-		_, _, err := ParseURL(tc.url, Settings{})
+		_, err := ParseURL(tc.url, "pkg")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter") {
 			t.Errorf("ParseURL(%q) error %v; want %q, no password", tc.url, err, tc.want)
 		}
@@ -84,10 +89,12 @@ func FuzzParseURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		c, _, err := ParseURL(raw, Settings{})
-		msg := c.Redacted
+		o, err := ParseURL(raw, "pkg")
+		var msg string
 		if err != nil {
 			msg = err.Error()
+		} else if c, err := config(o); err == nil {
+			msg = c.Redacted
 		}
 		if u, perr := url.Parse(raw); perr == nil && u.User != nil {
 			if pw, ok := u.User.Password(); ok && len(pw) >= 6 && strings.Contains(msg, ":"+pw+"@") {

@@ -121,8 +121,8 @@ func (l HostList) Restore(s string) string {
 
 // ParseWithHosts is url.Parse for a URL with a host list: it returns the parsed
 // URL (its Host is Placeholder when it has hosts), the hosts, and the URL
-// redacted (password replaced by "xxxxx") for messages. Parse errors never show
-// the password.
+// redacted for messages (the password, and the value of any query key ending in
+// "password", replaced by "xxxxx"). Parse errors never show the password.
 func ParseWithHosts(rawURL string) (*url.URL, HostList, string, error) {
 	rest, hosts, err := CutHosts(rawURL)
 	if err != nil {
@@ -135,5 +135,5 @@ func ParseWithHosts(rawURL string) (*url.URL, HostList, string, error) {
 		}
 		return nil, nil, "(unparsable URL)", err
 	}
-	return u, hosts, hosts.Restore(u.Redacted()), nil
+	return u, hosts, redactQuery(hosts.Restore(u.Redacted())), nil
 }

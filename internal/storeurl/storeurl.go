@@ -1,5 +1,7 @@
-// Package storeurl picks a store opener by a URL's scheme, for the lease and segment
-// packages that open any of their stores by URL.
+// Package storeurl holds what every store URL parser shares: host lists
+// (h1:5432,h2:5432), query keys consumed once and refused when unknown, redaction
+// of passwords for messages, and picking a store opener by a URL's scheme for the
+// lease and segment packages that open any of their stores by URL.
 package storeurl
 
 import (
@@ -11,6 +13,23 @@ import (
 
 // Opener opens one kind of store from its URL.
 type Opener[S any] func(ctx context.Context, rawURL string) (S, error)
+
+// ParseOpen makes the Opener of a store package from its ParseURL and Open: the
+// URL is parsed into the store's Options, which open opens. T must implement S.
+func ParseOpen[S, O, T any](parse func(string) (O, error), open func(context.Context, O) (T, error)) Opener[S] {
+	return func(ctx context.Context, rawURL string) (S, error) {
+		var zero S
+		o, err := parse(rawURL)
+		if err != nil {
+			return zero, err
+		}
+		t, err := open(ctx, o)
+		if err != nil {
+			return zero, err // not t: a typed nil in S would not be nil
+		}
+		return any(t).(S), nil
+	}
+}
 
 // Schemes lists the schemes of openers, sorted.
 func Schemes[S any](openers map[string]Opener[S]) []string {
@@ -38,8 +57,9 @@ func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Op
 	return open(ctx, rawURL)
 }
 
-// Redact returns a URL with its password replaced by "xxxxx", for messages. A
-// host list (h1:2379,h2:2379) is kept.
+// Redact returns a URL with its password, and the value of any query key ending
+// in "password", replaced by "xxxxx", for messages. A host list (h1:2379,h2:2379)
+// is kept. It is the one redaction every store and command uses.
 func Redact(rawURL string) string {
 	_, _, r, _ := ParseWithHosts(rawURL)
 	return r

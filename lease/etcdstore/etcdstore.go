@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +17,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/etcdconn"
+	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -34,14 +33,16 @@ const (
 	rounds     = 16
 )
 
-// Options configures a Store. The zero Options is valid.
+// Options configures a Store. The zero Options is valid for New; Open needs
+// Client.Endpoints, which ParseURL sets.
 type Options struct {
+	// Client configures Open's etcd client: Endpoints, Username and Password,
+	// DialTimeout (which bounds Open's first connection and read, along with Open's
+	// context; zero means 5s), TLS. ParseURL sets it. New ignores it.
+	Client clientv3.Config
 	// Prefix starts every key: Prefix/scope/held/value. Empty means DefaultPrefix.
 	// A trailing slash is dropped.
 	Prefix string
-	// DialTimeout bounds Open's first connection and read, along with Open's
-	// context. Zero means 5s. New ignores it.
-	DialTimeout time.Duration
 	// RequestTimeout bounds each call whose context has no deadline: etcd's
 	// client waits for a connection forever otherwise. Zero means 5s; negative
 	// means no bound. A call that runs out of time fails with an error matching
@@ -51,65 +52,51 @@ type Options struct {
 
 // Store is a lease.Store in etcd. It is safe for concurrent use.
 type Store struct {
+	conn   *etcdconn.Conn
 	cli    *clientv3.Client
-	owned  bool // Close closes cli
 	prefix string
-	call   bound.Call // bounds and names each call
 }
 
 var _ lease.Store = (*Store)(nil)
 
 // New returns a store using cli, which stays the caller's: Close does not close it.
-func New(cli *clientv3.Client, opts Options) *Store {
-	p := strings.TrimRight(opts.Prefix, "/")
-	if p == "" {
-		p = DefaultPrefix
-	}
-	return &Store{cli: cli, prefix: p, call: etcdconn.ClientCall(cli, p, etcdconn.Settings(opts))}
+func New(cli *clientv3.Client, opts Options) (*Store, error) {
+	return newStore(etcdconn.New(cli, etcdconn.Options(opts), kind()))
 }
 
-// Open connects to the etcd cluster a URL names, checks that it answers, and
-// returns a store that closes the connection on Close:
+func newStore(c *etcdconn.Conn, err error) (*Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Store{conn: c, cli: c.Cli, prefix: c.Prefix}, nil
+}
+
+// Open connects to the etcd cluster o names, checks that it answers, and returns a
+// store that closes the connection on Close.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	return newStore(etcdconn.Open(ctx, etcdconn.Options(o), kind()))
+}
+
+// Close closes the client Open made; it does nothing for a store made by New. It
+// does not release leases.
+func (s *Store) Close() error { return s.conn.Close() }
+
+// ParseURL reads a store URL into Options for Open, without connecting:
 //
 //	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s&request_timeout=5s]
 //
 // The endpoints are spoken to over plain HTTP/2 (no TLS); with several, the client
 // moves to another when one fails (name every member of the cluster). The path,
-// without its first slash, is the key prefix and wins over opts.Prefix
-// (etcd://h:2379//abs gives the prefix "/abs"); dial_timeout and request_timeout
-// win over the Options fields of those names. Other query keys are refused. Errors
-// never show the password.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	cfg, opts, err := parseURL(rawURL, opts)
-	if err != nil {
-		return nil, err
-	}
-	p := New(nil, opts).prefix
-	cli, err := etcdconn.Connect(ctx, cfg, rawURL, p+"/")
-	if err != nil {
-		return nil, fmt.Errorf("lease/etcdstore: %w", err)
-	}
-	s := New(cli, opts)
-	s.owned = true
-	s.call = etcdconn.Call(rawURL, etcdconn.Settings(opts))
-	return s, nil
+// without its first slash, is the key prefix (etcd://h:2379//abs gives the prefix
+// "/abs"); dial_timeout sets Client.DialTimeout and request_timeout RequestTimeout.
+// Other query keys are refused. Errors never show the password.
+func ParseURL(rawURL string) (Options, error) {
+	o, err := etcdconn.ParseURL(rawURL, kind().Package)
+	return Options(o), err
 }
 
-func parseURL(rawURL string, opts Options) (clientv3.Config, Options, error) {
-	cfg, st, err := etcdconn.ParseURL(rawURL, etcdconn.Settings(opts))
-	if err != nil {
-		return cfg, opts, fmt.Errorf("lease/etcdstore: %w", err)
-	}
-	return cfg, Options(st), nil
-}
-
-// Close closes the client Open made; it does nothing for a store made by New. It
-// does not release leases.
-func (s *Store) Close() error {
-	if s.owned {
-		return s.cli.Close()
-	}
-	return nil
+func kind() etcdconn.Kind {
+	return etcdconn.Kind{Package: "lease/etcdstore", DefaultPrefix: DefaultPrefix, Probe: func(p string) string { return p + "/" }}
 }
 
 func (s *Store) heldPrefix(scope string) string { return s.prefix + "/" + scope + "/held/" }
@@ -256,7 +243,7 @@ func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
 // Acquire claims the free value of [0, size) with the lowest mark, then the lowest
 // value, under a new etcd lease; see lease.Store.
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
@@ -268,7 +255,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 
 // AcquireValue claims exactly value under a new etcd lease; see lease.Store.
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
@@ -354,10 +341,8 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			}
 		}
 		// Others took every candidate: read again after a short random pause.
-		select {
-		case <-ctx.Done():
-			return fail(ctx.Err())
-		case <-time.After(time.Duration(mrand.Int64N(int64(5*time.Millisecond) << min(round, 5)))):
+		if err := (retry.Backoff{First: 5 * time.Millisecond, Max: 160 * time.Millisecond}).Wait(ctx, round+1); err != nil {
+			return fail(err)
 		}
 	}
 	return fail(fmt.Errorf("gave up after %d reads: other acquirers kept taking the free values first", rounds))
@@ -409,7 +394,14 @@ func checkLease(l lease.Lease) (clientv3.LeaseID, error) {
 // key at m.rev, raising the mark to mark on the way; when only the mark moved it
 // tries again. It returns the mark, or ErrLost when the held key changed.
 func (s *Store) raise(ctx context.Context, hk, mk string, heldRev int64, m markKV, mark int64, ops ...clientv3.Op) (int64, error) {
-	for range rounds {
+	for round := range rounds {
+		if round > 0 {
+			// Another writer moved the mark between the read and the write: pause
+			// a random moment, so that two raisers do not collide again in step.
+			if err := (retry.Backoff{First: time.Millisecond, Max: 16 * time.Millisecond}).Wait(ctx, round); err != nil {
+				return 0, err
+			}
+		}
 		newMark := max(m.mark, mark)
 		all := ops
 		if newMark > m.mark || m.rev == 0 {
@@ -441,7 +433,7 @@ func (s *Store) raise(ctx context.Context, hk, mk string, heldRev int64, m markK
 // A ttl longer than the etcd lease was granted with moves the value to a new etcd
 // lease, with a new Token.
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	id, err := checkLease(l)
 	if err == nil {
@@ -506,7 +498,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 // Release deletes the held key, sets the mark to mark, even below the reservation
 // written by Renew, and revokes the etcd lease; see lease.Store.
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	id, err := checkLease(l)
 	if err != nil {
@@ -547,7 +539,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 // List returns the scope's values that have a mark or a holder, by value; see
 // lease.Store. Expires comes from etcd's remaining TTL of each holder's lease.
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := lease.CheckScope(scope); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
@@ -23,7 +25,7 @@ func testCtx(t *testing.T) context.Context {
 
 func open(t *testing.T, rawURL string, opts Options) *Store {
 	t.Helper()
-	s, err := Open(testCtx(t), rawURL, opts)
+	s, err := openURL(testCtx(t), rawURL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func open(t *testing.T, rawURL string, opts Options) *Store {
 func TestConformance(t *testing.T) {
 	u := testenv.Etcd.URL(t)
 	leasetest.Run(t, func(t *testing.T) lease.Store {
-		s, err := Open(testCtx(t), u, Options{Prefix: "flurry-test"})
+		s, err := openURL(testCtx(t), u, Options{Prefix: "flurry-test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,43 +47,38 @@ func TestConformance(t *testing.T) {
 func TestParseURL(t *testing.T) {
 	for _, tc := range []struct {
 		name, url string
-		opts      Options
 		endpoints []string
 		user      string
-		want      Options // after defaults
+		dial      time.Duration
+		want      Options // without Client
 		err       string  // part of the error; "" for none
 	}{
-		{name: "plain", url: "etcd://127.0.0.1:2379", endpoints: []string{"http://127.0.0.1:2379"},
-			want: Options{DialTimeout: 5 * time.Second}},
+		{name: "plain", url: "etcd://127.0.0.1:2379", endpoints: []string{"http://127.0.0.1:2379"}, dial: 5 * time.Second},
 		{name: "several and prefix", url: "etcd://a:1,b:2/ids/lease?dial_timeout=2s", endpoints: []string{"http://a:1", "http://b:2"},
-			want: Options{Prefix: "ids/lease", DialTimeout: 2 * time.Second}},
-		{name: "absolute prefix", url: "etcd://a:1//ids", endpoints: []string{"http://a:1"},
-			want: Options{Prefix: "/ids", DialTimeout: 5 * time.Second}},
-		{name: "opts kept", url: "etcd://a:1/", opts: Options{Prefix: "p", DialTimeout: time.Second}, endpoints: []string{"http://a:1"},
-			want: Options{Prefix: "p", DialTimeout: time.Second}},
-		{name: "url over opts", url: "etcd://a:1/q?dial_timeout=3s", opts: Options{Prefix: "p", DialTimeout: time.Second}, endpoints: []string{"http://a:1"},
-			want: Options{Prefix: "q", DialTimeout: 3 * time.Second}},
-		{name: "user", url: "etcd://ann:secret@a:1", endpoints: []string{"http://a:1"}, user: "ann",
-			want: Options{DialTimeout: 5 * time.Second}},
+			dial: 2 * time.Second, want: Options{Prefix: "ids/lease"}},
+		{name: "absolute prefix", url: "etcd://a:1//ids", endpoints: []string{"http://a:1"}, dial: 5 * time.Second, want: Options{Prefix: "/ids"}},
+		{name: "empty prefix", url: "etcd://a:1/", endpoints: []string{"http://a:1"}, dial: 5 * time.Second},
+		{name: "user", url: "etcd://ann:secret@a:1", endpoints: []string{"http://a:1"}, user: "ann", dial: 5 * time.Second},
 		{name: "bad scheme", url: "http://a:1", err: "scheme"},
 		{name: "no host", url: "etcd:///x", err: "endpoints"},
 		{name: "no port", url: "etcd://a", err: "host:port"},
 		{name: "bad second endpoint", url: "etcd://a:1,b", err: "port"},
 		{name: "empty endpoint", url: "etcd://a:1,,b:2", err: "host 2 of the URL's host list: empty"},
-		{name: "unknown key", url: "etcd://a:1?ttl=5s", err: "unknown option ttl"},
+		{name: "unknown key", url: "etcd://a:1?ttl=5s", err: "unknown key ttl"},
 		{name: "bad dial timeout", url: "etcd://a:1?dial_timeout=soon", err: "dial_timeout"},
+		{name: "dial timeout twice", url: "etcd://a:1?dial_timeout=1s&dial_timeout=2s", err: "2 times"},
 		{name: "password redacted", url: "etcd://ann:secret@a:1?nope=1", err: "ann:xxxxx@a:1"},
 		{name: "password redacted, bad port", url: "etcd://ann:secret@a:x", err: "port must be a number"},
 		{name: "ipv6 list and request timeout", url: "etcd://[::1]:2379,[::1]:2380/p?request_timeout=2s", endpoints: []string{"http://[::1]:2379", "http://[::1]:2380"},
-			want: Options{Prefix: "p", DialTimeout: 5 * time.Second, RequestTimeout: 2 * time.Second}},
+			dial: 5 * time.Second, want: Options{Prefix: "p", RequestTimeout: 2 * time.Second}},
 		{name: "bad request timeout", url: "etcd://a:1?request_timeout=0s", err: "request_timeout"},
 		{name: "password redacted, bad scheme", url: "redis://ann:secret@a:1", err: "scheme"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, o, err := parseURL(tc.url, tc.opts)
+			o, err := ParseURL(tc.url)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "lease/etcdstore: ") {
-					t.Fatalf("parseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
+					t.Fatalf("ParseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
 				}
 				if strings.Contains(err.Error(), "secret") {
 					t.Fatalf("error shows the password: %v", err)
@@ -89,12 +86,13 @@ func TestParseURL(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("parseURL(%q): %v", tc.url, err)
+				t.Fatalf("ParseURL(%q): %v", tc.url, err)
 			}
-			if !slices.Equal(cfg.Endpoints, tc.endpoints) || cfg.Username != tc.user || cfg.DialTimeout != tc.want.DialTimeout {
+			cfg := o.Client
+			if !slices.Equal(cfg.Endpoints, tc.endpoints) || cfg.Username != tc.user || cfg.DialTimeout != tc.dial {
 				t.Errorf("config endpoints %q user %q dial %v", cfg.Endpoints, cfg.Username, cfg.DialTimeout)
 			}
-			if o != tc.want {
+			if o.Prefix != tc.want.Prefix || o.RequestTimeout != tc.want.RequestTimeout {
 				t.Errorf("options %+v; want %+v", o, tc.want)
 			}
 		})
@@ -103,7 +101,7 @@ func TestParseURL(t *testing.T) {
 
 func TestOpenDeadServer(t *testing.T) {
 	start := time.Now()
-	_, err := Open(testCtx(t), "etcd://ann:secret@127.0.0.1:1?dial_timeout=300ms", Options{})
+	_, err := openURL(testCtx(t), "etcd://ann:secret@127.0.0.1:1?dial_timeout=300ms", Options{})
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "lease/etcdstore: ") {
 		t.Errorf("Open of a dead server: %v", err)
 	}
@@ -229,4 +227,12 @@ func TestTooLargeTTLIsBadConfig(t *testing.T) {
 		}
 		t.Fatalf("a session with ttl 2,500,000h on etcd: %v (context: %v); want lease.ErrBadConfig at once", err, ctx.Err())
 	}
+}
+
+// openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
+func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Prefix, o.RequestTimeout = cmp.Or(opts.Prefix, o.Prefix), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }

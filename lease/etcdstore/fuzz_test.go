@@ -14,7 +14,10 @@ func FuzzParseURL(f *testing.F) {
 	})
 }
 
-func parseURLForFuzz(raw string) (any, any, error) { return parseURL(raw, Options{}) }
+func parseURLForFuzz(raw string) (any, any, error) {
+	o, err := ParseURL(raw)
+	return o, nil, err
+}
 
 func FuzzParseValue(f *testing.F) {
 	for _, s := range []string{"0", "42", "-1", "007", "1/2", ""} {

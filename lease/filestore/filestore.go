@@ -49,25 +49,36 @@ func New(dir string) (*Store, error) {
 	return &Store{dir: dir}, nil
 }
 
-// Open parses a URL of the form file:///absolute/dir or file:relative/dir and
-// returns New(dir). Query parameters are refused.
-func Open(rawURL string) (*Store, error) {
+// Options configures a Store for Open.
+type Options struct {
+	// Dir is the directory of the scope files, created (mode 0700) if missing.
+	// ParseURL sets it from the URL's path.
+	Dir string
+}
+
+// ParseURL reads a URL of the form file:///absolute/dir or file:relative/dir into
+// Options for Open. Query keys are refused.
+func ParseURL(rawURL string) (Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "file" {
-		return nil, fmt.Errorf("lease/filestore: %q is not a file:///dir URL", rawURL)
+		return Options{}, fmt.Errorf("lease/filestore: %q is not a file:///dir URL", rawURL)
 	}
 	if u.RawQuery != "" {
-		return nil, fmt.Errorf("lease/filestore: %q: the file store takes no options", rawURL)
+		return Options{}, fmt.Errorf("lease/filestore: %q: the file store takes no options", rawURL)
 	}
 	if u.Host != "" && u.Host != "localhost" {
-		return nil, fmt.Errorf("lease/filestore: %q names host %q; use file:///absolute/dir", rawURL, u.Host)
+		return Options{}, fmt.Errorf("lease/filestore: %q names host %q; use file:///absolute/dir", rawURL, u.Host)
 	}
 	dir := u.Path
 	if dir == "" {
 		dir = u.Opaque
 	}
-	return New(dir)
+	return Options{Dir: dir}, nil
 }
+
+// Open returns New(o.Dir). It takes a context for the shape every store's Open
+// has; making the directory does not block on anything it could end.
+func Open(_ context.Context, o Options) (*Store, error) { return New(o.Dir) }
 
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }

@@ -24,14 +24,18 @@ func TestConformance(t *testing.T) {
 func TestOpenURL(t *testing.T) {
 	dir := t.TempDir()
 	for _, good := range []string{"file://" + dir, "file://localhost" + dir} {
-		s, err := Open(good)
+		o, err := ParseURL(good)
+		if err != nil || o.Dir != dir {
+			t.Fatalf("ParseURL(%q) = %+v, %v", good, o, err)
+		}
+		s, err := Open(context.Background(), o)
 		if err != nil || s.Dir() != dir {
-			t.Errorf("Open(%q) = %v, %v", good, s, err)
+			t.Errorf("Open(%+v) = %v, %v", o, s, err)
 		}
 	}
 	for _, bad := range []string{"redis://x", "file://otherhost/x", "file://" + dir + "?ttl=1", "::"} {
-		if _, err := Open(bad); err == nil {
-			t.Errorf("Open(%q) accepted", bad)
+		if _, err := ParseURL(bad); err == nil {
+			t.Errorf("ParseURL(%q) accepted", bad)
 		}
 	}
 }

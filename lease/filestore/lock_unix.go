@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/flurryid/flurry/internal/retry"
 )
 
 func lockSupported() error { return nil }
@@ -31,11 +33,11 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 			f.Close()
 			return nil, fmt.Errorf("lease/filestore: lock %s: %w", path, err)
 		}
-		select {
-		case <-ctx.Done():
+		// Poll about every millisecond, at random moments, so that processes
+		// waiting for one lock do not wake in step.
+		if err := (retry.Backoff{Min: 500 * time.Microsecond, First: time.Millisecond}).Wait(ctx, 1); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("lease/filestore: lock %s: %w", path, ctx.Err())
-		case <-time.After(time.Millisecond):
+			return nil, fmt.Errorf("lease/filestore: lock %s: %w", path, err)
 		}
 	}
 }

@@ -13,8 +13,6 @@ package leasetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -24,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/conformance"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -43,8 +42,6 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 
 // Scope returns a fresh scope name for a test.
 func Scope(t testing.TB) string {
-	b := make([]byte, 6)
-	rand.Read(b)
 	name := t.Name()
 	if len(name) > 60 {
 		name = name[len(name)-60:]
@@ -58,21 +55,15 @@ func Scope(t testing.TB) string {
 			out = append(out, '_')
 		}
 	}
-	return string(out) + "/" + hex.EncodeToString(b)
+	return string(out) + "/" + conformance.Suffix()
 }
 
 const ttl = 2 * time.Second
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Context(t, 30*time.Second) }
 
 func open(t *testing.T, newStore func(t *testing.T) lease.Store) lease.Store {
-	s := newStore(t)
-	t.Cleanup(func() { s.Close() })
-	return s
+	return conformance.Open(t, newStore)
 }
 
 func acquire(t *testing.T, s lease.Store, scope string, size int64, owner string) lease.Lease {

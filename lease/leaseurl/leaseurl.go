@@ -30,13 +30,15 @@ import (
 // changed from outside.
 func openers() map[string]storeurl.Opener[lease.Store] {
 	sql := func(ctx context.Context, u string) (lease.Store, error) {
-		return sqlstore.Open(ctx, u, sqlstore.Options{})
+		return storeurl.ParseOpen[lease.Store](sqlstore.ParseURL, sqlstore.Open)(ctx, u)
 	}
 	rds := func(ctx context.Context, u string) (lease.Store, error) {
-		return redisstore.Open(ctx, u, redisstore.Options{})
+		return storeurl.ParseOpen[lease.Store](redisstore.ParseURL, redisstore.Open)(ctx, u)
 	}
 	return map[string]storeurl.Opener[lease.Store]{
-		"file":       func(_ context.Context, u string) (lease.Store, error) { return filestore.Open(u) },
+		"file": func(ctx context.Context, u string) (lease.Store, error) {
+			return storeurl.ParseOpen[lease.Store](filestore.ParseURL, filestore.Open)(ctx, u)
+		},
 		"sqlite":     sql,
 		"postgres":   sql,
 		"postgresql": sql,
@@ -47,7 +49,7 @@ func openers() map[string]storeurl.Opener[lease.Store] {
 		"redis+sentinel":  rds,
 		"rediss+sentinel": rds,
 		"etcd": func(ctx context.Context, u string) (lease.Store, error) {
-			return etcdstore.Open(ctx, u, etcdstore.Options{})
+			return storeurl.ParseOpen[lease.Store](etcdstore.ParseURL, etcdstore.Open)(ctx, u)
 		},
 	}
 }

@@ -14,4 +14,7 @@ func FuzzParseURL(f *testing.F) {
 	})
 }
 
-func parseURLForFuzz(raw string) (any, any, error) { return parseURL(raw, Options{}) }
+func parseURLForFuzz(raw string) (any, any, error) {
+	o, err := ParseURL(raw)
+	return o, nil, err
+}

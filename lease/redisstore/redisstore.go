@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/lease"
 )
@@ -23,8 +22,16 @@ const DefaultPrefix = "flurry:lease"
 // pools of up to 2^22 values.
 const maxValue = 1 << 22
 
-// Options configures a Store. The zero Options is valid.
+// Options configures a Store. The zero Options is valid for New; Open needs
+// Client or Failover, which ParseURL sets.
 type Options struct {
+	// Client configures Open's connection to one Redis server (redis.NewClient).
+	// ParseURL sets it for redis:// and rediss:// URLs. New ignores it.
+	Client *redis.Options
+	// Failover configures Open's connection to the primary that Redis Sentinel
+	// names (redis.NewFailoverClient), followed through failovers. ParseURL sets it
+	// for redis+sentinel:// and rediss+sentinel:// URLs. New ignores it.
+	Failover *redis.FailoverOptions
 	// Prefix starts every key, inside the hash tag: {Prefix:scope}:marks. Empty
 	// means DefaultPrefix. It must not contain '{' or '}'.
 	Prefix string
@@ -44,11 +51,7 @@ type Options struct {
 
 // Store is a lease.Store in Redis. It is safe for concurrent use.
 type Store struct {
-	client redis.UniversalClient
-	owned  bool // Close closes client
-	opts   Options
-	err    error      // from New's validation, returned by every method
-	call   bound.Call // bounds and names each call
+	conn *redisconn.Conn
 
 	acquire, acqVal, renew, release, list *redis.Script
 }
@@ -56,33 +59,31 @@ type Store struct {
 var _ lease.Store = (*Store)(nil)
 
 // New returns a store using client, which stays the caller's: Close does not close
-// it. When opts is invalid, every method returns the error; Open reports it at once.
+// it. It fails when opts is invalid.
 //
 // The client should have ContextTimeoutEnabled set; see the package documentation.
-func New(client redis.UniversalClient, opts Options) *Store {
-	s := &Store{
-		client:  client,
-		acquire: redis.NewScript(acquireScript),
-		acqVal:  redis.NewScript(acquireValueScript),
-		renew:   redis.NewScript(renewScript),
-		release: redis.NewScript(releaseScript),
-		list:    redis.NewScript(listScript),
-	}
-	s.opts, s.err = check(client, opts)
-	s.call = redisconn.ClientCall(client, redisconn.Settings(s.opts))
-	return s
+func New(client redis.UniversalClient, opts Options) (*Store, error) {
+	return redisconn.New(client, opts.conn(), kind(), newStore)
 }
 
-func check(client redis.UniversalClient, opts Options) (Options, error) {
-	st, err := redisconn.Check(client, redisconn.Settings(opts), DefaultPrefix)
-	if err != nil {
-		return Options(st), fmt.Errorf("lease/redisstore: %w", err)
-	}
-	return Options(st), nil
+// newStore makes the store on c and returns its scripts, for Open to load.
+func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
+	s := &Store{conn: c, acquire: redis.NewScript(acquireScript), acqVal: redis.NewScript(acquireValueScript),
+		renew: redis.NewScript(renewScript), release: redis.NewScript(releaseScript), list: redis.NewScript(listScript)}
+	return s, []*redis.Script{s.acquire, s.acqVal, s.renew, s.release, s.list}
 }
 
-// Open connects to the Redis server a URL names, checks that it answers, and
-// returns a store that closes the connection on Close:
+// Open connects to the Redis server o names, checks that it answers, loads the
+// scripts and returns a store that closes the connection on Close.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	return redisconn.Open(ctx, o.conn(), kind(), newStore)
+}
+
+// Close closes the connection Open made; it does nothing for a store made by New.
+// It does not release leases.
+func (s *Store) Close() error { return s.conn.Close() }
+
+// ParseURL reads a store URL into Options for Open, without connecting:
 //
 //	redis://[user:password@]host:port[/db][?prefix=flurry:lease&wait_replicas=1&wait_timeout=500ms&request_timeout=5s&...]
 //	rediss://...   (TLS)
@@ -93,51 +94,29 @@ func check(client redis.UniversalClient, opts Options) (Options, error) {
 // (go-redis's failover client) and follows it when Sentinel fails over; the user
 // and password are the primary's, sentinel_password=... gives the sentinels' own.
 // prefix, wait_replicas, wait_timeout and request_timeout set the Options fields
-// of those names, over opts; every other query key goes to go-redis
-// (redis.ParseURL or redis.ParseFailoverURL: dial_timeout, read_timeout,
-// max_retries, pool_size, ...), which refuses keys it does not know. Errors never
-// show the password.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	c, opts, err := parseURL(rawURL, opts)
-	if err != nil {
-		return nil, err
-	}
-	client := c.NewClient()
-	s := New(client, opts)
-	s.owned = true
-	s.call = c.Call(redisconn.Settings(s.opts))
-	if s.err != nil {
-		client.Close()
-		return nil, s.err
-	}
-	if err := redisconn.Connect(ctx, client, c, s.acquire, s.acqVal, s.renew, s.release, s.list); err != nil {
-		client.Close()
-		return nil, fmt.Errorf("lease/redisstore: %w", err)
-	}
-	return s, nil
+// of those names; every other query key goes to go-redis (redis.ParseURL or
+// redis.ParseFailoverURL: dial_timeout, read_timeout, max_retries, pool_size, ...),
+// which refuses keys it does not know. Errors never show the password.
+func ParseURL(rawURL string) (Options, error) {
+	o, err := redisconn.ParseURL(rawURL, kind().Package)
+	return Options{Client: o.Client, Failover: o.Failover,
+		Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}, err
 }
 
-// parseURL splits a store URL into the client's options and the store's.
-func parseURL(rawURL string, opts Options) (redisconn.Config, Options, error) {
-	c, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
-	if err != nil {
-		return c, opts, fmt.Errorf("lease/redisstore: %w", err)
-	}
-	return c, Options(st), nil
+// kind names the package for redisconn.
+func kind() redisconn.Kind {
+	return redisconn.Kind{Package: "lease/redisstore", DefaultPrefix: DefaultPrefix}
 }
 
-// Close closes the connection Open made; it does nothing for a store made by New.
-// It does not release leases.
-func (s *Store) Close() error {
-	if s.owned {
-		return s.client.Close()
-	}
-	return nil
+// conn returns o as redisconn takes it.
+func (o Options) conn() redisconn.Options {
+	s := redisconn.Settings{Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}
+	return redisconn.Options{Client: o.Client, Failover: o.Failover, Settings: s}
 }
 
 // keys returns the scope's keys in the order the scripts expect.
 func (s *Store) keys(scope string) []string {
-	tag := "{" + s.opts.Prefix + ":" + scope + "}:"
+	tag := "{" + s.conn.Settings.Prefix + ":" + scope + "}:"
 	return []string{tag + "marks", tag + "held", tag + "free", tag + "tokens", tag + "owners", tag + "next"}
 }
 
@@ -150,10 +129,15 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 // write was made on the primary; see the package documentation.
 var ErrNotReplicated = redisconn.ErrNotReplicated
 
+// NotReplicatedError is the error, matching ErrNotReplicated, that says how many
+// replicas acknowledged a write (Got) of how many asked for (Want); find it with
+// errors.As.
+type NotReplicatedError = redisconn.NotReplicatedError
+
 // eval runs a script, with WAIT when Options.WaitReplicas asks for it; see
 // redisconn.Eval.
 func (s *Store) eval(ctx context.Context, sc *redis.Script, keys []string, args []any, wrote func(any) bool) (any, error) {
-	return redisconn.Eval(ctx, s.client, redisconn.Settings(s.opts), sc, keys, args, wrote)
+	return s.conn.Eval(ctx, sc, keys, args, wrote)
 }
 
 // ok reports whether a script's reply is a success ({1, ...} or an acquired value).
@@ -187,11 +171,8 @@ func asInt(v any) (int64, error) {
 // Acquire claims the free value of [0, size) with the lowest mark, then the lowest
 // value; see lease.Store.
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return lease.Lease{}, s.err
-	}
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
@@ -201,11 +182,8 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 
 // AcquireValue claims exactly value; see lease.Store.
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return lease.Lease{}, s.err
-	}
 	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
@@ -226,7 +204,7 @@ func (s *Store) claim(ctx context.Context, scope, owner, token string, script *r
 			// The primary holds the value, but replicas did not acknowledge it and
 			// the caller will not know it: give it back rather than let it sit
 			// until its TTL.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WaitTimeout+time.Second)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.conn.Settings.WaitTimeout+time.Second)
 			s.Release(rctx, l, l.Mark)
 			cancel()
 		}
@@ -269,11 +247,8 @@ func checkLease(l lease.Lease) error {
 // Renew extends a live lease to ttl from now, by Redis's clock, and raises the
 // mark; see lease.Store.
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return lease.Lease{}, s.err
-	}
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
@@ -303,14 +278,29 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	return l, nil
 }
 
+// List returns the scope's values that have a mark, by value; see lease.Store.
+func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	res, err := s.list.Run(ctx, s.conn.Client, s.keys(scope)[:5]).Result()
+	if err != nil {
+		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
+	}
+	recs, err := records(scope, res)
+	if err != nil {
+		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
+	}
+	return recs, nil
+}
+
 // Release ends a live lease and sets the mark to mark, even below the reservation
 // written by Renew; see lease.Store.
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return s.err
-	}
 	if err := checkLease(l); err != nil {
 		return err
 	}
@@ -326,27 +316,6 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 		return fmt.Errorf("lease/redisstore: release %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
 	}
 	return nil
-}
-
-// List returns the scope's values that have a mark, by value; see lease.Store.
-func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
-	ctx, end := s.call.Start(ctx)
-	defer end(&err)
-	if s.err != nil {
-		return nil, s.err
-	}
-	if err := lease.CheckScope(scope); err != nil {
-		return nil, err
-	}
-	res, err := s.list.Run(ctx, s.client, s.keys(scope)[:5]).Result()
-	if err != nil {
-		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
-	}
-	recs, err := records(scope, res)
-	if err != nil {
-		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
-	}
-	return recs, nil
 }
 
 func records(scope string, res any) ([]lease.Record, error) {

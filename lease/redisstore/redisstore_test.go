@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
@@ -22,7 +24,7 @@ func testCtx(t *testing.T) context.Context {
 
 func open(t *testing.T, rawURL string, opts Options) *Store {
 	t.Helper()
-	s, err := Open(testCtx(t), rawURL, opts)
+	s, err := openURL(testCtx(t), rawURL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func open(t *testing.T, rawURL string, opts Options) *Store {
 func TestConformance(t *testing.T) {
 	u := testenv.Redis.URL(t)
 	leasetest.Run(t, func(t *testing.T) lease.Store {
-		s, err := Open(testCtx(t), u, Options{Prefix: "flurry-test"})
+		s, err := openURL(testCtx(t), u, Options{Prefix: "flurry-test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +46,6 @@ func TestConformance(t *testing.T) {
 func TestParseURL(t *testing.T) {
 	for _, tc := range []struct {
 		name, url string
-		opts      Options // given to parseURL
 		addr      string
 		db        int
 		user      string
@@ -53,8 +54,7 @@ func TestParseURL(t *testing.T) {
 	}{
 		{name: "plain", url: "redis://127.0.0.1:6379", addr: "127.0.0.1:6379"},
 		{name: "db and prefix", url: "redis://h:7000/3?prefix=ids:lease", addr: "h:7000", db: 3, want: Options{Prefix: "ids:lease"}},
-		{name: "opts kept", url: "redis://h:1/0", opts: Options{Prefix: "p", WaitReplicas: 2}, addr: "h:1", want: Options{Prefix: "p", WaitReplicas: 2}},
-		{name: "url over opts", url: "redis://h:1/0?prefix=q&wait_replicas=1&wait_timeout=250ms", opts: Options{Prefix: "p", WaitReplicas: 2},
+		{name: "store keys", url: "redis://h:1/0?prefix=q&wait_replicas=1&wait_timeout=250ms",
 			addr: "h:1", want: Options{Prefix: "q", WaitReplicas: 1, WaitTimeout: 250 * time.Millisecond}},
 		{name: "client keys pass", url: "redis://h:1/0?dial_timeout=2s&max_retries=1", addr: "h:1"},
 		{name: "user", url: "redis://ann:secret@h:1/0", addr: "h:1", user: "ann"},
@@ -72,10 +72,10 @@ func TestParseURL(t *testing.T) {
 		{name: "two hosts need sentinel", url: "redis://h:1,h:2/0", err: "redis+sentinel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, o, err := parseURL(tc.url, tc.opts)
+			o, err := ParseURL(tc.url)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "lease/redisstore: ") {
-					t.Fatalf("parseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
+					t.Fatalf("ParseURL(%q) error = %v; want one with %q", tc.url, err, tc.err)
 				}
 				if strings.Contains(err.Error(), "secret") {
 					t.Fatalf("error shows the password: %v", err)
@@ -83,13 +83,13 @@ func TestParseURL(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("parseURL(%q): %v", tc.url, err)
+				t.Fatalf("ParseURL(%q): %v", tc.url, err)
 			}
-			ro := c.Client
+			ro := o.Client
 			if ro.Addr != tc.addr || ro.DB != tc.db || ro.Username != tc.user || !ro.ContextTimeoutEnabled {
 				t.Errorf("redis options addr %q db %d user %q ctx %v", ro.Addr, ro.DB, ro.Username, ro.ContextTimeoutEnabled)
 			}
-			if o != tc.want {
+			if o.Client, tc.want.Client = nil, nil; o != tc.want {
 				t.Errorf("options %+v; want %+v", o, tc.want)
 			}
 		})
@@ -99,16 +99,18 @@ func TestParseURL(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	ctx := testCtx(t)
 	// Nothing listens on port 1; the password must not show.
-	_, err := Open(ctx, "redis://ann:secret@127.0.0.1:1/0?dial_timeout=200ms&max_retries=-1", Options{})
+	_, err := openURL(ctx, "redis://ann:secret@127.0.0.1:1/0?dial_timeout=200ms&max_retries=-1", Options{})
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "lease/redisstore: ") {
 		t.Errorf("Open of a dead server: %v", err)
 	}
-	if _, err := Open(ctx, "redis://127.0.0.1:1/0", Options{Prefix: "a{b}"}); err == nil || !strings.Contains(err.Error(), "prefix") {
+	if _, err := openURL(ctx, "redis://127.0.0.1:1/0", Options{Prefix: "a{b}"}); err == nil || !strings.Contains(err.Error(), "prefix") {
 		t.Errorf("Open with a bad prefix: %v", err)
 	}
-	s := New(redis.NewRing(&redis.RingOptions{}), Options{WaitReplicas: 1})
-	if _, err := s.List(ctx, "x"); err == nil || !strings.Contains(err.Error(), "WaitReplicas") {
+	if _, err := New(redis.NewRing(&redis.RingOptions{}), Options{WaitReplicas: 1}); err == nil || !strings.Contains(err.Error(), "WaitReplicas") {
 		t.Errorf("WaitReplicas with a Ring: %v", err)
+	}
+	if _, err := Open(ctx, Options{}); err == nil || !strings.Contains(err.Error(), "ParseURL") {
+		t.Errorf("Open without a client's options: %v", err)
 	}
 }
 
@@ -126,7 +128,7 @@ func TestKeys(t *testing.T) {
 	if err := s.Release(ctx, l, 12345); err != nil {
 		t.Fatal(err)
 	}
-	rdb := s.client
+	rdb := s.conn.Client
 	tag := "{flurry-test:" + scope + "}:"
 	if m, err := rdb.HGet(ctx, tag+"marks", "0000000").Result(); err != nil || m != "12345" {
 		t.Errorf("mark = %q, %v", m, err)
@@ -206,6 +208,9 @@ func TestWaitReplicas(t *testing.T) {
 	if !errors.Is(err, ErrNotReplicated) || errors.Is(err, lease.ErrLost) || !strings.Contains(err.Error(), "0 of 1 replicas") {
 		t.Fatalf("Acquire with WaitReplicas=1 and no replica: %v", err)
 	}
+	if nr, ok := errors.AsType[*NotReplicatedError](err); !ok || nr.Got != 0 || nr.Want != 1 {
+		t.Errorf("errors.AsType[*NotReplicatedError](%v) = %+v, %v; want 0 of 1", err, nr, ok)
+	}
 	plain := open(t, u, Options{Prefix: "flurry-test"})
 	l, err := plain.Acquire(ctx, scope, 1, "b", 2*time.Second)
 	if err != nil {
@@ -218,4 +223,13 @@ func TestWaitReplicas(t *testing.T) {
 	if _, err := zero.Renew(ctx, l, 2*time.Second, 5); err != nil {
 		t.Errorf("Renew: %v", err)
 	}
+}
+
+// openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
+func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Prefix, o.WaitReplicas = cmp.Or(opts.Prefix, o.Prefix), cmp.Or(opts.WaitReplicas, o.WaitReplicas)
+		o.WaitTimeout, o.RequestTimeout = cmp.Or(opts.WaitTimeout, o.WaitTimeout), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }

@@ -25,7 +25,7 @@ import (
 func TestSessionSurvivesRedisOutage(t *testing.T) {
 	port := testenv.FreePort(t)
 	srv := testenv.StartRedis(t, port)
-	st, err := Open(context.Background(), fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{})
+	st, err := openURL(context.Background(), fmt.Sprintf("redis://127.0.0.1:%d/0", port), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

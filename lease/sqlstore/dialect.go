@@ -1,10 +1,6 @@
 package sqlstore
 
-import (
-	"strconv"
-
-	"github.com/flurryid/flurry/internal/sqlconn"
-)
+import "github.com/flurryid/flurry/internal/sqlconn"
 
 // Dialect names the SQL engine behind a *sql.DB given to [New].
 type Dialect int
@@ -18,14 +14,6 @@ const (
 	// SQLite is SQLite 3.24 or later.
 	SQLite = Dialect(sqlconn.SQLite)
 )
-
-// String returns the dialect's name: "postgres", "mysql" or "sqlite".
-func (d Dialect) String() string {
-	if name := sqlconn.Engine(d).Name(); name != "" {
-		return name
-	}
-	return "Dialect(" + strconv.Itoa(int(d)) + ")"
-}
 
 // nowMs is the SQL expression for the database's clock in Unix milliseconds.
 func (d Dialect) nowMs() string {
@@ -129,10 +117,9 @@ func (d Dialect) queries(table string) queries {
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	if d == Postgres {
-		for _, p := range []*string{&q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.release, &q.list} {
-			*p = sqlconn.Dollars(*p)
-		}
-	}
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.release, &q.list)
 	return q
 }
+
+// String returns the dialect's name: "postgres", "mysql" or "sqlite".
+func (d Dialect) String() string { return sqlconn.Engine(d).String() }

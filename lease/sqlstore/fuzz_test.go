@@ -15,6 +15,6 @@ func FuzzParseURL(f *testing.F) {
 }
 
 func parseURLForFuzz(raw string) (any, any, error) {
-	c, err := parseURL(raw, Options{})
-	return c, nil, err
+	o, err := ParseURL(raw)
+	return o, nil, err
 }

@@ -2,41 +2,36 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 )
 
-// Open connects to the database a URL names, creates the lease table if it is
-// missing, and returns a store whose Close closes the connections. See the package
-// documentation for the URL forms and their query keys. Errors never show the URL's
+// prefix starts the package's errors.
+const prefix = "lease/sqlstore"
+
+// ParseURL reads a store URL into Options for Open, without connecting: the
+// Dialect, a Connector for the engine's driver (pgx, go-sql-driver/mysql or
+// modernc.org/sqlite) and the settings of the URL's query keys. See the package
+// documentation for the URL forms and their keys. Errors never show the URL's
 // password.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	var s *Store
-	err := sqlconn.OpenHandle(ctx, rawURL, parseOptions(opts), func(db *sql.DB, c sqlconn.Config) (*sqlconn.Handle, error) {
-		opts.Table = c.Table
-		var err error
-		if s, err = newStore(db, Dialect(c.Engine), opts); err != nil {
-			return nil, err
-		}
-		return s.h, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lease/sqlstore: %w", err)
-	}
-	return s, nil
+func ParseURL(rawURL string) (Options, error) {
+	c, err := sqlconn.Parse(rawURL, sqlconn.ParseOptions{Prefix: prefix})
+	return Options{Dialect: Dialect(c.Engine), Connector: c.Connector, Table: c.Table, RequestTimeout: c.Request, name: c.Redacted}, err
 }
 
-func parseOptions(opts Options) sqlconn.ParseOptions {
-	return sqlconn.ParseOptions{Table: opts.Table, DefaultTable: DefaultTable, BusyTimeout: opts.BusyTimeout, RequestTimeout: opts.RequestTimeout}
+// Open connects with o.Connector, checks that the database answers, creates the
+// lease table if it is missing (unless o.SkipCreate), and returns a store whose
+// Close closes the connections.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	return newStore(sqlconn.OpenHandle(ctx, o.conn(o.Dialect)))
 }
 
-// parseURL parses a URL as Open does, without connecting.
-func parseURL(rawURL string, opts Options) (sqlconn.Config, error) {
-	c, err := sqlconn.Parse(rawURL, parseOptions(opts))
-	if err != nil {
-		return c, fmt.Errorf("lease/sqlstore: %w", err)
-	}
-	return c, nil
+// conn is what sqlconn needs to know of the store and its options.
+func (o Options) conn(d Dialect) sqlconn.Conn {
+	return sqlconn.Conn{Prefix: prefix, Engine: sqlconn.Engine(d), Connector: o.Connector, Name: o.name,
+		Table: o.Table, DefaultTable: DefaultTable, RequestTimeout: o.RequestTimeout, SkipCreate: o.SkipCreate,
+		Tables: func(table string) []sqlconn.Table {
+			q := d.queries(table)
+			return []sqlconn.Table{{Name: table, Create: q.create, Probe: q.probe}}
+		}}
 }

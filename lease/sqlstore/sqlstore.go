@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,33 +17,39 @@ import (
 // DefaultTable is the table a zero Options uses.
 const DefaultTable = "flurry_leases"
 
-// Options configures a Store. The zero Options is valid.
+// Options configures a Store. The zero Options is valid for New; Open needs a
+// Dialect and a Connector, which ParseURL sets.
 type Options struct {
+	// Dialect is the engine Open connects to. ParseURL sets it from the URL's
+	// scheme; New takes its own and ignores this one.
+	Dialect Dialect
+	// Connector opens Open's connections (database/sql's sql.OpenDB). ParseURL
+	// makes it from the URL with the engine's driver; any driver.Connector for the
+	// Dialect's engine works. New ignores it.
+	Connector driver.Connector
 	// Table names the lease table. Empty means DefaultTable. It must be a plain
 	// identifier: letters, digits and underscores, not starting with a digit, at most
-	// 63 characters. A table= key in Open's URL sets it too; the two must agree.
+	// 63 characters. ParseURL sets it from the URL's table= key.
 	Table string
 	// SkipCreate leaves out CREATE TABLE IF NOT EXISTS, for accounts without the
 	// right to create tables; the table must then exist with the documented columns.
 	// The zero value creates the table when it is missing.
 	SkipCreate bool
-	// BusyTimeout is how long a SQLite connection Open makes waits for another
-	// writer of the file before it gives up. Zero means 5 seconds. Other engines
-	// and New ignore it.
-	BusyTimeout time.Duration
 	// RequestTimeout bounds each call whose context has no deadline, Open
 	// included. Zero means 5s for PostgreSQL and MySQL, and no bound for SQLite
-	// (whose calls wait for other writers as long as BusyTimeout); negative means no
-	// bound. A request_timeout= key in Open's URL wins. A call that runs out of time
-	// fails with an error matching bound.ErrNoAnswer.
+	// (whose calls wait for other writers as long as the URL's busy_timeout);
+	// negative means no bound. ParseURL sets it from the URL's request_timeout=
+	// key. A call that runs out of time fails with an error matching
+	// bound.ErrNoAnswer.
 	RequestTimeout time.Duration
+
+	name string // the URL without its password, for messages; set by ParseURL
 }
 
 // Store is a lease.Store in a SQL table. It is safe for concurrent use.
 type Store struct {
-	h       *sqlconn.Handle
-	dialect Dialect
-	q       queries
+	h *sqlconn.Handle
+	q queries
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -51,32 +58,23 @@ var _ lease.Store = (*Store)(nil)
 // for the dialect's engine. It does not touch the database: the table is created, or
 // checked, with the context of the first call that needs it. Close leaves db open.
 //
-// Deadlocks and busy errors are recognized, and retried, for the drivers Open uses
-// (pgx, go-sql-driver/mysql, modernc.org/sqlite); with other drivers they are
+// Deadlocks and busy errors are recognized, and retried, for the drivers ParseURL
+// uses (pgx, go-sql-driver/mysql, modernc.org/sqlite); with other drivers they are
 // returned as they are.
 func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
-	s, err := newStore(db, dialect, opts)
-	if err != nil {
-		return nil, fmt.Errorf("lease/sqlstore: %w", err)
-	}
-	return s, nil
+	return newStore(sqlconn.NewHandle(db, opts.conn(dialect)))
 }
 
-// newStore is New with errors that lack the package prefix.
-func newStore(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
-	h, err := sqlconn.NewHandle(db, sqlconn.Engine(dialect), parseOptions(opts))
+// newStore makes the store on a Handle from NewHandle or OpenHandle.
+func newStore(h *sqlconn.Handle, err error) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{h: h, dialect: dialect, q: dialect.queries(h.Table)}
-	h.Schema = sqlconn.Schema{SkipCreate: opts.SkipCreate, Tables: []sqlconn.Table{
-		{Name: h.Table, Create: s.q.create, Probe: s.q.probe},
-	}}
-	return s, nil
+	return &Store{h: h, q: Dialect(h.Engine).queries(h.Table)}, nil
 }
 
 // Dialect returns the store's SQL dialect.
-func (s *Store) Dialect() Dialect { return s.dialect }
+func (s *Store) Dialect() Dialect { return Dialect(s.h.Engine) }
 
 // Table returns the name of the store's table.
 func (s *Store) Table() string { return s.h.Table }
@@ -89,15 +87,50 @@ func (s *Store) DB() *sql.DB { return s.h.DB }
 func (s *Store) Close() error { return s.h.Close() }
 
 // ensure creates the table if needed, once it has succeeded for this store.
-func (s *Store) ensure(ctx context.Context) error {
-	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("lease/sqlstore: %w", err)
-	}
-	return nil
-}
+func (s *Store) ensure(ctx context.Context) error { return s.h.Ensure(ctx) }
 
 // retry runs fn again while it fails with a transient error; see sqlconn.Retry.
 func (s *Store) retry(ctx context.Context, fn func() error) error { return sqlconn.Retry(ctx, fn) }
+
+// List implements lease.Store. Owner, Token and Expires are set only for values a
+// live lease holds.
+func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := lease.CheckScope(scope); err != nil {
+		return nil, err
+	}
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
+	var out []lease.Record
+	err = s.retry(ctx, func() error {
+		out = out[:0]
+		rows, err := s.h.DB.QueryContext(ctx, s.q.list, scope)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r := lease.Record{Scope: scope}
+			var expires, held int64
+			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &held); err != nil {
+				return err
+			}
+			if held == 1 {
+				r.Held, r.Expires = true, utcMs(expires)
+			} else {
+				r.Owner, r.Token = "", ""
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lease/sqlstore: list %s: %w", scope, err)
+	}
+	return out, nil
+}
 
 func newToken() string {
 	b := make([]byte, 16)
@@ -249,7 +282,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: lost %d races for a value; too many acquirers at once", scope, races)
 		}
 		if race > 2 {
-			if err := sqlconn.Sleep(ctx, sqlconn.Backoff(race-2)); err != nil {
+			if err := sqlconn.Backoff().Wait(ctx, race-2); err != nil {
 				return lease.Lease{}, fmt.Errorf("lease/sqlstore: acquire in %s: %w", scope, err)
 			}
 		}
@@ -343,44 +376,4 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 		return lost
 	}
 	return nil
-}
-
-// List implements lease.Store. Owner, Token and Expires are set only for values a
-// live lease holds.
-func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
-	ctx, end := s.h.Call.Start(ctx)
-	defer end(&err)
-	if err := lease.CheckScope(scope); err != nil {
-		return nil, err
-	}
-	if err := s.ensure(ctx); err != nil {
-		return nil, err
-	}
-	var out []lease.Record
-	err = s.retry(ctx, func() error {
-		out = out[:0]
-		rows, err := s.h.DB.QueryContext(ctx, s.q.list, scope)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			r := lease.Record{Scope: scope}
-			var expires, held int64
-			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &held); err != nil {
-				return err
-			}
-			if held == 1 {
-				r.Held, r.Expires = true, utcMs(expires)
-			} else {
-				r.Owner, r.Token = "", ""
-			}
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lease/sqlstore: list %s: %w", scope, err)
-	}
-	return out, nil
 }

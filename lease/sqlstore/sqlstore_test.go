@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -23,7 +24,7 @@ func openStore(t *testing.T, rawURL string) *Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := Open(ctx, rawURL, Options{Table: testTable})
+	s, err := openURL(ctx, rawURL, Options{Table: testTable})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -108,7 +109,7 @@ func TestExpiryByDatabaseClock(t *testing.T) {
 				t.Fatal(err)
 			}
 			var dbNow int64
-			if err := s.DB().QueryRowContext(ctx, "SELECT "+s.dialect.nowMs()).Scan(&dbNow); err != nil {
+			if err := s.DB().QueryRowContext(ctx, "SELECT "+s.Dialect().nowMs()).Scan(&dbNow); err != nil {
 				t.Fatal(err)
 			}
 			if d := l.Expires.UnixMilli() - dbNow; d < 2000 || d > 3000 {
@@ -124,7 +125,7 @@ func TestExpiryByDatabaseClock(t *testing.T) {
 				t.Fatal(err)
 			}
 			shift := "UPDATE " + s.Table() + " SET expires_ms = expires_ms - 3000 WHERE scope = ?"
-			if s.dialect == Postgres {
+			if s.Dialect() == Postgres {
 				shift = sqlconn.Dollars(shift)
 			}
 			if _, err := s.DB().ExecContext(ctx, shift, scope); err != nil {
@@ -161,7 +162,7 @@ func TestConcurrentOpen(t *testing.T) {
 				wg.Go(func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
-					s, err := Open(ctx, u, Options{Table: table})
+					s, err := openURL(ctx, u, Options{Table: table})
 					if err != nil {
 						t.Error(err)
 						return
@@ -186,14 +187,11 @@ func TestConcurrentOpen(t *testing.T) {
 // Close leaves the handle open.
 func TestNew(t *testing.T) {
 	ctx := context.Background()
-	c, err := parseURL("sqlite://"+filepath.Join(t.TempDir(), "leases.db"), Options{})
+	o, err := ParseURL("sqlite://" + filepath.Join(t.TempDir(), "leases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := c.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sql.OpenDB(o.Connector)
 	defer db.Close()
 	if _, err := New(nil, SQLite, Options{}); err == nil {
 		t.Error("New(nil) accepted")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +13,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/etcdconn"
+	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/segment"
 )
 
@@ -32,14 +31,16 @@ const (
 	peek = 8
 )
 
-// Options configures a Store. The zero Options is valid.
+// Options configures a Store. The zero Options is valid for New; Open needs
+// Client.Endpoints, which ParseURL sets.
 type Options struct {
+	// Client configures Open's etcd client: Endpoints, Username and Password,
+	// DialTimeout (which bounds Open's first connection and read, along with Open's
+	// context; zero means 5s), TLS. ParseURL sets it. New ignores it.
+	Client clientv3.Config
 	// Prefix starts every key: Prefix/segment/tags/tag. Empty means DefaultPrefix.
 	// A trailing slash is dropped.
 	Prefix string
-	// DialTimeout bounds Open's first connection and read, along with Open's
-	// context. Zero means 5s. New ignores it.
-	DialTimeout time.Duration
 	// RequestTimeout bounds each call whose context has no deadline: etcd's
 	// client waits for a connection forever otherwise. Zero means 5s; negative
 	// means no bound. A call that runs out of time fails with an error matching
@@ -50,57 +51,52 @@ type Options struct {
 // Store is a segment.Store in etcd. It is safe for concurrent use.
 type Store struct {
 	cli    *clientv3.Client
-	owned  bool // Close closes cli
-	prefix string
+	prefix string // Options.Prefix + "/segment/"
 	now    func() time.Time
-	call   bound.Call // bounds and names each call
+	conn   *etcdconn.Conn // cli with its bounds; Close closes cli if Open made it
 }
 
 var _ segment.Store = (*Store)(nil)
 
-// New returns a store using cli, which stays the caller's: Close does not close it.
-func New(cli *clientv3.Client, opts Options) *Store {
-	p := strings.TrimRight(opts.Prefix, "/")
-	if p == "" {
-		p = DefaultPrefix
-	}
-	return &Store{cli: cli, prefix: p + "/segment/", now: time.Now, call: etcdconn.ClientCall(cli, p, etcdconn.Settings(opts))}
-}
-
-// Open connects to the etcd cluster a URL names, checks that it answers, and
-// returns a store that closes the connection on Close:
+// ParseURL reads a store URL into Options for Open, without connecting:
 //
 //	etcd://[user:password@]host:port[,host:port...][/prefix][?dial_timeout=5s&request_timeout=5s]
 //
 // The endpoints are spoken to over plain HTTP/2 (no TLS); with several, the client
 // moves to another when one fails (name every member of the cluster). The path,
-// without its first slash, is the key prefix and wins over opts.Prefix
-// (etcd://h:2379//abs gives the prefix "/abs"); dial_timeout and request_timeout
-// win over the Options fields of those names. Other query keys are refused. Errors
-// never show the password.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	cfg, st, err := etcdconn.ParseURL(rawURL, etcdconn.Settings(opts))
+// without its first slash, is the key prefix (etcd://h:2379//abs gives the prefix
+// "/abs"); dial_timeout sets Client.DialTimeout and request_timeout RequestTimeout.
+// Other query keys are refused. Errors never show the password.
+func ParseURL(rawURL string) (Options, error) {
+	o, err := etcdconn.ParseURL(rawURL, kind().Package)
+	return Options(o), err
+}
+
+func kind() etcdconn.Kind {
+	return etcdconn.Kind{Package: "segment/etcdstore", DefaultPrefix: DefaultPrefix,
+		Probe: func(p string) string { return p + "/segment/tags/" }}
+}
+
+// Open connects to the etcd cluster o names, checks that it answers, and returns a
+// store that closes the connection on Close.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	return newStore(etcdconn.Open(ctx, etcdconn.Options(o), kind()))
+}
+
+// New returns a store using cli, which stays the caller's: Close does not close it.
+func New(cli *clientv3.Client, opts Options) (*Store, error) {
+	return newStore(etcdconn.New(cli, etcdconn.Options(opts), kind()))
+}
+
+func newStore(c *etcdconn.Conn, err error) (*Store, error) {
 	if err != nil {
-		return nil, fmt.Errorf("segment/etcdstore: %w", err)
+		return nil, err
 	}
-	opts = Options(st)
-	cli, err := etcdconn.Connect(ctx, cfg, rawURL, New(nil, opts).tagsPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("segment/etcdstore: %w", err)
-	}
-	s := New(cli, opts)
-	s.owned = true
-	s.call = etcdconn.Call(rawURL, st)
-	return s, nil
+	return &Store{conn: c, cli: c.Cli, prefix: c.Prefix + "/segment/", now: time.Now}, nil
 }
 
 // Close closes the client Open made; it does nothing for a store made by New.
-func (s *Store) Close() error {
-	if s.owned {
-		return s.cli.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.conn.Close() }
 
 func (s *Store) tagsPrefix() string               { return s.prefix + "tags/" }
 func (s *Store) returnedRoot() string             { return s.prefix + "returned/" }
@@ -186,21 +182,13 @@ func unknown(op, tag string) error {
 }
 
 // backoff waits a little before the attempt-th retry of a transaction that lost
-// to another caller, more the more often it lost.
+// to another caller: a random pause, growing to 50 ms, that spreads the rivals out
+// so that a caller that keeps losing does not keep colliding.
 func backoff(ctx context.Context, attempt int) error {
 	if attempt < 2 {
 		return ctx.Err()
 	}
-	// Random waits spread the rivals out, growing to 50 ms so that a caller that
-	// keeps losing does not keep colliding.
-	t := time.NewTimer(time.Duration(mrand.Int64N(int64(min(attempt, 50)) * int64(time.Millisecond))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Backoff{First: time.Millisecond, Max: 50 * time.Millisecond}.Wait(ctx, attempt-1)
 }
 
 func conflict(n int) error {
@@ -212,10 +200,9 @@ func conflict(n int) error {
 // compares the tag record's ModRevision (and, for a returned block, the block's
 // key), so two callers never get one value.
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	limit, err = segment.CheckTake(tag, n, floor, limit)
-	if err != nil {
+	if limit, err = segment.CheckTake(tag, n, floor, limit); err != nil {
 		return segment.Block{}, err
 	}
 	b, err := s.take(ctx, tag, n, floor, limit)
@@ -311,7 +298,7 @@ func (s *Store) lowest(ctx context.Context, rp, end string, rr *etcdserverpb.Ran
 // or one that overlaps a block returned before, since handing those out could
 // issue a value twice.
 func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := segment.CheckReturn(tag, b); err != nil {
 		return err
@@ -376,7 +363,7 @@ func (s *Store) ret(ctx context.Context, tag string, b segment.Block) error {
 
 // Create makes a tag; see segment.Store.
 func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := segment.CheckCreate(t); err != nil {
 		return err
@@ -395,12 +382,9 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 
 // SetStep changes a tag's step; see segment.Store.
 func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckTagName(tag); err != nil {
-		return err
-	}
-	if err := segment.CheckStep(step); err != nil {
+	if err := segment.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	tk := s.tagKey(tag)
@@ -438,7 +422,7 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error)
 
 // Tags lists the tags, by name, read at one revision.
 func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	tp, rr := s.tagsPrefix(), s.returnedRoot()
 	tkvs, rev, err := etcdconn.RangeAll(ctx, s.cli, tp, 0)

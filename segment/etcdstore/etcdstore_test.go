@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/internal/storetest"
@@ -22,7 +24,7 @@ func testCtx(t testing.TB) context.Context {
 
 func open(t testing.TB, rawURL string, opts Options) *Store {
 	t.Helper()
-	s, err := Open(testCtx(t), rawURL, opts)
+	s, err := openURL(testCtx(t), rawURL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,28 +32,28 @@ func open(t testing.TB, rawURL string, opts Options) *Store {
 	return s
 }
 
-func newStore(t *testing.T) segment.Store {
-	s, err := Open(testCtx(t), testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+func newTestStore(t *testing.T) segment.Store {
+	s, err := openURL(testCtx(t), testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func TestConformance(t *testing.T) { segmenttest.Run(t, newStore) }
+func TestConformance(t *testing.T) { segmenttest.Run(t, newTestStore) }
 
-func TestConcurrentTakers(t *testing.T) { storetest.Concurrent(t, newStore, 16, 50) }
+func TestConcurrentTakers(t *testing.T) { storetest.Concurrent(t, newTestStore, 16, 50) }
 
 func TestOpenDeadServer(t *testing.T) {
 	start := time.Now()
-	_, err := Open(testCtx(t), "etcd://ann:secret@127.0.0.1:1?dial_timeout=300ms", Options{})
+	_, err := openURL(testCtx(t), "etcd://ann:secret@127.0.0.1:1?dial_timeout=300ms", Options{})
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "segment/etcdstore: ") {
 		t.Errorf("Open of a dead server: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Open of a dead server took %v", d)
 	}
-	if _, err := Open(testCtx(t), "redis://127.0.0.1:1", Options{}); err == nil || !strings.Contains(err.Error(), "scheme") {
+	if _, err := openURL(testCtx(t), "redis://127.0.0.1:1", Options{}); err == nil || !strings.Contains(err.Error(), "scheme") {
 		t.Errorf("Open of a redis URL: %v", err)
 	}
 }
@@ -137,7 +139,13 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	s := New(cli, Options{Prefix: "flurry-test/"})
+	if _, err := New(nil, Options{}); err == nil {
+		t.Error("New(nil) accepted")
+	}
+	s, err := New(cli, Options{Prefix: "flurry-test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tag := storetest.Create(t, s, 0, 10)
 	s.Close()
 	if b, err := s.Take(testCtx(t), tag, 5, 0, 0); err != nil || b.First != 1 {
@@ -147,4 +155,12 @@ func TestNew(t *testing.T) {
 
 func BenchmarkTake(b *testing.B) {
 	storetest.BenchmarkTake(b, open(b, testenv.Etcd.URL(b), Options{Prefix: "flurry-test"}))
+}
+
+// openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
+func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Prefix, o.RequestTimeout = cmp.Or(opts.Prefix, o.Prefix), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }

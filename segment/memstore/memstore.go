@@ -118,10 +118,7 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store.
 func (s *Store) SetStep(ctx context.Context, name string, step int64) error {
-	if err := segment.CheckTagName(name); err != nil {
-		return err
-	}
-	if err := segment.CheckStep(step); err != nil {
+	if err := segment.CheckSetStep(name, step); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/segment"
 )
@@ -18,7 +17,8 @@ import (
 // DefaultPrefix starts every key when Options.Prefix is empty.
 const DefaultPrefix = "flurry:segment"
 
-// Options configures a Store. The zero Options is valid.
+// Options configures a Store. The zero Options is valid for New; Open needs
+// Client or Failover, which ParseURL sets.
 type Options struct {
 	// Prefix starts every key, inside the hash tag: {Prefix:tag}:tag. Empty means
 	// DefaultPrefix. It must not contain '{' or '}'.
@@ -36,6 +36,13 @@ type Options struct {
 	// and write timeouts still apply to each attempt). A call that runs out of
 	// time fails with an error matching bound.ErrNoAnswer.
 	RequestTimeout time.Duration
+	// Client configures Open's connection to one Redis server (redis.NewClient).
+	// ParseURL sets it for redis:// and rediss:// URLs. New ignores it.
+	Client *redis.Options
+	// Failover configures Open's connection to the primary that Redis Sentinel
+	// names (redis.NewFailoverClient), followed through failovers. ParseURL sets it
+	// for redis+sentinel:// and rediss+sentinel:// URLs. New ignores it.
+	Failover *redis.FailoverOptions
 }
 
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
@@ -43,42 +50,21 @@ type Options struct {
 // write was made on the primary; see the package documentation.
 var ErrNotReplicated = redisconn.ErrNotReplicated
 
+// NotReplicatedError is the error, matching ErrNotReplicated, that says how many
+// replicas acknowledged a write (Got) of how many asked for (Want); find it with
+// errors.As.
+type NotReplicatedError = redisconn.NotReplicatedError
+
 // Store is a segment.Store in Redis. It is safe for concurrent use.
 type Store struct {
-	client redis.UniversalClient
-	owned  bool // Close closes client
-	opts   Options
-	err    error      // from New's validation, returned by every method
-	call   bound.Call // bounds and names each call
+	conn *redisconn.Conn
 
 	take, ret, create, setStep *redis.Script
 }
 
 var _ segment.Store = (*Store)(nil)
 
-// New returns a store using client, which stays the caller's: Close does not close
-// it. When opts is invalid, every method returns the error; Open reports it at once.
-//
-// The client should have ContextTimeoutEnabled set; see the package documentation.
-func New(client redis.UniversalClient, opts Options) *Store {
-	s := &Store{
-		client:  client,
-		take:    redis.NewScript(takeScript),
-		ret:     redis.NewScript(returnScript),
-		create:  redis.NewScript(createScript),
-		setStep: redis.NewScript(setStepScript),
-	}
-	st, err := redisconn.Check(client, redisconn.Settings(opts), DefaultPrefix)
-	s.opts = Options(st)
-	s.call = redisconn.ClientCall(client, st)
-	if err != nil {
-		s.err = fmt.Errorf("segment/redisstore: %w", err)
-	}
-	return s
-}
-
-// Open connects to the Redis server a URL names, checks that it answers, loads the
-// scripts and returns a store that closes the connection on Close:
+// ParseURL reads a store URL into Options for Open, without connecting:
 //
 //	redis://[user:password@]host:port[/db][?prefix=flurry:segment&wait_replicas=1&wait_timeout=500ms&request_timeout=5s&...]
 //	rediss://...   (TLS)
@@ -89,46 +75,58 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // (go-redis's failover client) and follows it when Sentinel fails over; the user
 // and password are the primary's, sentinel_password=... gives the sentinels' own.
 // prefix, wait_replicas, wait_timeout and request_timeout set the Options fields
-// of those names, over opts; every other query key goes to go-redis
-// (redis.ParseURL or redis.ParseFailoverURL: dial_timeout, read_timeout,
-// max_retries, pool_size, ...), which refuses keys it does not know. Errors never
-// show the password.
-func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	c, st, err := redisconn.ParseURL(rawURL, redisconn.Settings(opts))
-	if err != nil {
-		return nil, fmt.Errorf("segment/redisstore: %w", err)
-	}
-	client := c.NewClient()
-	s := New(client, Options(st))
-	s.owned = true
-	s.call = c.Call(redisconn.Settings(s.opts))
-	if s.err != nil {
-		client.Close()
-		return nil, s.err
-	}
-	if err := redisconn.Connect(ctx, client, c, s.take, s.ret, s.create, s.setStep); err != nil {
-		client.Close()
-		return nil, fmt.Errorf("segment/redisstore: %w", err)
-	}
-	return s, nil
+// of those names; every other query key goes to go-redis (redis.ParseURL or
+// redis.ParseFailoverURL: dial_timeout, read_timeout, max_retries, pool_size, ...),
+// which refuses keys it does not know. Errors never show the password.
+func ParseURL(rawURL string) (Options, error) {
+	o, err := redisconn.ParseURL(rawURL, kind().Package)
+	return Options{Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout,
+		Client: o.Client, Failover: o.Failover}, err
+}
+
+// kind names the package for redisconn.
+func kind() redisconn.Kind {
+	return redisconn.Kind{Package: "segment/redisstore", DefaultPrefix: DefaultPrefix}
+}
+
+// Open connects to the Redis server o names, checks that it answers, loads the
+// scripts and returns a store that closes the connection on Close.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	return redisconn.Open(ctx, o.conn(), kind(), newStore)
+}
+
+// New returns a store using client, which stays the caller's: Close does not close
+// it. It fails when opts is invalid.
+//
+// The client should have ContextTimeoutEnabled set; see the package documentation.
+func New(client redis.UniversalClient, opts Options) (*Store, error) {
+	return redisconn.New(client, opts.conn(), kind(), newStore)
+}
+
+// newStore makes the store on c and returns its scripts, for Open to load.
+func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
+	s := &Store{conn: c, take: redis.NewScript(takeScript), ret: redis.NewScript(returnScript),
+		create: redis.NewScript(createScript), setStep: redis.NewScript(setStepScript)}
+	return s, []*redis.Script{s.take, s.ret, s.create, s.setStep}
+}
+
+// conn returns o as redisconn takes it.
+func (o Options) conn() redisconn.Options {
+	return redisconn.Options{Client: o.Client, Failover: o.Failover, Settings: redisconn.Settings{
+		Prefix: o.Prefix, WaitReplicas: o.WaitReplicas, WaitTimeout: o.WaitTimeout, RequestTimeout: o.RequestTimeout}}
 }
 
 // Close closes the connection Open made; it does nothing for a store made by New.
-func (s *Store) Close() error {
-	if s.owned {
-		return s.client.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.conn.Close() }
 
 // keys returns the tag's keys in the order the scripts expect.
 func (s *Store) keys(tag string) []string {
-	h := "{" + s.opts.Prefix + ":" + tag + "}:"
+	h := "{" + s.conn.Settings.Prefix + ":" + tag + "}:"
 	return []string{h + "tag", h + "returned"}
 }
 
 // index is the set of tag names, for Tags.
-func (s *Store) index() string { return "{" + s.opts.Prefix + "}:tags" }
+func (s *Store) index() string { return "{" + s.conn.Settings.Prefix + "}:tags" }
 
 // pad writes a counter value in 19 digits, the width of 2^63-1, so that padded
 // values sort as numbers.
@@ -159,7 +157,7 @@ func digits(s string) (int64, bool) {
 }
 
 func (s *Store) eval(ctx context.Context, sc *redis.Script, tag string, args []any, wrote func(any) bool) (any, error) {
-	return redisconn.Eval(ctx, s.client, redisconn.Settings(s.opts), sc, s.keys(tag), args, wrote)
+	return s.conn.Eval(ctx, sc, s.keys(tag), args, wrote)
 }
 
 // code reads the first element of a script's reply: the outcome.
@@ -202,13 +200,9 @@ func unknown(op, tag string) error {
 // Take claims the lowest returned block above floor, or n fresh values above
 // max(Max, floor), in one script; see segment.Store.
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return segment.Block{}, s.err
-	}
-	limit, err = segment.CheckTake(tag, n, floor, limit)
-	if err != nil {
+	if limit, err = segment.CheckTake(tag, n, floor, limit); err != nil {
 		return segment.Block{}, err
 	}
 	headroom := "-1" // n alone passes limit
@@ -280,11 +274,8 @@ func taken(res any, n, floor, limit int64) (segment.Block, error) {
 // Max or one that overlaps a block returned before, since handing those out could
 // issue a value twice.
 func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return s.err
-	}
 	if err := segment.CheckReturn(tag, b); err != nil {
 		return err
 	}
@@ -315,15 +306,12 @@ func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err er
 // then makes the tag's hash, so a Create that fails between the two leaves only a
 // name that Tags skips, and can be retried.
 func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return s.err
-	}
 	if err := segment.CheckCreate(t); err != nil {
 		return err
 	}
-	if err := s.client.SAdd(ctx, s.index(), t.Name).Err(); err != nil {
+	if err := s.conn.Client.SAdd(ctx, s.index(), t.Name).Err(); err != nil {
 		return fmt.Errorf("segment/redisstore: create %s: %w", t.Name, err)
 	}
 	res, err := s.eval(ctx, s.create, t.Name, []any{strconv.FormatInt(t.Max, 10), strconv.FormatInt(t.Step, 10), t.Description},
@@ -345,15 +333,9 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 
 // SetStep changes a tag's step; see segment.Store.
 func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return s.err
-	}
-	if err := segment.CheckTagName(tag); err != nil {
-		return err
-	}
-	if err := segment.CheckStep(step); err != nil {
+	if err := segment.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	res, err := s.eval(ctx, s.setStep, tag, []any{strconv.FormatInt(step, 10)}, func(res any) bool { return code(res) == 1 })
@@ -375,19 +357,16 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error)
 // Tags lists the tags in the index, by name. It reads each tag's hash and returned
 // set in one pipeline; the listing is not one snapshot across tags.
 func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
-	ctx, end := s.call.Start(ctx)
+	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if s.err != nil {
-		return nil, s.err
-	}
-	names, err := s.client.SMembers(ctx, s.index()).Result()
+	names, err := s.conn.Client.SMembers(ctx, s.index()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("segment/redisstore: tags: %w", err)
 	}
 	slices.Sort(names)
 	hashes := make([]*redis.MapStringStringCmd, len(names))
 	returned := make([]*redis.StringSliceCmd, len(names))
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.conn.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, name := range names {
 			k := s.keys(name)
 			hashes[i] = p.HGetAll(ctx, k[0])

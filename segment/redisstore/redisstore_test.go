@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/internal/storetest"
@@ -23,7 +25,7 @@ func testCtx(t testing.TB) context.Context {
 
 func open(t testing.TB, rawURL string, opts Options) *Store {
 	t.Helper()
-	s, err := Open(testCtx(t), rawURL, opts)
+	s, err := openURL(testCtx(t), rawURL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,32 +33,31 @@ func open(t testing.TB, rawURL string, opts Options) *Store {
 	return s
 }
 
-func newStore(t *testing.T) segment.Store {
-	s, err := Open(testCtx(t), testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
+func newTestStore(t *testing.T) segment.Store {
+	s, err := openURL(testCtx(t), testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func TestConformance(t *testing.T) { segmenttest.Run(t, newStore) }
+func TestConformance(t *testing.T) { segmenttest.Run(t, newTestStore) }
 
-func TestConcurrentTakers(t *testing.T) { storetest.Concurrent(t, newStore, 16, 200) }
+func TestConcurrentTakers(t *testing.T) { storetest.Concurrent(t, newTestStore, 16, 200) }
 
 func TestOpenErrors(t *testing.T) {
 	ctx := testCtx(t)
-	_, err := Open(ctx, "redis://ann:secret@127.0.0.1:1/0?dial_timeout=200ms&max_retries=-1", Options{})
+	_, err := openURL(ctx, "redis://ann:secret@127.0.0.1:1/0?dial_timeout=200ms&max_retries=-1", Options{})
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.HasPrefix(err.Error(), "segment/redisstore: ") {
 		t.Errorf("Open of a dead server: %v", err)
 	}
-	if _, err := Open(ctx, "http://127.0.0.1:1/0", Options{}); err == nil || !strings.Contains(err.Error(), "scheme") {
+	if _, err := openURL(ctx, "http://127.0.0.1:1/0", Options{}); err == nil || !strings.Contains(err.Error(), "scheme") {
 		t.Errorf("Open of an http URL: %v", err)
 	}
-	if _, err := Open(ctx, "redis://127.0.0.1:1/0", Options{Prefix: "a{b}"}); err == nil || !strings.Contains(err.Error(), "prefix") {
+	if _, err := openURL(ctx, "redis://127.0.0.1:1/0", Options{Prefix: "a{b}"}); err == nil || !strings.Contains(err.Error(), "prefix") {
 		t.Errorf("Open with a bad prefix: %v", err)
 	}
-	s := New(redis.NewRing(&redis.RingOptions{}), Options{WaitReplicas: 1})
-	if _, err := s.Tags(ctx); err == nil || !strings.Contains(err.Error(), "WaitReplicas") {
+	if _, err := New(redis.NewRing(&redis.RingOptions{}), Options{WaitReplicas: 1}); err == nil || !strings.Contains(err.Error(), "WaitReplicas") {
 		t.Errorf("WaitReplicas with a Ring: %v", err)
 	}
 }
@@ -72,7 +73,7 @@ func TestKeys(t *testing.T) {
 	if err := s.Return(ctx, tag, segment.Block{First: 1<<62 + 6, Last: 1<<62 + 10}); err != nil {
 		t.Fatal(err)
 	}
-	rdb := s.client
+	rdb := s.conn.Client
 	h := "{flurry-test:" + tag + "}:"
 	if m, err := rdb.HGet(ctx, h+"tag", "max").Result(); err != nil || m != "4611686018427387914" {
 		t.Errorf("max = %q, %v", m, err)
@@ -108,7 +109,7 @@ func TestCreateAfterHalfCreate(t *testing.T) {
 	s := open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
 	ctx := testCtx(t)
 	tag := segmenttest.TagName(t)
-	if err := s.client.SAdd(ctx, s.index(), tag).Err(); err != nil {
+	if err := s.conn.Client.SAdd(ctx, s.index(), tag).Err(); err != nil {
 		t.Fatal(err)
 	}
 	tags, err := s.Tags(ctx)
@@ -140,7 +141,9 @@ func TestWaitReplicas(t *testing.T) {
 	if !errors.Is(err, ErrNotReplicated) || !strings.Contains(err.Error(), "0 of 1 replicas") || b != (segment.Block{}) {
 		t.Fatalf("Take with WaitReplicas=1 and no replica: %+v, %v", b, err)
 	}
-	t.Logf("not replicated: %v", err)
+	if nr, ok := errors.AsType[*NotReplicatedError](err); !ok || nr.Got != 0 || nr.Want != 1 {
+		t.Errorf("errors.AsType[*NotReplicatedError](%v) = %+v, %v; want 0 of 1", err, nr, ok)
+	}
 	if b, err := plain.Take(ctx, tag, 10, 0, 0); err != nil || b.First != 11 {
 		t.Fatalf("Take after the lost block: %+v, %v; want 11..20", b, err)
 	}
@@ -192,4 +195,13 @@ func TestPrecision(t *testing.T) {
 	if _, err := s.Take(ctx, tag, 2, 0, big+6); !errors.Is(err, segment.ErrRangeExhausted) {
 		t.Fatalf("Take past limit 2^53+6: %v", err)
 	}
+}
+
+// openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
+func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Prefix, o.WaitReplicas = cmp.Or(opts.Prefix, o.Prefix), cmp.Or(opts.WaitReplicas, o.WaitReplicas)
+		o.WaitTimeout, o.RequestTimeout = cmp.Or(opts.WaitTimeout, o.WaitTimeout), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
 }

@@ -13,8 +13,6 @@ package segmenttest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -22,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/conformance"
 	"github.com/flurryid/flurry/segment"
 )
 
@@ -41,22 +40,12 @@ func Run(t *testing.T, newStore func(t *testing.T) segment.Store) {
 }
 
 // TagName returns a fresh tag name for a test.
-func TagName(t testing.TB) string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return "segtest-" + hex.EncodeToString(b)
-}
+func TagName(t testing.TB) string { return "segtest-" + conformance.Suffix() }
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return conformance.Context(t, 60*time.Second) }
 
 func open(t *testing.T, newStore func(t *testing.T) segment.Store) segment.Store {
-	s := newStore(t)
-	t.Cleanup(func() { s.Close() })
-	return s
+	return conformance.Open(t, newStore)
 }
 
 func create(t *testing.T, s segment.Store, start, step int64) string {

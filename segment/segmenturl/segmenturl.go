@@ -32,13 +32,15 @@ import (
 // changed from outside.
 func openers(skipCreate bool) map[string]storeurl.Opener[segment.Store] {
 	sql := func(ctx context.Context, u string) (segment.Store, error) {
-		if skipCreate && plainSchema(u) {
-			return sqlstore.Open(ctx, u, sqlstore.Options{SkipCreate: true})
+		o, err := sqlstore.ParseURL(u)
+		if err != nil {
+			return nil, err
 		}
-		return sqlstore.OpenAny(ctx, u)
+		o.SkipCreate = skipCreate && plainSchema(u)
+		return sqlstore.OpenAny(ctx, o)
 	}
 	rds := func(ctx context.Context, u string) (segment.Store, error) {
-		return redisstore.Open(ctx, u, redisstore.Options{})
+		return storeurl.ParseOpen[segment.Store](redisstore.ParseURL, redisstore.Open)(ctx, u)
 	}
 	return map[string]storeurl.Opener[segment.Store]{
 		"sqlite":     sql,
@@ -51,7 +53,7 @@ func openers(skipCreate bool) map[string]storeurl.Opener[segment.Store] {
 		"redis+sentinel":  rds,
 		"rediss+sentinel": rds,
 		"etcd": func(ctx context.Context, u string) (segment.Store, error) {
-			return etcdstore.Open(ctx, u, etcdstore.Options{})
+			return storeurl.ParseOpen[segment.Store](etcdstore.ParseURL, etcdstore.Open)(ctx, u)
 		},
 	}
 }

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
-	"sort"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
 )
 
-// Schemas a URL's schema= key selects (see OpenAny).
+// Schemas a URL's schema= key, or Options.Schema, selects (see OpenAny).
 const (
 	// SchemaFlurry is the default: a Leaf-form tag table plus NAME_returned.
 	SchemaFlurry = "flurry"
@@ -26,54 +24,6 @@ const (
 // TinyIDTable is the table tinyid keeps its biz types in; table=tiny_id_info
 // selects SchemaTinyID by itself.
 const TinyIDTable = "tiny_id_info"
-
-// OpenAny opens the store a URL names, by its schema= key (which the other keys'
-// checks never see):
-//
-//	schema=flurry (default)  Open: the tag table and NAME_returned, created if missing
-//	schema=leaf              OpenLeafTable: leaf_alloc with only SELECT and UPDATE on it
-//	schema=tinyid            OpenTinyID: tiny_id_info (also chosen by table=tiny_id_info)
-func OpenAny(ctx context.Context, rawURL string) (segment.Store, error) {
-	schema, rest, table, err := splitSchema(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: %w", err)
-	}
-	if schema == "" && table == TinyIDTable {
-		schema = SchemaTinyID
-	}
-	switch schema {
-	case "", SchemaFlurry:
-		return Open(ctx, rest, Options{})
-	case SchemaLeaf:
-		return OpenLeafTable(ctx, rest)
-	case SchemaTinyID:
-		return OpenTinyID(ctx, rest)
-	}
-	return nil, fmt.Errorf("segment/sqlstore: schema=%s: use flurry, leaf or tinyid", schema)
-}
-
-// splitSchema takes the schema= key out of a URL and reports its table= key.
-func splitSchema(rawURL string) (schema, rest, table string, err error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.RawQuery == "" {
-		return "", rawURL, "", nil // Open reports a bad URL without its password
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return "", rawURL, "", nil
-	}
-	table = q.Get("table")
-	vs, ok := q["schema"]
-	if !ok {
-		return "", rawURL, table, nil
-	}
-	if len(vs) != 1 || vs[0] == "" {
-		return "", "", "", fmt.Errorf("%s: give schema= once, with flurry, leaf or tinyid", u.Redacted())
-	}
-	delete(q, "schema")
-	u.RawQuery = q.Encode()
-	return vs[0], u.String(), table, nil
-}
 
 // LeafTable is a segment.Store on Meituan Leaf's leaf_alloc table that needs only
 // the privileges a Leaf server has: SELECT and UPDATE on that one table. It creates
@@ -111,35 +61,24 @@ func leafTableQueries(d Dialect, table string) leafQueries {
 		readStep: "SELECT step FROM " + table + " WHERE biz_tag = ?",
 		list:     "SELECT biz_tag, max_id, step, description FROM " + table,
 	}
-	switch d {
-	case SQLite:
+	if d == SQLite {
 		q.lock = "UPDATE " + table + " SET max_id = max_id WHERE biz_tag = ? RETURNING max_id, step"
-	case Postgres:
-		for _, p := range []*string{&q.lock, &q.advance, &q.rewind, &q.insert, &q.setStep, &q.readStep} {
-			*p = sqlconn.Dollars(*p)
-		}
 	}
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.lock, &q.advance, &q.rewind, &q.insert, &q.setStep, &q.readStep)
 	return q
 }
 
-// OpenLeafTable opens a LeafTable; the URL's table= defaults to leaf_alloc. The
-// table must exist with Leaf's columns.
-func OpenLeafTable(ctx context.Context, rawURL string) (*LeafTable, error) {
-	var s *LeafTable
-	po := sqlconn.ParseOptions{DefaultTable: "leaf_alloc"}
-	err := sqlconn.OpenHandle(ctx, rawURL, po, func(db *sql.DB, c sqlconn.Config) (*sqlconn.Handle, error) {
-		h, err := sqlconn.NewHandle(db, c.Engine, sqlconn.ParseOptions{Table: c.Table})
-		if err != nil {
-			return nil, err
-		}
-		s = &LeafTable{h: h, dialect: Dialect(c.Engine), q: leafTableQueries(Dialect(c.Engine), c.Table)}
-		h.Schema = sqlconn.Schema{SkipCreate: true, Tables: []sqlconn.Table{{Name: c.Table, Probe: s.q.probe}}}
-		return h, nil
-	})
+// OpenLeafTable opens a LeafTable; an empty o.Table means leaf_alloc. The table
+// must exist with Leaf's columns; o.SkipCreate is implied.
+func OpenLeafTable(ctx context.Context, o Options) (*LeafTable, error) {
+	h, err := sqlconn.OpenHandle(ctx, o.probeOnly("leaf_alloc", func(d Dialect, table string) string {
+		return leafTableQueries(d, table).probe
+	}))
 	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: %w", err)
+		return nil, err
 	}
-	return s, nil
+	d := Dialect(h.Engine)
+	return &LeafTable{h: h, dialect: d, q: leafTableQueries(d, h.Table)}, nil
 }
 
 // Close closes the store's connections.
@@ -150,19 +89,9 @@ func (s *LeafTable) DB() *sql.DB { return s.h.DB }
 
 func (s *LeafTable) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("segment/sqlstore: %w", err)
+		return err
 	}
-	err := sqlconn.Retry(ctx, func() error {
-		tx, err := s.h.DB.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	})
+	err := s.h.InTx(ctx, fn)
 	if err == nil || errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrRangeExhausted) || errors.Is(err, segment.ErrTagExists) {
 		return err
 	}
@@ -209,7 +138,7 @@ func (s *LeafTable) Return(ctx context.Context, tag string, b segment.Block) err
 		return err
 	}
 	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("segment/sqlstore: %w", err)
+		return err
 	}
 	return sqlconn.Retry(ctx, func() error {
 		_, err := s.h.DB.ExecContext(ctx, s.q.rewind, b.First, tag, b.Last+1)
@@ -242,10 +171,7 @@ func (s *LeafTable) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store.
 func (s *LeafTable) SetStep(ctx context.Context, tag string, step int64) error {
-	if err := segment.CheckTagName(tag); err != nil {
-		return err
-	}
-	if err := segment.CheckStep(step); err != nil {
+	if err := segment.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	return s.inTx(ctx, "set the step of tag "+tag, func(tx *sql.Tx) error {
@@ -262,32 +188,12 @@ func (s *LeafTable) SetStep(ctx context.Context, tag string, step int64) error {
 
 // Tags implements segment.Store; Updated is left zero and Returned is always 0.
 func (s *LeafTable) Tags(ctx context.Context) ([]segment.Tag, error) {
-	if err := s.h.Ensure(ctx); err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: %w", err)
-	}
-	var out []segment.Tag
-	err := sqlconn.Retry(ctx, func() error {
-		out = out[:0]
-		rows, err := s.h.DB.QueryContext(ctx, s.q.list)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var t segment.Tag
-			var maxID int64
-			var desc sql.NullString
-			if err := rows.Scan(&t.Name, &maxID, &t.Step, &desc); err != nil {
-				return err
-			}
-			t.Max, t.Description = max(maxID-1, 0), desc.String
-			out = append(out, t)
-		}
-		return rows.Err()
+	return listTags(ctx, s.h, s.q.list, func(rows *sql.Rows) (segment.Tag, error) {
+		var t segment.Tag
+		var maxID int64
+		var desc sql.NullString
+		err := rows.Scan(&t.Name, &maxID, &t.Step, &desc)
+		t.Max, t.Description = max(maxID-1, 0), desc.String
+		return t, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: list the tags of %s: %w", s.h.Table, err)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
 }

@@ -94,7 +94,7 @@ func TestTinyIDBesideTinyID(t *testing.T) {
 							if st != nil {
 								st.Close()
 							}
-							s, err := OpenAny(ctx, u)
+							s, err := openAny(ctx, u)
 							if err != nil {
 								t.Error(err)
 								return
@@ -144,7 +144,7 @@ func TestTinyIDSemantics(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			u, db := scratch(t, e, compattest.TinyIDDDL, "schema=tinyid")
 			ctx := testCtx(t)
-			s, err := OpenAny(ctx, u)
+			s, err := openAny(ctx, u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +271,7 @@ func TestLeafTableBesideLeaf(t *testing.T) {
 								st.Close()
 							}
 							var err error
-							if st, err = OpenAny(ctx, u); err != nil {
+							if st, err = openAny(ctx, u); err != nil {
 								t.Error(err)
 								return
 							}
@@ -318,7 +318,7 @@ func TestLeafTableRewind(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			u, db := scratch(t, e, compattest.LeafDDL, "schema=leaf")
 			ctx := testCtx(t)
-			st, err := OpenAny(ctx, u)
+			st, err := openAny(ctx, u)
 			if err != nil {
 				t.Fatal(err)
 			}

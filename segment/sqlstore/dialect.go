@@ -1,10 +1,6 @@
 package sqlstore
 
-import (
-	"strconv"
-
-	"github.com/flurryid/flurry/internal/sqlconn"
-)
+import "github.com/flurryid/flurry/internal/sqlconn"
 
 // Dialect names the SQL engine behind a *sql.DB given to [New].
 type Dialect int
@@ -18,14 +14,6 @@ const (
 	// SQLite is SQLite 3.35 or later (for UPDATE ... RETURNING).
 	SQLite = Dialect(sqlconn.SQLite)
 )
-
-// String returns the dialect's name: "postgres", "mysql" or "sqlite".
-func (d Dialect) String() string {
-	if name := sqlconn.Engine(d).Name(); name != "" {
-		return name
-	}
-	return "Dialect(" + strconv.Itoa(int(d)) + ")"
-}
 
 // ddl returns the CREATE TABLE statements of the tag table and the table of
 // returned blocks; doc.go shows them.
@@ -187,11 +175,11 @@ func (d Dialect) queries(table, returned string) queries {
 		// IMMEDIATE does; a read first would take a snapshot that a later write could
 		// not upgrade (SQLITE_BUSY_SNAPSHOT).
 		q.lock = "UPDATE " + table + " SET max_id = max_id WHERE biz_tag = ? RETURNING max_id, step"
-	case Postgres:
-		for _, p := range []*string{&q.lock, &q.claimable, &q.top, &q.deleteBlock, &q.setTop, &q.advance, &q.overlap,
-			&q.insertBlock, &q.insertTag, &q.countReturned, &q.clearReturned, &q.setStep, &q.readStep} {
-			*p = sqlconn.Dollars(*p)
-		}
 	}
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.lock, &q.claimable, &q.top, &q.deleteBlock, &q.setTop, &q.advance, &q.overlap,
+		&q.insertBlock, &q.insertTag, &q.countReturned, &q.clearReturned, &q.setStep, &q.readStep)
 	return q
 }
+
+// String returns the dialect's name: "postgres", "mysql" or "sqlite".
+func (d Dialect) String() string { return sqlconn.Engine(d).String() }

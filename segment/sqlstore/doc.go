@@ -6,7 +6,7 @@
 //
 // # Opening
 //
-// [Open] takes a URL:
+// [ParseURL] reads a URL into [Options] for [Open], without connecting:
 //
 //	postgres://user[:pass]@host:5432/db?sslmode=disable    (also postgresql://), driver pgx
 //	mysql://user[:pass]@host:3306/db                       MySQL 8 or MariaDB 10.3+, go-sql-driver/mysql
@@ -33,15 +33,18 @@
 //
 // A SQLite URL names a file, never a host: sqlite://name/x.db is refused, because it
 // is ambiguous (write sqlite:///abs/x.db or sqlite:name/x.db). SQLite runs in WAL mode
-// with synchronous=FULL and a busy timeout ([Options].BusyTimeout), so several
+// with synchronous=FULL and a busy timeout (busy_timeout=), so several
 // processes on one machine can share the file; do not put it on a network file
 // system.
 //
-// [New] wraps a *sql.DB the caller opened, for any driver of the three engines.
+// Options made by hand work too: Open takes any driver.Connector of the Dialect's
+// engine. [New] wraps a *sql.DB the caller opened, for any driver of the three
+// engines.
 //
 // # Leaf's and tinyid's own tables
 //
-// [OpenAny] (what segmenturl uses) also reads a schema= key:
+// [ParseURL] also reads a schema= key ([Options].Schema), which [OpenAny] (what
+// segmenturl uses) follows:
 //
 //	?table=leaf_alloc&schema=leaf   [LeafTable]: Leaf's table with only SELECT and UPDATE on it;
 //	                                no NAME_returned, so a range handed back survives only

@@ -1,32 +1,37 @@
 package sqlstore
 
 import (
+	"cmp"
+	"context"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/flurryid/flurry/internal/storeurl"
+	"github.com/flurryid/flurry/segment"
 )
 
 func TestParseURL(t *testing.T) {
 	for _, tc := range []struct {
 		url     string
-		opts    Options
 		dialect Dialect
 		table   string
+		schema  string
 	}{
-		{"postgres://u:pw@db.example:6543/ids?sslmode=disable", Options{}, Postgres, DefaultTable},
-		{"postgresql://u@h/db?table=leaf_alloc&application_name=flurry", Options{}, Postgres, "leaf_alloc"},
-		{"mysql://root:pw@127.0.0.1/test?table=leaf_alloc", Options{Table: "leaf_alloc"}, MySQL, "leaf_alloc"},
-		{"sqlite:///var/lib/flurry/segments.db", Options{}, SQLite, DefaultTable},
-		{"sqlite:data/segments.db", Options{Table: "segs"}, SQLite, "segs"},
-		{"sqlite:///x.db?table=" + strings.Repeat("t", 54), Options{}, SQLite, strings.Repeat("t", 54)},
+		{"postgres://u:pw@db.example:6543/ids?sslmode=disable", Postgres, "", SchemaFlurry},
+		{"postgresql://u@h/db?table=leaf_alloc&application_name=flurry", Postgres, "leaf_alloc", SchemaFlurry},
+		{"mysql://root:pw@127.0.0.1/test?table=leaf_alloc&schema=leaf", MySQL, "leaf_alloc", SchemaLeaf},
+		{"sqlite:///var/lib/flurry/segments.db", SQLite, "", SchemaFlurry},
+		{"sqlite:data/segments.db?table=tiny_id_info", SQLite, "tiny_id_info", SchemaTinyID},
+		{"sqlite:///x.db?table=" + strings.Repeat("t", 54), SQLite, strings.Repeat("t", 54), SchemaFlurry},
 	} {
-		c, err := parseURL(tc.url, tc.opts)
+		o, err := ParseURL(tc.url)
 		if err != nil {
-			t.Errorf("parseURL(%s): %v", tc.url, err)
+			t.Errorf("ParseURL(%s): %v", tc.url, err)
 			continue
 		}
-		if Dialect(c.Engine) != tc.dialect || c.Table != tc.table {
-			t.Errorf("parseURL(%s): dialect %v table %q; want %v %q", tc.url, Dialect(c.Engine), c.Table, tc.dialect, tc.table)
+		schema, err := o.schema()
+		if o.Dialect != tc.dialect || o.Table != tc.table || schema != tc.schema || err != nil || o.Connector == nil {
+			t.Errorf("ParseURL(%s): dialect %v table %q schema %q (%v), connector %v; want %v %q %q", tc.url, o.Dialect, o.Table, schema, err, o.Connector != nil, tc.dialect, tc.table, tc.schema)
 		}
 	}
 }
@@ -34,27 +39,55 @@ func TestParseURL(t *testing.T) {
 func TestParseURLErrors(t *testing.T) {
 	for _, tc := range []struct {
 		url  string
-		opts Options
 		want string // in the error
 	}{
-		{"oracle://u:secret@h/db", Options{}, "unknown scheme"},
-		{"postgres://u:secret@h:port/db", Options{}, "not a URL"},
-		{"postgres://u:secret@h/db?sslmod=disable", Options{}, "unknown key sslmod"},
-		{"mysql://u:secret@h/db?tabel=leaf_alloc", Options{}, "unknown key tabel"},
-		{"mysql://u:secret@h/db?table=leaf-alloc", Options{}, "table name"},
-		{"mysql://u:secret@h/db?table=" + strings.Repeat("t", 55), Options{}, "1 to 54"},
-		{"mysql://u:secret@h/db?table=a", Options{Table: "b"}, "disagree"},
-		{"sqlite://relative/path.db", Options{}, "names host"},
-		{"sqlite:///x.db", Options{BusyTimeout: -time.Second}, "negative"},
+		{"oracle://u:secret@h/db", "unknown scheme"},
+		{"postgres://u:secret@h:port/db", "not a URL"},
+		{"postgres://u:secret@h/db?sslmod=disable", "unknown key sslmod"},
+		{"mysql://u:secret@h/db?tabel=leaf_alloc", "unknown key tabel"},
+		{"mysql://u:secret@h/db?table=leaf-alloc", "table name"},
+		{"mysql://u:secret@h/db?table=" + strings.Repeat("t", 55), "1 to 54"},
+		{"mysql://u:secret@h/db?schema=other", "schema=other"},
+		{"mysql://u:secret@h/db?schema=leaf&schema=tinyid", "2 times"},
+		{"sqlite://relative/path.db", "names host"},
+		{"sqlite:///x.db?busy_timeout=-1s", "busy_timeout=-1s"},
 	} {
-		_, err := parseURL(tc.url, tc.opts)
+		_, err := ParseURL(tc.url)
 		if err == nil {
-			t.Errorf("parseURL(%q) accepted", tc.url)
+			t.Errorf("ParseURL(%q) accepted", tc.url)
 			continue
 		}
 		msg := err.Error()
 		if !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "segment/sqlstore: ") || strings.Contains(msg, "secret") {
-			t.Errorf("parseURL(%q): %q; want the package prefix and %q, without the password", tc.url, msg, tc.want)
+			t.Errorf("ParseURL(%q): %q; want the package prefix and %q, without the password", tc.url, msg, tc.want)
 		}
+	}
+}
+
+// openURL is ParseURL and Open, with opts' Table, SkipCreate and RequestTimeout
+// over the URL's.
+func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	return storeurl.ParseOpen[*Store](ParseURL, func(ctx context.Context, o Options) (*Store, error) {
+		o.Table, o.SkipCreate, o.RequestTimeout = cmp.Or(opts.Table, o.Table), opts.SkipCreate, cmp.Or(opts.RequestTimeout, o.RequestTimeout)
+		return Open(ctx, o)
+	})(ctx, rawURL)
+}
+
+// openAny is ParseURL and OpenAny.
+func openAny(ctx context.Context, rawURL string) (segment.Store, error) {
+	o, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return OpenAny(ctx, o)
+}
+
+func TestOpenRefusesOtherSchemas(t *testing.T) {
+	o, err := ParseURL("sqlite:///x.db?schema=leaf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "OpenAny") {
+		t.Errorf("Open with schema=leaf: %v", err)
 	}
 }

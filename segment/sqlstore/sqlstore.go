@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -20,72 +21,51 @@ const DefaultTable = "flurry_segment"
 // maxTableLen leaves room for the suffix "_returned" in 63 characters.
 const maxTableLen = 63 - len("_returned")
 
-// Options configures a Store. The zero Options is valid.
+// Options configures a Store. The zero Options is valid for New; Open needs a
+// Dialect and a Connector, which ParseURL sets.
 type Options struct {
+	// Dialect is the engine Open connects to. ParseURL sets it from the URL's
+	// scheme; New takes its own and ignores this one.
+	Dialect Dialect
+	// Connector opens Open's connections (database/sql's sql.OpenDB). ParseURL
+	// makes it from the URL with the engine's driver; any driver.Connector for the
+	// Dialect's engine works. New ignores it.
+	Connector driver.Connector
 	// Table names the tag table, in Meituan Leaf's leaf_alloc form. Empty means
 	// DefaultTable; "leaf_alloc" serves an existing Leaf table. It must be a plain
 	// identifier: letters, digits and underscores, not starting with a digit, at most
-	// 54 characters. A table= key in Open's URL sets it too; the two must agree.
+	// 54 characters. ParseURL sets it from the URL's table= key.
 	Table string
+	// Schema selects, for OpenAny, the form of the tables: SchemaFlurry (empty
+	// means it, or SchemaTinyID when Table is TinyIDTable), SchemaLeaf or
+	// SchemaTinyID. ParseURL sets it from the URL's schema= key. Open and New serve
+	// SchemaFlurry only.
+	Schema string
 	// SkipCreate leaves out CREATE TABLE IF NOT EXISTS, for accounts without the
 	// right to create tables; both tables must then exist with the documented
 	// columns. The zero value creates the tables that are missing.
 	SkipCreate bool
-	// BusyTimeout is how long a SQLite connection Open makes waits for another
-	// writer of the file before it gives up. Zero means 5 seconds. Other engines
-	// and New ignore it.
-	BusyTimeout time.Duration
 	// RequestTimeout bounds each call whose context has no deadline, Open
 	// included. Zero means 5s for PostgreSQL and MySQL, and no bound for SQLite
-	// (whose calls wait for other writers as long as BusyTimeout); negative means no
-	// bound. A request_timeout= key in Open's URL wins. A call that runs out of time
-	// fails with an error matching bound.ErrNoAnswer.
+	// (whose calls wait for other writers as long as the URL's busy_timeout);
+	// negative means no bound. ParseURL sets it from the URL's request_timeout=
+	// key. A call that runs out of time fails with an error matching
+	// bound.ErrNoAnswer.
 	RequestTimeout time.Duration
+
+	name string // the URL without its password, for messages; set by ParseURL
 }
 
 // Store is a segment.Store in two SQL tables. It is safe for concurrent use.
 type Store struct {
-	h       *sqlconn.Handle
-	dialect Dialect
-	q       queries
+	q queries
+	h *sqlconn.Handle
 }
 
 var _ segment.Store = (*Store)(nil)
 
-// New returns a store on a database the caller opened, with any database/sql driver
-// for the dialect's engine. It does not touch the database: the tables are created,
-// or checked, with the context of the first call that needs them. Close leaves db
-// open.
-//
-// Deadlocks, lock wait timeouts and busy errors are recognized, and retried, for the
-// drivers Open uses (pgx, go-sql-driver/mysql, modernc.org/sqlite); with other
-// drivers they are returned as they are. With go-sql-driver/mysql, set
-// InterpolateParams to save a round trip per statement.
-func New(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
-	s, err := newStore(db, dialect, opts)
-	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: %w", err)
-	}
-	return s, nil
-}
-
-// newStore is New with errors that lack the package prefix.
-func newStore(db *sql.DB, dialect Dialect, opts Options) (*Store, error) {
-	h, err := sqlconn.NewHandle(db, sqlconn.Engine(dialect), parseOptions(opts))
-	if err != nil {
-		return nil, err
-	}
-	returned := h.Table + "_returned"
-	s := &Store{h: h, dialect: dialect, q: dialect.queries(h.Table, returned)}
-	h.Schema = sqlconn.Schema{SkipCreate: opts.SkipCreate, Tables: []sqlconn.Table{
-		{Name: h.Table, Create: s.q.createTags, Probe: s.q.probeTags},
-		{Name: returned, Create: s.q.createReturned, Probe: s.q.probeReturned},
-	}}
-	return s, nil
-}
-
 // Dialect returns the store's SQL dialect.
-func (s *Store) Dialect() Dialect { return s.dialect }
+func (s *Store) Dialect() Dialect { return Dialect(s.h.Engine) }
 
 // Table returns the name of the store's tag table.
 func (s *Store) Table() string { return s.h.Table }
@@ -97,32 +77,14 @@ func (s *Store) DB() *sql.DB { return s.h.DB }
 // caller's handle open.
 func (s *Store) Close() error { return s.h.Close() }
 
-// ensure creates the tables if needed, once it has succeeded for this store.
-func (s *Store) ensure(ctx context.Context) error {
-	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("segment/sqlstore: %w", err)
-	}
-	return nil
-}
-
 // inTx runs fn in a transaction and commits, again from the start while it fails
 // with a deadlock, a lock wait timeout, a serialization failure or a busy database,
 // up to sqlconn.Attempts times. Errors are prefixed with what.
 func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	if err := s.ensure(ctx); err != nil {
+	if err := s.h.Ensure(ctx); err != nil {
 		return err
 	}
-	err := sqlconn.Retry(ctx, func() error {
-		tx, err := s.h.DB.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	})
+	err := s.h.InTx(ctx, fn)
 	switch {
 	case err == nil:
 		return nil
@@ -247,6 +209,52 @@ func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err er
 	})
 }
 
+// checkStep reads the step back: a Leaf table's INT column cannot keep a step
+// above 2^31-1, and MySQL outside strict mode cuts it down with only a warning.
+func (s *Store) checkStep(ctx context.Context, tx *sql.Tx, tag string, step int64) error {
+	var got int64
+	if err := tx.QueryRowContext(ctx, s.q.readStep, tag).Scan(&got); err != nil {
+		return err
+	}
+	if got != step {
+		return fmt.Errorf("step %d is stored as %d", step, got)
+	}
+	return nil
+}
+
+// stepErr explains an error writing a step that does not fit in an INT column: an
+// engine's out-of-range error, or the read-back of checkStep. A step up to 2^31-1
+// fits every column.
+func (s *Store) stepErr(err error, step int64) error {
+	if err == nil || step <= math.MaxInt32 || errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrTagExists) {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, s.narrowStep())
+}
+
+func (s *Store) narrowStep() string {
+	return fmt.Sprintf("a step above 2^31-1 needs a BIGINT step column, and %s's is narrower, as Leaf's INT is; widen it with %s, or use a smaller step",
+		s.h.Table, s.Dialect().widenStep(s.h.Table))
+}
+
+// SetStep implements segment.Store.
+func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := segment.CheckSetStep(tag, step); err != nil {
+		return err
+	}
+	return s.stepErr(s.inTx(ctx, fmt.Sprintf("set the step of tag %s to %d", tag, step), func(tx *sql.Tx) error {
+		if _, err := s.lock(ctx, tx, tag); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.setStep, step, tag); err != nil {
+			return err
+		}
+		return s.checkStep(ctx, tx, tag, step)
+	}), step)
+}
+
 // Create implements segment.Store. It writes max_id = t.Max+1 (Leaf's max_id is
 // the next value to hand out) and removes rows a deleted tag of the same name left
 // in the returned table.
@@ -291,98 +299,45 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 	}), t.Step)
 }
 
-// checkStep reads the step back: a Leaf table's INT column cannot keep a step
-// above 2^31-1, and MySQL outside strict mode cuts it down with only a warning.
-func (s *Store) checkStep(ctx context.Context, tx *sql.Tx, tag string, step int64) error {
-	var got int64
-	if err := tx.QueryRowContext(ctx, s.q.readStep, tag).Scan(&got); err != nil {
-		return err
-	}
-	if got != step {
-		return fmt.Errorf("step %d is stored as %d", step, got)
-	}
-	return nil
-}
-
-// stepErr explains an error writing a step that does not fit in an INT column: an
-// engine's out-of-range error, or the read-back of checkStep. A step up to 2^31-1
-// fits every column.
-func (s *Store) stepErr(err error, step int64) error {
-	if err == nil || step <= math.MaxInt32 || errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrTagExists) {
-		return err
-	}
-	return fmt.Errorf("%w (%s)", err, s.narrowStep())
-}
-
-func (s *Store) narrowStep() string {
-	return fmt.Sprintf("a step above 2^31-1 needs a BIGINT step column, and %s's is narrower, as Leaf's INT is; widen it with %s, or use a smaller step",
-		s.h.Table, s.dialect.widenStep(s.h.Table))
-}
-
-// SetStep implements segment.Store.
-func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
-	ctx, end := s.h.Call.Start(ctx)
-	defer end(&err)
-	if err := segment.CheckTagName(tag); err != nil {
-		return err
-	}
-	if err := segment.CheckStep(step); err != nil {
-		return err
-	}
-	return s.stepErr(s.inTx(ctx, fmt.Sprintf("set the step of tag %s to %d", tag, step), func(tx *sql.Tx) error {
-		if _, err := s.lock(ctx, tx, tag); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q.setStep, step, tag); err != nil {
-			return err
-		}
-		return s.checkStep(ctx, tx, tag, step)
-	}), step)
-}
-
 // Tags implements segment.Store. Updated is update_time, written by the database's
 // clock; Returned sums the blocks waiting in the returned table.
 func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := s.ensure(ctx); err != nil {
+	return listTags(ctx, s.h, s.q.list, func(rows *sql.Rows) (segment.Tag, error) {
+		var (
+			t       segment.Tag
+			maxID   int64
+			desc    sql.NullString
+			updated sql.NullInt64
+			top     int64
+		)
+		if err := rows.Scan(&t.Name, &maxID, &t.Step, &desc, &updated, &top, &t.Returned); err != nil {
+			return t, err
+		}
+		t.Max = max(maxID-1, 0)
+		if maxID == math.MaxInt64 && top > 0 {
+			t.Max = math.MaxInt64
+		}
+		t.Description = desc.String
+		if updated.Valid {
+			t.Updated = time.UnixMilli(updated.Int64).UTC()
+		}
+		return t, nil
+	})
+}
+
+// listTags makes the tables if needed, reads the tags with query and scan, and
+// sorts them by name: by bytes, as Go compares strings, whatever the column's
+// collation.
+func listTags(ctx context.Context, h *sqlconn.Handle, query string, scan func(*sql.Rows) (segment.Tag, error)) ([]segment.Tag, error) {
+	if err := h.Ensure(ctx); err != nil {
 		return nil, err
 	}
-	var out []segment.Tag
-	err = sqlconn.Retry(ctx, func() error {
-		out = out[:0]
-		rows, err := s.h.DB.QueryContext(ctx, s.q.list)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				t       segment.Tag
-				maxID   int64
-				desc    sql.NullString
-				updated sql.NullInt64
-				top     int64
-			)
-			if err := rows.Scan(&t.Name, &maxID, &t.Step, &desc, &updated, &top, &t.Returned); err != nil {
-				return err
-			}
-			t.Max = max(maxID-1, 0)
-			if maxID == math.MaxInt64 && top > 0 {
-				t.Max = math.MaxInt64
-			}
-			t.Description = desc.String
-			if updated.Valid {
-				t.Updated = time.UnixMilli(updated.Int64).UTC()
-			}
-			out = append(out, t)
-		}
-		return rows.Err()
-	})
+	out, err := sqlconn.QueryAll(ctx, h, query, scan)
 	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: list the tags of %s: %w", s.h.Table, err)
+		return nil, fmt.Errorf("segment/sqlstore: list the tags of %s: %w", h.Table, err)
 	}
-	// By bytes, as Go compares strings, whatever the column's collation.
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }

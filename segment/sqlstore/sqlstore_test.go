@@ -51,7 +51,7 @@ func openStore(t testing.TB, rawURL string, opts Options) *Store {
 	if opts.Table == "" && !strings.Contains(rawURL, "table=") {
 		opts.Table = testTable
 	}
-	s, err := Open(testCtx(t), rawURL, opts)
+	s, err := openURL(testCtx(t), rawURL, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -497,7 +497,6 @@ func TestNew(t *testing.T) {
 		{db, 0, Options{}},
 		{db, SQLite, Options{Table: "x; DROP TABLE y"}},
 		{db, SQLite, Options{Table: strings.Repeat("t", 55)}},
-		{db, SQLite, Options{BusyTimeout: -time.Second}},
 	} {
 		if _, err := New(bad.db, bad.d, bad.opts); err == nil || !strings.HasPrefix(err.Error(), "segment/sqlstore: ") {
 			t.Errorf("New(%v, %v, %+v): %v", bad.db != nil, bad.d, bad.opts, err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
@@ -65,32 +64,21 @@ func tinyIDQueries(d Dialect, table string) tinyQueries {
 		list:    "SELECT biz_type, max_id, step, delta, remainder FROM " + table,
 		tokens:  "SELECT token, biz_type FROM " + TinyIDTokenTable,
 	}
-	if d == Postgres {
-		for _, p := range []*string{&q.read, &q.update, &q.insert, &q.setStep} {
-			*p = sqlconn.Dollars(*p)
-		}
-	}
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.read, &q.update, &q.insert, &q.setStep)
 	return q
 }
 
-// OpenTinyID opens a TinyID store; the URL's table= defaults to tiny_id_info. The
-// table must exist with tinyid's columns.
-func OpenTinyID(ctx context.Context, rawURL string) (*TinyID, error) {
-	var s *TinyID
-	po := sqlconn.ParseOptions{DefaultTable: TinyIDTable}
-	err := sqlconn.OpenHandle(ctx, rawURL, po, func(db *sql.DB, c sqlconn.Config) (*sqlconn.Handle, error) {
-		h, err := sqlconn.NewHandle(db, c.Engine, sqlconn.ParseOptions{Table: c.Table})
-		if err != nil {
-			return nil, err
-		}
-		s = &TinyID{h: h, dialect: Dialect(c.Engine), q: tinyIDQueries(Dialect(c.Engine), c.Table), seen: map[string][2]int64{}}
-		h.Schema = sqlconn.Schema{SkipCreate: true, Tables: []sqlconn.Table{{Name: c.Table, Probe: s.q.probe}}}
-		return h, nil
-	})
+// OpenTinyID opens a TinyID store; an empty o.Table means tiny_id_info. The table
+// must exist with tinyid's columns; o.SkipCreate is implied.
+func OpenTinyID(ctx context.Context, o Options) (*TinyID, error) {
+	h, err := sqlconn.OpenHandle(ctx, o.probeOnly(TinyIDTable, func(d Dialect, table string) string {
+		return tinyIDQueries(d, table).probe
+	}))
 	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: %w", err)
+		return nil, err
 	}
-	return s, nil
+	d := Dialect(h.Engine)
+	return &TinyID{h: h, dialect: d, q: tinyIDQueries(d, h.Table), seen: map[string][2]int64{}}, nil
 }
 
 // Close closes the store's connections.
@@ -154,7 +142,7 @@ func (s *TinyID) check(tag string, r tinyRow) error {
 // the ID c*delta + remainder.
 func (s *TinyID) Residue(ctx context.Context, tag string) (delta, remainder int64, err error) {
 	if err := s.h.Ensure(ctx); err != nil {
-		return 0, 0, fmt.Errorf("segment/sqlstore: %w", err)
+		return 0, 0, err
 	}
 	var r tinyRow
 	err = sqlconn.Retry(ctx, func() error {
@@ -175,7 +163,7 @@ func (s *TinyID) Residue(ctx context.Context, tag string) (delta, remainder int6
 // max_id from the row read, done gets the row and the new max_id after the win.
 func (s *TinyID) advance(ctx context.Context, tag string, next func(r tinyRow) (int64, error)) error {
 	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("segment/sqlstore: %w", err)
+		return err
 	}
 	for i := 1; ; i++ {
 		var won bool
@@ -208,7 +196,7 @@ func (s *TinyID) advance(ctx context.Context, tag string, next func(r tinyRow) (
 		if i == tinyAttempts {
 			return fmt.Errorf("segment/sqlstore: biz_type %s in %s: %d version conflicts in a row; other servers update the row too often: raise its step", tag, s.h.Table, i)
 		}
-		if err := sqlconn.Sleep(ctx, sqlconn.Backoff(i)); err != nil {
+		if err := sqlconn.Backoff().Wait(ctx, i); err != nil {
 			return err
 		}
 	}
@@ -279,7 +267,7 @@ func (s *TinyID) Create(ctx context.Context, t segment.Tag) error {
 		return fmt.Errorf("segment/sqlstore: step %d: tinyid's step column is an INT (at most %d)", t.Step, math.MaxInt32)
 	}
 	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("segment/sqlstore: %w", err)
+		return err
 	}
 	if _, err := s.read(ctx, t.Name); err == nil {
 		return fmt.Errorf("segment/sqlstore: biz_type %s in %s: %w", t.Name, s.h.Table, segment.ErrTagExists)
@@ -294,17 +282,14 @@ func (s *TinyID) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store; step is in ID space, as tinyid's column.
 func (s *TinyID) SetStep(ctx context.Context, tag string, step int64) error {
-	if err := segment.CheckTagName(tag); err != nil {
-		return err
-	}
-	if err := segment.CheckStep(step); err != nil {
+	if err := segment.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	if step > math.MaxInt32 {
 		return fmt.Errorf("segment/sqlstore: step %d: tinyid's step column is an INT (at most %d)", step, math.MaxInt32)
 	}
 	if err := s.h.Ensure(ctx); err != nil {
-		return fmt.Errorf("segment/sqlstore: %w", err)
+		return err
 	}
 	res, err := s.h.DB.ExecContext(ctx, s.q.setStep, step, tag)
 	if err != nil {
@@ -319,37 +304,17 @@ func (s *TinyID) SetStep(ctx context.Context, tag string, step int64) error {
 // Tags implements segment.Store in counter space: Max is the highest counter
 // handed out and Step the row's step divided by its delta.
 func (s *TinyID) Tags(ctx context.Context) ([]segment.Tag, error) {
-	if err := s.h.Ensure(ctx); err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: %w", err)
-	}
-	var out []segment.Tag
-	err := sqlconn.Retry(ctx, func() error {
-		out = out[:0]
-		rows, err := s.h.DB.QueryContext(ctx, s.q.list)
-		if err != nil {
-			return err
+	return listTags(ctx, s.h, s.q.list, func(rows *sql.Rows) (segment.Tag, error) {
+		var t segment.Tag
+		var r tinyRow
+		var step sql.NullInt64
+		if err := rows.Scan(&t.Name, &r.maxID, &step, &r.delta, &r.rem); err != nil {
+			return t, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var t segment.Tag
-			var r tinyRow
-			var step sql.NullInt64
-			if err := rows.Scan(&t.Name, &r.maxID, &step, &r.delta, &r.rem); err != nil {
-				return err
-			}
-			if r.delta < 1 {
-				r.delta = 1
-			}
-			t.Max, t.Step = max(r.counterMax(), 0), max(step.Int64/r.delta, 1)
-			out = append(out, t)
-		}
-		return rows.Err()
+		r.delta = max(r.delta, 1)
+		t.Max, t.Step = max(r.counterMax(), 0), max(step.Int64/r.delta, 1)
+		return t, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("segment/sqlstore: list the biz types of %s: %w", s.h.Table, err)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
 }
 
 // Segment is a range as tinyid's nextSegmentId hands it to clients: IDs in

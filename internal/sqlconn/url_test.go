@@ -19,7 +19,7 @@ func TestParseURL(t *testing.T) {
 		table  string
 		check  func(t *testing.T, c Config)
 	}{
-		{name: "postgres", url: "postgres://u:pw@db.example:6543/leases?sslmode=disable", engine: Postgres, table: "dflt",
+		{name: "postgres", url: "postgres://u:pw@db.example:6543/leases?sslmode=disable", engine: Postgres, table: "",
 			check: func(t *testing.T, c Config) {
 				if c.PG.Host != "db.example" || c.PG.Port != 6543 || c.PG.User != "u" || c.PG.Password != "pw" || c.PG.Database != "leases" || c.PG.TLSConfig != nil {
 					t.Errorf("pgx config %+v", c.PG.Config)
@@ -31,38 +31,38 @@ func TestParseURL(t *testing.T) {
 					t.Errorf("pgx config %+v", c.PG.Config)
 				}
 			}},
-		{name: "mysql", url: "mysql://root:pw@127.0.0.1/test", engine: MySQL, table: "dflt",
+		{name: "mysql", url: "mysql://root:pw@127.0.0.1/test", engine: MySQL, table: "",
 			check: func(t *testing.T, c Config) {
 				m := c.MySQL
 				if m.User != "root" || m.Passwd != "pw" || m.Addr != "127.0.0.1:3306" || m.DBName != "test" || !m.ParseTime || m.Loc != time.UTC || !m.ClientFoundRows {
 					t.Errorf("mysql config %+v", m)
 				}
 			}},
-		{name: "mysql ipv6 and keys", url: "mysql://u@[::1]:3307/d?tls=skip-verify&timeout=2s", opts: ParseOptions{Table: "x"}, engine: MySQL, table: "x",
+		{name: "mysql ipv6 and keys", url: "mysql://u@[::1]:3307/d?tls=skip-verify&timeout=2s&table=x", engine: MySQL, table: "x",
 			check: func(t *testing.T, c Config) {
 				if c.MySQL.Addr != "[::1]:3307" || c.MySQL.TLSConfig != "skip-verify" || c.MySQL.Timeout != 2*time.Second {
 					t.Errorf("mysql config %+v", c.MySQL)
 				}
 			}},
-		{name: "sqlite absolute", url: "sqlite:///var/lib/flurry/leases.db", engine: SQLite, table: "dflt",
+		{name: "sqlite absolute", url: "sqlite:///var/lib/flurry/leases.db", engine: SQLite, table: "",
 			check: func(t *testing.T, c Config) {
 				if c.SQLitePath != "/var/lib/flurry/leases.db" || c.Busy != 5*time.Second {
 					t.Errorf("sqlite path %q busy %v", c.SQLitePath, c.Busy)
 				}
 			}},
-		{name: "sqlite localhost", url: "sqlite://localhost/tmp/a%20b.db?table=leases", opts: ParseOptions{BusyTimeout: time.Second}, engine: SQLite, table: "leases",
+		{name: "sqlite localhost", url: "sqlite://localhost/tmp/a%20b.db?table=leases&busy_timeout=1s", engine: SQLite, table: "leases",
 			check: func(t *testing.T, c Config) {
 				if c.SQLitePath != "/tmp/a b.db" || c.Busy != time.Second {
 					t.Errorf("sqlite path %q busy %v", c.SQLitePath, c.Busy)
 				}
 			}},
-		{name: "sqlite relative", url: "sqlite:data/leases.db", engine: SQLite, table: "dflt",
+		{name: "sqlite relative", url: "sqlite:data/leases.db", engine: SQLite, table: "",
 			check: func(t *testing.T, c Config) {
 				if c.SQLitePath != "data/leases.db" {
 					t.Errorf("sqlite path %q", c.SQLitePath)
 				}
 			}},
-		{name: "postgres host list", url: "postgres://u:pw@[::1]:5432,db2,db3:5433/d?target_session_attrs=read-write&sslmode=disable", engine: Postgres, table: "dflt",
+		{name: "postgres host list", url: "postgres://u:pw@[::1]:5432,db2,db3:5433/d?target_session_attrs=read-write&sslmode=disable", engine: Postgres, table: "",
 			check: func(t *testing.T, c Config) {
 				var hosts []string
 				for _, f := range append([]*pgconn.FallbackConfig{{Host: c.PG.Host, Port: c.PG.Port}}, c.PG.Fallbacks...) {
@@ -73,25 +73,32 @@ func TestParseURL(t *testing.T) {
 					t.Errorf("hosts %v, validate %v, connect timeout %v, redacted %q", hosts, c.PG.ValidateConnect != nil, c.PG.ConnectTimeout, c.Redacted)
 				}
 			}},
-		{name: "postgres default connect timeout", url: "postgres://u@h/d", engine: Postgres, table: "dflt",
+		{name: "postgres default connect timeout", url: "postgres://u@h/d", engine: Postgres, table: "",
 			check: func(t *testing.T, c Config) {
 				if c.PG.ConnectTimeout != 5*time.Second || c.Call().Timeout != 0 {
 					t.Errorf("connect timeout %v, request timeout %v", c.PG.ConnectTimeout, c.Call().Timeout)
 				}
 			}},
-		{name: "request and busy timeouts", url: "sqlite:///x.db?request_timeout=3s&busy_timeout=2s", engine: SQLite, table: "dflt",
+		{name: "request and busy timeouts", url: "sqlite:///x.db?request_timeout=3s&busy_timeout=2s", engine: SQLite, table: "",
 			check: func(t *testing.T, c Config) {
 				if c.Busy != 2*time.Second || c.Call().Timeout != 3*time.Second || c.Call().Store != "sqlite store sqlite:///x.db?request_timeout=3s&busy_timeout=2s" {
 					t.Errorf("busy %v, call %+v", c.Busy, c.Call())
 				}
 			}},
-		{name: "table in both, agreeing", url: "sqlite:///x.db?table=same", opts: ParseOptions{Table: "same"}, engine: SQLite, table: "same"},
+		{name: "a key of the store's", url: "sqlite:///x.db?schema=leaf", opts: ParseOptions{Keys: []string{"schema"}}, engine: SQLite,
+			check: func(t *testing.T, c Config) {
+				if c.Keys["schema"] != "leaf" {
+					t.Errorf("keys %v", c.Keys)
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.DefaultTable = "dflt"
 			c, err := Parse(tc.url, tc.opts)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.Connector == nil {
+				t.Error("no Connector")
 			}
 			if c.Engine != tc.engine || c.Table != tc.table {
 				t.Errorf("engine %v table %q; want %v %q", c.Engine, c.Table, tc.engine, tc.table)
@@ -111,8 +118,11 @@ func TestParseTableLength(t *testing.T) {
 	if _, err := Parse("sqlite:///x.db?table="+long, ParseOptions{}); err != nil {
 		t.Errorf("a 55-byte table: %v", err)
 	}
-	if _, err := Parse("sqlite:///x.db", ParseOptions{}); err == nil {
-		t.Errorf("no table at all accepted")
+	if c, err := Parse("sqlite:///x.db", ParseOptions{}); err != nil || c.Table != "" {
+		t.Errorf("no table: %q, %v; want the store's default, left empty", c.Table, err)
+	}
+	if _, err := Parse("sqlite:///x.db?table=1t", ParseOptions{Prefix: "pkg"}); err == nil || !strings.HasPrefix(err.Error(), "pkg: ") {
+		t.Errorf("a bad table, with a prefix: %v", err)
 	}
 }
 
@@ -128,12 +138,21 @@ func TestDollars(t *testing.T) {
 	if got := Dollars("a = ? AND b = ? OR c = '' "); got != "a = $1 AND b = $2 OR c = '' " {
 		t.Errorf("Dollars = %q", got)
 	}
+	a, b := "x = ?", "y = ?"
+	Placeholders(MySQL, &a)
+	Placeholders(Postgres, &b)
+	if a != "x = ?" || b != "y = $1" {
+		t.Errorf("Placeholders: %q %q", a, b)
+	}
+	if Engine(0).String() != "Dialect(0)" || SQLite.String() != "sqlite" {
+		t.Errorf("String: %q %q", Engine(0), SQLite)
+	}
 }
 
 func TestBackoff(t *testing.T) {
 	for attempt := 1; attempt < 20; attempt++ {
-		if d := Backoff(attempt); d <= 0 || d > 65*time.Millisecond {
-			t.Errorf("Backoff(%d) = %v", attempt, d)
+		if d := Backoff().Pause(attempt); d <= 0 || d > 65*time.Millisecond {
+			t.Errorf("Backoff().Pause(%d) = %v", attempt, d)
 		}
 	}
 }
@@ -152,7 +171,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		c, err := Parse(raw, ParseOptions{DefaultTable: "t"})
+		c, err := Parse(raw, ParseOptions{})
 		msg := c.Redacted
 		if err != nil {
 			msg = err.Error()

@@ -1,0 +1,183 @@
+package sqlconn
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flurryid/flurry/internal/bound"
+)
+
+// Conn is what a SQL store knows about its database when New or Open makes it:
+// the fields of the store's Options, and the store's own constants.
+type Conn struct {
+	// Prefix starts every error ("lease/sqlstore").
+	Prefix string
+	// Engine is the store's Dialect.
+	Engine Engine
+	// Connector opens the database for OpenHandle; NewHandle ignores it.
+	Connector driver.Connector
+	// Name names the database in messages, without a password (Config.Redacted);
+	// empty means the engine's name alone.
+	Name string
+	// Table is the store's main table; empty means DefaultTable.
+	Table, DefaultTable string
+	// MaxTableLen bounds the table name's length; zero means 63.
+	MaxTableLen int
+	// RequestTimeout bounds each store call whose context has no deadline; see
+	// package bound. Zero means 5s, or no bound for SQLite; negative means no bound.
+	RequestTimeout time.Duration
+	// SkipCreate only probes the tables; they must exist.
+	SkipCreate bool
+	// Tables returns the tables the store keeps, given its main table's name.
+	Tables func(table string) []Table
+}
+
+// Handle is the database side of a SQL store: the *sql.DB, its engine, the store's
+// main table and the tables to make on first use.
+type Handle struct {
+	DB     *sql.DB
+	Engine Engine
+	Table  string
+	Schema Schema
+	// Call bounds and names each store call; see package bound.
+	Call   bound.Call
+	prefix string
+	ownsDB bool // Close closes DB
+}
+
+// NewHandle checks what a store's New is given: a database, a known engine and a
+// table name. It does not touch the database.
+func NewHandle(db *sql.DB, c Conn) (*Handle, error) {
+	h, err := newHandle(db, c)
+	if err != nil {
+		return nil, c.wrap(err)
+	}
+	return h, nil
+}
+
+func newHandle(db *sql.DB, c Conn) (*Handle, error) {
+	if db == nil {
+		return nil, errors.New("New needs a *sql.DB")
+	}
+	if !c.Engine.Known() {
+		return nil, fmt.Errorf("unknown dialect Dialect(%d); use Postgres, MySQL or SQLite", int(c.Engine))
+	}
+	table := cmp.Or(c.Table, c.DefaultTable)
+	if err := CheckTable(table, c.MaxTableLen); err != nil {
+		return nil, err
+	}
+	h := &Handle{DB: db, Engine: c.Engine, Table: table, Call: call(c.Engine, c.Name, c.RequestTimeout), prefix: c.Prefix}
+	h.Schema.SkipCreate = c.SkipCreate
+	if c.Tables != nil {
+		h.Schema.Tables = c.Tables(table)
+	}
+	return h, nil
+}
+
+// OpenHandle opens the database with c.Connector, checks that it answers and
+// makes the store's tables, within the request timeout when ctx has no deadline.
+// The Handle owns the database: its Close closes it. On any failure the database
+// is closed.
+func OpenHandle(ctx context.Context, c Conn) (*Handle, error) {
+	if c.Connector == nil {
+		return nil, c.wrap(errors.New("Options.Connector is nil; make the Options with ParseURL, or set Dialect and Connector"))
+	}
+	db := sql.OpenDB(c.Connector)
+	h, err := newHandle(db, c)
+	if err == nil {
+		h.ownsDB = true
+		err = h.start(ctx)
+	}
+	if err != nil {
+		db.Close()
+		return nil, c.wrap(err)
+	}
+	return h, nil
+}
+
+// start checks that the database answers and makes the tables.
+func (h *Handle) start(ctx context.Context) (err error) {
+	ctx, end := h.Call.Start(ctx)
+	defer end(&err)
+	name := h.Call.Store
+	if err := h.DB.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", name, err)
+	}
+	if err := h.Schema.Ensure(ctx, h.DB); err != nil {
+		return fmt.Errorf("%w (opening %s)", err, name)
+	}
+	return nil
+}
+
+// Ensure makes the store's tables if needed, until it has succeeded once. Its
+// errors carry the store's prefix.
+func (h *Handle) Ensure(ctx context.Context) error {
+	if err := h.Schema.Ensure(ctx, h.DB); err != nil {
+		return wrap(h.prefix, err)
+	}
+	return nil
+}
+
+// Close closes the database if OpenHandle opened it; a store made on the caller's
+// *sql.DB leaves it open.
+func (h *Handle) Close() error {
+	if h.ownsDB {
+		return h.DB.Close()
+	}
+	return nil
+}
+
+func (c Conn) wrap(err error) error { return wrap(c.Prefix, err) }
+
+func wrap(prefix string, err error) error {
+	if prefix == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+// InTx runs fn in a transaction and commits, again from the start while it fails
+// with a transient error (see Retry). It returns fn's error as it is. The caller
+// makes the tables first (Ensure).
+func (h *Handle) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return Retry(ctx, func() error {
+		tx, err := h.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// QueryAll runs query and scans each row with scan, again from the start while it
+// fails with a transient error (see Retry). The caller makes the tables first
+// (Ensure).
+func QueryAll[T any](ctx context.Context, h *Handle, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
+	var out []T
+	err := Retry(ctx, func() error {
+		out = out[:0]
+		rows, err := h.DB.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
