@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/bitcodec"
 	"github.com/flurryid/flurry/internal/bound"
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/layout"
@@ -117,12 +118,13 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	if err := checkNamespace(ns); err != nil {
 		return nil, err
 	}
+	c := bitcodec.New(l.Fields(), l.Unit(), l.Epoch(), layout.ErrInvalid)
 	g := &Generator{
 		ns:         ns,
 		keys:       []string{nodeKey(ns), lastKey(ns)},
 		l:          l,
-		seqShift:   uint(l.SequenceShift()),
-		maxBatch:   l.MaxSequence() + 1,
+		seqShift:   c.SeqShift,
+		maxBatch:   c.MaxSequence() + 1,
 		behindWait: opts.BehindWait,
 		log:        opts.Logger,
 	}
@@ -132,19 +134,14 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	g.params = scriptParams{epoch: l.Epoch().UnixMilli(), unit: l.Unit().Milliseconds(), maxTick: l.MaxTick(),
-		seqMax: l.MaxSequence(), timeShift: l.TimeShift(), seqShift: l.SequenceShift(), layout: l.String()}
-	shift := l.Bits()
-	for _, f := range l.Fields() {
-		shift -= f.Bits
-		if f.Kind != layout.Node {
-			continue
+	g.params = scriptParams{epoch: c.EpochMs, unit: c.UnitMs, maxTick: c.MaxTick(),
+		seqMax: c.MaxSequence(), timeShift: int(c.TimeShift), seqShift: int(c.SeqShift), layout: l.String()}
+	for _, n := range c.Nodes {
+		if n.Bits > maxNodeBits {
+			return nil, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", n.Name, n.Bits, maxNodeBits)
 		}
-		if f.Bits > maxNodeBits {
-			return nil, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", f.Name, f.Bits, maxNodeBits)
-		}
-		g.nodeNames = append(g.nodeNames, f.Name)
-		g.params.nodes = append(g.params.nodes, scriptNode{name: f.Name, max: int64(1)<<f.Bits - 1, shift: shift})
+		g.nodeNames = append(g.nodeNames, n.Name)
+		g.params.nodes = append(g.params.nodes, scriptNode{name: n.Name, max: int64(1)<<n.Bits - 1, shift: int(n.Shift)})
 	}
 	g.script = redis.NewScript(issueScript(g.params))
 
@@ -299,7 +296,7 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 			return 0, e
 		case statusExhausted:
 			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is in tick %d, past the layout's last tick %d (it ran out on %s); move to a layout with a later epoch or a longer time field, in a new namespace",
-				ErrExhausted, g.ns, r.tick, g.l.MaxTick(), g.l.Lifetime().Format(time.RFC3339))
+				ErrExhausted, g.ns, r.tick, g.params.maxTick, g.l.Lifetime().Format(time.RFC3339))
 		case statusNodeMissing:
 			return 0, fmt.Errorf("%w: namespace %q: key %s has no field %q; set this Redis's own node value with Generator.SetNode or `flurry redis set-node` (every Redis of a fleet needs a different one)",
 				ErrNodeUnset, g.ns, g.keys[0], r.field)
@@ -361,7 +358,7 @@ func (g *Generator) SetNode(ctx context.Context, nv layout.NodeValues) error {
 	if len(g.nodeNames) == 0 {
 		return fmt.Errorf("%w: layout %s has no node field; only one Redis may serve namespace %q", ErrNodeInvalid, g.l, g.ns)
 	}
-	if _, err := g.l.NodeMask(nv); err != nil {
+	if err := g.l.CheckNodeValues(nv); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeInvalid, err)
 	}
 	vals := make([]any, 0, 2*len(g.nodeNames))
@@ -400,7 +397,7 @@ func (g *Generator) Node(ctx context.Context) (layout.NodeValues, error) {
 		}
 		nv[i] = v
 	}
-	if _, err := g.l.NodeMask(nv); err != nil {
+	if err := g.l.CheckNodeValues(nv); err != nil {
 		return nv, fmt.Errorf("%w: namespace %q: %w", ErrNodeInvalid, g.ns, err)
 	}
 	return nv, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/bitcodec"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -22,6 +23,7 @@ import (
 type Generator struct {
 	// Read-mostly configuration, shared by every caller.
 	l         *layout.Layout
+	codec     *bitcodec.Codec // l's field positions
 	clk       clock.Clock
 	epochNs   int64
 	unitNs    int64
@@ -132,14 +134,16 @@ func New(opts Options) (*Generator, error) {
 	if l == nil {
 		l, _ = layout.Lookup("twitter")
 	}
+	c := bitcodec.New(l.Fields(), l.Unit(), l.Epoch(), layout.ErrInvalid)
 	g := &Generator{
 		l:         l,
+		codec:     c,
 		clk:       opts.Clock,
 		epochNs:   l.Epoch().UnixNano(),
 		unitNs:    int64(l.Unit()),
-		maxTick:   l.MaxTick(),
-		timeShift: uint(l.TimeShift()),
-		seqShift:  uint(l.SequenceShift()),
+		maxTick:   c.MaxTick(),
+		timeShift: c.TimeShift,
+		seqShift:  c.SeqShift,
 		overflow:  opts.Overflow,
 		behind:    opts.Behind,
 		start:     opts.Start,
@@ -162,14 +166,14 @@ func New(opts Options) (*Generator, error) {
 	if lanes == 0 {
 		lanes = 1
 	}
-	seqBits := uint(l.SequenceBits())
+	seqBits := c.SeqBits
 	if lanes < 0 || lanes&(lanes-1) != 0 || lanes > 1<<seqBits {
 		return nil, fmt.Errorf("snowflake: Lanes %d must be a power of two from 1 to %d (2^%d sequence bits)", opts.Lanes, 1<<seqBits, seqBits)
 	}
 	g.laneBits = seqBits - uint(bits.TrailingZeros(uint(lanes)))
 	g.laneMask = 1<<g.laneBits - 1
 	g.stateShift = g.laneBits
-	if guard := 63 - int(l.TimeBits()) - int(g.laneBits); guard > 0 {
+	if guard := 63 - int(c.TimeBits) - int(g.laneBits); guard > 0 {
 		g.stateShift += uint(guard)
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
@@ -231,7 +235,7 @@ func New(opts Options) (*Generator, error) {
 		if g.managed {
 			break
 		}
-		mask, err := l.NodeMask(nv)
+		mask, err := c.NodeMask(nv)
 		if err != nil {
 			if i > 0 {
 				return nil, fmt.Errorf("snowflake: standby node value %d: %w", i, err)
@@ -311,7 +315,7 @@ func (g *Generator) Close() error {
 }
 
 func (g *Generator) regKey(mask int64) string {
-	return g.namespace + "\x00" + g.l.Shape() + "\x00" + strconv.FormatInt(mask, 10)
+	return g.namespace + "\x00" + g.codec.Shape() + "\x00" + strconv.FormatInt(mask, 10)
 }
 
 func (g *Generator) inUse(nv layout.NodeValues) error {
