@@ -51,9 +51,6 @@ type Options struct {
 	// OpenSegmentStore opens a segment store by URL (segmenturl.Open). Nil refuses
 	// segment namespaces.
 	OpenSegmentStore func(ctx context.Context, url string) (segment.Store, error)
-	// TextStrategies makes the sources of text strategies (uuidv7, objectid) by
-	// name. Nil means the built-in ones.
-	TextStrategies map[string]func(ctx context.Context) (textSource, error)
 	// Logger receives the server's and the stores' messages. Nil means slog.Default().
 	Logger *slog.Logger
 	// Version is reported by Info.
@@ -69,10 +66,8 @@ func (o *Options) openLease(ctx context.Context, url string) (lease.Store, error
 	return leaseurl.Open(ctx, url)
 }
 
+// textStrategies makes the sources of the text strategies (uuidv7, objectid) by name.
 func (o *Options) textStrategies() map[string]func(ctx context.Context) (textSource, error) {
-	if o.TextStrategies != nil {
-		return o.TextStrategies
-	}
 	return builtinText(o.Clock)
 }
 
