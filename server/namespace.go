@@ -21,13 +21,6 @@ import (
 	"github.com/flurryid/flurry/snowflake"
 )
 
-// intSource issues integer IDs: a snowflake generator, a segment allocator, a Redis
-// generator. NextN fills all of dst or returns the error that stopped it.
-type intSource interface {
-	Next(ctx context.Context) (flurry.ID, error)
-	NextN(ctx context.Context, dst []flurry.ID) (int, error)
-}
-
 // textSource issues IDs whose form is text (uuidv7, objectid): appendNext appends
 // n IDs to dst, each followed by sep (and in double quotes with quote), and
 // decodeID splits one apart.
@@ -40,8 +33,8 @@ type textSource interface {
 type namespace struct {
 	name     string
 	strategy string
-	ints     intSource  // integer strategies
-	text     textSource // text strategies
+	ints     flurry.Source // integer strategies: a snowflake generator, a segment allocator, a Redis generator
+	text     textSource    // text strategies
 	layout   *layout.Layout
 	tokens   *tokenSet // set by New; empty: open to everyone
 	maxCount int       // the most IDs one request may ask for

@@ -350,10 +350,16 @@ func TestGenClockSkew(t *testing.T) {
 // errRewind makes a script issue IDs below those it issued before.
 var errRewind = errors.New("rewind")
 
-// script is an idSource that replays errors and then issues IDs.
+// script is a flurry.Source that replays errors and then issues IDs.
 type script struct {
 	steps []error // nil: issue the batch
 	next  flurry.ID
+}
+
+func (s *script) Next(ctx context.Context) (flurry.ID, error) {
+	var one [1]flurry.ID
+	_, err := s.NextN(ctx, one[:])
+	return one[0], err
 }
 
 func (s *script) NextN(_ context.Context, dst []flurry.ID) (int, error) {
