@@ -133,14 +133,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{
 		opts: opts, cfg: cfg, log: opts.Logger, started: time.Now(),
 		maxCount: cfg.MaxCount, maxBody: cfg.MaxBodyBytes,
-		shutdown:   config.Duration(cfg.ShutdownTimeout, 30*time.Second),
+		shutdown:   cfg.ShutdownTimeout.Or(config.DefaultShutdown),
 		namespaces: map[string]*namespace{}, segByTag: map[string]*namespace{},
 		ctJSON: []string{"application/json"}, ctText: []string{"text/plain; charset=utf-8"},
 		retryAfter1: []string{"1"}, bearer: []string{`Bearer realm="flurry"`},
 		bearerInvalid: []string{`Bearer realm="flurry", error="invalid_token"`},
 	}
-	s.readTimeout = config.Duration(cfg.Limits.ReadTimeout, config.Duration(config.DefaultReadTimeout, 0))
-	s.writeTimeout = config.Duration(cfg.Limits.WriteTimeout, config.Duration(config.DefaultWriteTimeout, 0))
+	s.readTimeout = cfg.Limits.ReadTimeout.Or(config.DefaultReadTimeout)
+	s.writeTimeout = cfg.Limits.WriteTimeout.Or(config.DefaultWriteTimeout)
 	s.budget.max = int64(cfg.Limits.MaxIDsInFlight)
 	if s.budget.max == 0 {
 		s.budget.max = config.DefaultMaxIDsInFlight
