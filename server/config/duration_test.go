@@ -28,8 +28,8 @@ namespaces:
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name     string
-		got      Duration
+		name      string
+		got       Duration
 		def, want time.Duration
 	}{
 		{"shutdown_timeout", c.ShutdownTimeout, DefaultShutdown, 5 * time.Second},
