@@ -38,7 +38,7 @@ const MaxBits = 63
 
 // MaxNodeFields is the largest number of node fields a layout may have. It keeps
 // [Parts] and [NodeValues] fixed-size, so decoding does not allocate.
-const MaxNodeFields = 8 // bitcodec.MaxNodes: NodeValues is passed to the codec as its array
+const MaxNodeFields = 8
 
 // Field is one bit field of a layout.
 type Field struct {
