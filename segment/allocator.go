@@ -452,8 +452,8 @@ type fetchPlan struct {
 // then the others in turn, those whose last attempt failed at the end. Each attempt
 // has its own deadline, FetchTimeout on the allocator's clock, so a store that hangs
 // holds the fetch up for one deadline and the next store is tried while ctx lasts.
-// An unknown tag ends the fetch at once: no other store can have a different tag list
-// that matters, since every store must hold the tag.
+// An unknown tag ends the fetch at once: it is a configuration error (every store
+// must hold the tag), which trying the other stores does not fix.
 func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 	a.mu.Lock()
 	plan := fetchPlan{size: a.nextStep(), high: a.high, order: a.order()}
