@@ -1,8 +1,11 @@
-// Package flurry holds the ID type shared by every flurry generator.
+// Package flurry holds the ID type shared by every flurry generator, and Source,
+// the interface the generators of integer IDs implement.
 //
 // The generators live in sub-packages: [github.com/flurryid/flurry/snowflake] for
 // time-ordered IDs made in process, with bit layouts from
-// [github.com/flurryid/flurry/layout].
+// [github.com/flurryid/flurry/layout]; [github.com/flurryid/flurry/segment] for
+// ranges of plain integers from a database; [github.com/flurryid/flurry/redisgen]
+// for IDs made inside Redis.
 package flurry
 
 import (

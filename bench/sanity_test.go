@@ -41,13 +41,13 @@ func collect(n int, next func() int64) []int64 {
 }
 
 func TestLayouts(t *testing.T) {
-	if got := layout22.SequenceBits(); got != 22 {
-		t.Errorf("layout22 has %d sequence bits", got)
+	if got := layout22.MaxSequence() + 1; got != 1<<22 {
+		t.Errorf("layout22 has %d sequence values, want 2^22", got)
 	}
 	// 1 worker bit + 22 sequence bits below the time field, as sonyflake's 22/1;
 	// bwmarrin and yitter allow at most 22 bits there, so they get 21 + 1.
-	if got := layout22.TimeShift(); got != 23 {
-		t.Errorf("layout22 time shift %d, want 23", got)
+	if got := layout22.Bits() - layout22.Fields()[0].Bits; got != 23 {
+		t.Errorf("layout22 has %d bits below the time field, want 23", got)
 	}
 	if got := layout22.Epoch().UnixMilli(); got != epoch22Ms {
 		t.Errorf("layout22 epoch %d", got)

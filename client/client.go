@@ -231,9 +231,9 @@ func (c *Client) Fetch(ctx context.Context, namespace string, count int) (ids []
 
 // Decode asks a server to split an ID of the namespace into its time and fields,
 // with failover.
-func (c *Client) Decode(ctx context.Context, namespace, id string) (*flurryv1.DecodeResponse, error) {
+func (c *Client) Decode(ctx context.Context, namespace, id string) (Decoded, error) {
 	if c.isClosed() {
-		return nil, ErrClosed
+		return Decoded{}, ErrClosed
 	}
 	var out *flurryv1.DecodeResponse
 	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
@@ -245,14 +245,17 @@ func (c *Client) Decode(ctx context.Context, namespace, id string) (*flurryv1.De
 		}
 		return err
 	})
-	return out, err
+	if err != nil {
+		return Decoded{}, err
+	}
+	return decoded(out), nil
 }
 
 // Info asks a server to describe its namespaces (all when namespace is empty), with
-// failover.
-func (c *Client) Info(ctx context.Context, namespace string) (*flurryv1.InfoResponse, error) {
+// failover. A server shows only the namespaces the client's token opens.
+func (c *Client) Info(ctx context.Context, namespace string) (Info, error) {
 	if c.isClosed() {
-		return nil, ErrClosed
+		return Info{}, ErrClosed
 	}
 	var out *flurryv1.InfoResponse
 	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
@@ -264,7 +267,10 @@ func (c *Client) Info(ctx context.Context, namespace string) (*flurryv1.InfoResp
 		}
 		return err
 	})
-	return out, err
+	if err != nil {
+		return Info{}, err
+	}
+	return info(out)
 }
 
 // Close stops the background refills, waits for them, and drops every buffered ID:

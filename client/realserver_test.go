@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	flurryserver "github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
@@ -76,12 +77,19 @@ func TestRealServer(t *testing.T) {
 			t.Errorf("%v: count above max_count: %v", tr, err)
 		}
 		d, err := c.Decode(context.Background(), "default", fmt.Sprint(prev))
-		if err != nil || d.Id != fmt.Sprint(prev) {
-			t.Errorf("%v: Decode: %v %v", tr, d, err)
+		if err != nil || d.ID != fmt.Sprint(prev) || d.Namespace != "default" || d.Strategy != "snowflake" ||
+			len(d.Fields) != 1 || d.Fields[0].Name != "worker" || time.Since(d.Time) > time.Minute || time.Since(d.Time) < -time.Minute {
+			t.Errorf("%v: Decode: %+v %v", tr, d, err)
 		}
 		info, err := c.Info(context.Background(), "")
-		if err != nil || len(info.Namespaces) != 1 {
-			t.Errorf("%v: Info: %v %v", tr, info, err)
+		if err != nil || len(info.Namespaces) != 1 || time.Since(info.Started) > time.Minute {
+			t.Fatalf("%v: Info: %+v %v", tr, info, err)
+		}
+		ns := info.Namespaces[0]
+		if ns.Name != "default" || ns.Strategy != "snowflake" || !ns.Ready || ns.Issued < 1000 || ns.Layout == nil || ns.Lease == nil || ns.Segment != nil ||
+			ns.Layout.Text != config.DefaultLayout || ns.Layout.Lifetime.Year() != 2094 || ns.Layout.LifeLeft < 60*365*24*time.Hour ||
+			ns.Lease.State != "held" || ns.Lease.Mark.Before(time.Now().Add(-time.Minute)) {
+			t.Errorf("%v: Info namespace: %+v layout %+v lease %+v", tr, ns, ns.Layout, ns.Lease)
 		}
 	}
 }

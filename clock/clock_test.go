@@ -129,7 +129,7 @@ func TestCoarse(t *testing.T) {
 	}
 }
 
-func TestOffsetAndEnv(t *testing.T) {
+func TestOffset(t *testing.T) {
 	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	o := Offset{Parent: f, By: -10 * time.Second}
 	if o.Now() != f.Now()-int64(10*time.Second) {
@@ -138,18 +138,6 @@ func TestOffsetAndEnv(t *testing.T) {
 	target := o.Now() + int64(time.Second)
 	if err := o.SleepUntil(context.Background(), target); err != nil || o.Now() < target {
 		t.Errorf("SleepUntil: %v", err)
-	}
-	t.Setenv(SkewEnv, "-10s")
-	c, d, err := FromEnv()
-	if err != nil || d != -10*time.Second {
-		t.Fatalf("FromEnv: %v, %v", d, err)
-	}
-	if skew := time.Duration(c.Now() - time.Now().UnixNano()); skew > -9*time.Second || skew < -11*time.Second {
-		t.Errorf("skewed clock is %v off", skew)
-	}
-	t.Setenv(SkewEnv, "soon")
-	if _, _, err := FromEnv(); err == nil {
-		t.Error("bad skew accepted")
 	}
 }
 

@@ -26,26 +26,21 @@ type Parts struct {
 	Sequence int64
 }
 
-// NodeMask returns the node fields of nv placed at their bit positions, ready to OR
-// into an ID. It fails, wrapping [ErrInvalid], when a value does not fit its field:
-// "worker 40 does not fit in 5 bits (0..31)".
-func (l *Layout) NodeMask(nv NodeValues) (int64, error) {
-	var mask int64
-	for i, v := range nv {
-		if i >= len(l.nodes) {
-			if v != 0 {
-				return 0, fmt.Errorf("%w: node value %d given at position %d, but the layout has %d node fields", ErrInvalid, v, i+1, len(l.nodes))
-			}
-			continue
-		}
-		n := l.nodes[i]
-		if max := int64(1)<<n.bits - 1; v < 0 || v > max {
-			return 0, fmt.Errorf("%w: %s %d does not fit in %d bits (0..%d)", ErrInvalid, n.name, v, n.bits, max)
-		}
-		mask |= v << n.shift
-	}
-	return mask, nil
+// CheckNodeValues reports whether nv holds node values of the layout: every value
+// fits its field, and none is given past the last node field. The error wraps
+// [ErrInvalid] and names the field and its range: "worker 40 does not fit in 5 bits
+// (0..31)".
+func (l *Layout) CheckNodeValues(nv NodeValues) error {
+	_, err := l.c.NodeMask(nv)
+	return err
 }
+
+// NodeMask returns the node fields of nv placed at their bit positions, or the error
+// of [Layout.CheckNodeValues].
+//
+// Deprecated: check node values with [Layout.CheckNodeValues] and build IDs with
+// [Layout.Compose]; bit positions are not part of the API.
+func (l *Layout) NodeMask(nv NodeValues) (int64, error) { return l.c.NodeMask(nv) }
 
 // ParseNodeValues reads node values written as "name=value" pairs separated by commas,
 // e.g. "datacenter=1,worker=3". Fields left out are zero. Unknown names, repeated
@@ -77,7 +72,7 @@ func (l *Layout) ParseNodeValues(s string) (NodeValues, error) {
 		}
 		nv[i] = v
 	}
-	if _, err := l.NodeMask(nv); err != nil {
+	if err := l.CheckNodeValues(nv); err != nil {
 		return nv, err
 	}
 	return nv, nil
@@ -87,18 +82,18 @@ func (l *Layout) ParseNodeValues(s string) (NodeValues, error) {
 // ParseNodeValues reads.
 func (l *Layout) FormatNodeValues(nv NodeValues) string {
 	var b strings.Builder
-	for i, n := range l.nodes {
+	for i, n := range l.c.Nodes {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%s=%d", n.name, nv[i])
+		fmt.Fprintf(&b, "%s=%d", n.Name, nv[i])
 	}
 	return b.String()
 }
 
 func (l *Layout) nodeIndex(name string) int {
-	for i, n := range l.nodes {
-		if n.name == name {
+	for i, n := range l.c.Nodes {
+		if n.Name == name {
 			return i
 		}
 	}
@@ -106,12 +101,12 @@ func (l *Layout) nodeIndex(name string) int {
 }
 
 func (l *Layout) nodeNames() string {
-	if len(l.nodes) == 0 {
+	if len(l.c.Nodes) == 0 {
 		return "none"
 	}
 	var names []string
-	for _, n := range l.nodes {
-		names = append(names, n.name)
+	for _, n := range l.c.Nodes {
+		names = append(names, n.Name)
 	}
 	return strings.Join(names, ", ")
 }
@@ -119,67 +114,47 @@ func (l *Layout) nodeNames() string {
 // Compose builds an ID from its parts. Every part must fit its field; otherwise the
 // error wraps [ErrInvalid] and names the field and its range.
 func (l *Layout) Compose(p Parts) (flurry.ID, error) {
-	if p.Tick < 0 || p.Tick > l.MaxTick() {
-		return 0, fmt.Errorf("%w: time %d does not fit in %d bits (0..%d)", ErrInvalid, p.Tick, l.timeBits, l.MaxTick())
+	c := l.c
+	if p.Tick < 0 || p.Tick > c.MaxTick() {
+		return 0, fmt.Errorf("%w: time %d does not fit in %d bits (0..%d)", ErrInvalid, p.Tick, c.TimeBits, c.MaxTick())
 	}
-	if p.Sequence < 0 || p.Sequence > l.MaxSequence() {
-		return 0, fmt.Errorf("%w: seq %d does not fit in %d bits (0..%d)", ErrInvalid, p.Sequence, l.seqBits, l.MaxSequence())
+	if p.Sequence < 0 || p.Sequence > c.MaxSequence() {
+		return 0, fmt.Errorf("%w: seq %d does not fit in %d bits (0..%d)", ErrInvalid, p.Sequence, c.SeqBits, c.MaxSequence())
 	}
-	mask, err := l.NodeMask(p.Nodes)
+	mask, err := c.NodeMask(p.Nodes)
 	if err != nil {
 		return 0, err
 	}
-	return flurry.ID(p.Tick<<l.timeShift | mask | p.Sequence<<l.seqShift), nil
+	return flurry.ID(c.Compose(p.Tick, mask, p.Sequence)), nil
 }
 
 // Decompose splits an ID into its parts. A negative ID, or one with bits set above
 // the layout's width, is not an ID of this layout: the error wraps [ErrInvalid].
 func (l *Layout) Decompose(id flurry.ID) (Parts, error) {
 	var p Parts
-	if id < 0 || uint64(id)>>l.total != 0 {
-		return p, fmt.Errorf("%w: %d is not an ID of this %d-bit layout (0..%d)", ErrInvalid, int64(id), l.total, int64(1)<<l.total-1)
+	if id < 0 || uint64(id)>>l.c.Bits != 0 {
+		return p, fmt.Errorf("%w: %d is not an ID of this %d-bit layout (0..%d)", ErrInvalid, int64(id), l.c.Bits, int64(1)<<l.c.Bits-1)
 	}
-	v := int64(id)
-	p.Tick = v >> l.timeShift & l.MaxTick()
-	p.Sequence = v >> l.seqShift & l.MaxSequence()
-	for i, n := range l.nodes {
-		p.Nodes[i] = v >> n.shift & (1<<n.bits - 1)
-	}
+	p.Tick, p.Nodes, p.Sequence = l.c.Split(int64(id))
 	return p, nil
 }
 
-// TickTime returns the instant at which the given tick starts.
+// TickTime returns the instant at which the given tick starts. With [Layout.TickOf]
+// it converts between instants and the Tick of [Parts].
 func (l *Layout) TickTime(tick int64) time.Time {
-	return time.UnixMilli(l.epochMs + tick*l.unitMs).UTC()
+	return time.UnixMilli(l.c.TickStartMs(tick)).UTC()
 }
+
+// TickOf returns the tick that contains instant t: the Tick an ID issued at t has.
+// It is negative before the epoch and exceeds the time field's largest value after
+// the lifetime, where [Layout.Compose] refuses it.
+func (l *Layout) TickOf(t time.Time) int64 { return l.c.TickOfMs(t.UnixMilli()) }
 
 // TimeOf returns the start of the tick an ID was issued in. It does not check the ID;
 // use Decompose for that.
 func (l *Layout) TimeOf(id flurry.ID) time.Time {
-	return l.TickTime(int64(id) >> l.timeShift & l.MaxTick())
-}
-
-// TickAt returns the tick that contains the instant unixNano (nanoseconds since the
-// Unix epoch). It is negative before the epoch and may exceed MaxTick after the
-// lifetime.
-func (l *Layout) TickAt(unixNano int64) int64 {
-	d := unixNano/int64(time.Millisecond) - l.epochMs
-	if unixNano < 0 && unixNano%int64(time.Millisecond) != 0 {
-		d-- // floor, not truncation, before 1970
-	}
-	if d < 0 {
-		return -((-d + l.unitMs - 1) / l.unitMs)
-	}
-	return d / l.unitMs
-}
-
-// tickOf is TickAt for a time.Time, exact for any year.
-func (l *Layout) tickOf(t time.Time) int64 {
-	d := t.UnixMilli() - l.epochMs
-	if d < 0 {
-		return -((-d + l.unitMs - 1) / l.unitMs)
-	}
-	return d / l.unitMs
+	tick, _, _ := l.c.Split(int64(id))
+	return l.TickTime(tick)
 }
 
 // Bounds returns the smallest and the largest ID any node can issue in the ticks that
@@ -194,10 +169,11 @@ func (l *Layout) Bounds(from, to time.Time) (lo, hi flurry.ID, err error) {
 	if from.After(to) {
 		return 0, 0, fmt.Errorf("%w: range start %s is after its end %s", ErrInvalid, from.UTC().Format(time.RFC3339Nano), to.UTC().Format(time.RFC3339Nano))
 	}
-	clamp := func(t int64) int64 { return min(max(t, 0), l.MaxTick()) }
-	a, b := clamp(l.tickOf(from)), clamp(l.tickOf(to))
-	low := int64(1)<<l.timeShift - 1
-	return flurry.ID(a << l.timeShift), flurry.ID(b<<l.timeShift | low), nil
+	c := l.c
+	clamp := func(t int64) int64 { return min(max(t, 0), c.MaxTick()) }
+	a, b := clamp(l.TickOf(from)), clamp(l.TickOf(to))
+	low := int64(1)<<c.TimeShift - 1 // every bit below the time field
+	return flurry.ID(a << c.TimeShift), flurry.ID(b<<c.TimeShift | low), nil
 }
 
 // Decoded is an ID taken apart for people: its time and every named field. It
@@ -225,8 +201,8 @@ func (l *Layout) Decode(id flurry.ID) (Decoded, error) {
 		return Decoded{}, err
 	}
 	d := Decoded{ID: id, Time: l.TickTime(p.Tick), Tick: p.Tick, Sequence: p.Sequence}
-	for i, n := range l.nodes {
-		d.Nodes = append(d.Nodes, NamedValue{Name: n.name, Value: p.Nodes[i]})
+	for i, n := range l.c.Nodes {
+		d.Nodes = append(d.Nodes, NamedValue{Name: n.Name, Value: p.Nodes[i]})
 	}
 	return d, nil
 }

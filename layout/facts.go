@@ -12,7 +12,7 @@ var maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
 
 // endOfTicks returns the first instant after tick `ticks-1`, clamped to year 9999.
 func (l *Layout) endOfTicks(ticks float64) time.Time {
-	endMs := float64(l.epochMs) + ticks*float64(l.unitMs)
+	endMs := float64(l.c.EpochMs) + ticks*float64(l.c.UnitMs)
 	if endMs >= float64(maxTime.UnixMilli()) {
 		return maxTime
 	}
@@ -22,7 +22,7 @@ func (l *Layout) endOfTicks(ticks float64) time.Time {
 // Lifetime returns the instant the time field runs out: the first instant whose tick
 // does not fit. Instants after year 9999 are reported as 9999-12-31T23:59:59.999Z.
 func (l *Layout) Lifetime() time.Time {
-	return l.endOfTicks(math.Ldexp(1, int(l.timeBits)))
+	return l.endOfTicks(math.Ldexp(1, int(l.c.TimeBits)))
 }
 
 // Exhausted reports whether the time field has run out at instant t.
@@ -31,20 +31,20 @@ func (l *Layout) Exhausted(t time.Time) bool { return !t.Before(l.Lifetime()) }
 // Rate returns the most IDs one node can issue per second: the sequence values of one
 // tick per tick length.
 func (l *Layout) Rate() float64 {
-	return math.Ldexp(1, int(l.seqBits)) * float64(time.Second) / float64(l.unit)
+	return math.Ldexp(1, int(l.c.SeqBits)) * float64(time.Second) / float64(l.unit)
 }
 
 // Nodes returns the number of distinct node values: 2 to the number of node bits.
-func (l *Layout) Nodes() uint64 { return 1 << l.nodeBits }
+func (l *Layout) Nodes() uint64 { return 1 << l.c.NodeBits }
 
 // JSSafeUntil returns until when the layout's IDs stay below 2^53, the largest integer
 // a JavaScript number holds exactly. It returns the lifetime when every ID of the
 // layout is below 2^53, and the epoch when none but those of the first tick are.
 func (l *Layout) JSSafeUntil() time.Time {
-	if l.total <= 53 {
+	if l.c.Bits <= 53 {
 		return l.Lifetime()
 	}
-	low := l.total - l.timeBits
+	low := l.c.Bits - l.c.TimeBits
 	if low >= 53 {
 		return l.endOfTicks(1)
 	}
@@ -77,7 +77,7 @@ func (l *Layout) Facts(now time.Time) Facts {
 	return Facts{
 		Name:        l.name,
 		Layout:      l.String(),
-		Bits:        int(l.total),
+		Bits:        l.Bits(),
 		Unit:        formatUnit(l.unit),
 		Epoch:       l.epoch,
 		Lifetime:    life,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/flurryid/flurry/internal/bitcodec"
 )
 
 // Kind tells what a field holds.
@@ -63,27 +65,13 @@ type Spec struct {
 	Epoch time.Time
 }
 
-type nodeField struct {
-	name  string
-	bits  uint
-	shift uint
-}
-
 // Layout is a validated, immutable bit layout. It is safe for concurrent use.
 type Layout struct {
-	name      string
-	fields    []Field
-	unit      time.Duration
-	unitMs    int64
-	epoch     time.Time
-	epochMs   int64
-	total     uint
-	timeBits  uint
-	timeShift uint
-	seqBits   uint
-	seqShift  uint
-	nodes     []nodeField
-	nodeBits  uint
+	name   string
+	fields []Field
+	unit   time.Duration
+	epoch  time.Time
+	c      *bitcodec.Codec // the fields' positions; shared with snowflake and redisgen
 }
 
 var reserved = map[string]bool{"time": true, "seq": true, "sequence": true, "id": true, "tick": true}
@@ -106,6 +94,7 @@ func build(spec Spec, now time.Time) (*Layout, error) {
 		return nil, fmt.Errorf("%w: no fields; a layout needs a time field, a sequence field and optional node fields", ErrInvalid)
 	}
 	l := &Layout{name: spec.Name, unit: spec.Unit}
+	var total int
 	seen := map[string]bool{}
 	var times, seqs int
 	var parts []string
@@ -149,7 +138,7 @@ func build(spec Spec, now time.Time) (*Layout, error) {
 			return nil, fmt.Errorf("%w: field %q has %d bits; at most 62 leave room for the other fields", ErrInvalid, name, f.Bits)
 		}
 		l.fields = append(l.fields, Field{Name: name, Kind: f.Kind, Bits: f.Bits})
-		l.total += uint(f.Bits)
+		total += f.Bits
 		parts = append(parts, fmt.Sprintf("%s %d", name, f.Bits))
 	}
 	if times == 0 {
@@ -170,7 +159,6 @@ func build(spec Spec, now time.Time) (*Layout, error) {
 	if l.unit < time.Millisecond || l.unit%time.Millisecond != 0 {
 		return nil, fmt.Errorf("%w: unit %v is not a whole positive number of milliseconds", ErrInvalid, spec.Unit)
 	}
-	l.unitMs = int64(l.unit / time.Millisecond)
 	if spec.Epoch.IsZero() {
 		return nil, fmt.Errorf("%w: the epoch is not set; choose the instant the time field counts from, shortly before the first ID", ErrInvalid)
 	}
@@ -185,28 +173,15 @@ func build(spec Spec, now time.Time) (*Layout, error) {
 		return nil, fmt.Errorf("%w: epoch %s is in the future (now is %s); IDs before it cannot be made", ErrInvalid, formatEpoch(epoch), now.UTC().Format(time.RFC3339))
 	}
 	l.epoch = epoch
-	l.epochMs = epoch.UnixMilli()
 
-	if l.total > MaxBits {
+	if total > MaxBits {
 		return nil, fmt.Errorf("%w: fields take %d bits (%s); at most %d fit in a positive int64, so remove %d",
-			ErrInvalid, l.total, strings.Join(parts, " + "), MaxBits, l.total-MaxBits)
+			ErrInvalid, total, strings.Join(parts, " + "), MaxBits, total-MaxBits)
 	}
 	if n := len(l.fields) - 2; n > MaxNodeFields {
 		return nil, fmt.Errorf("%w: %d node fields; at most %d are supported", ErrInvalid, n, MaxNodeFields)
 	}
-	shift := l.total
-	for _, f := range l.fields {
-		shift -= uint(f.Bits)
-		switch f.Kind {
-		case Time:
-			l.timeBits, l.timeShift = uint(f.Bits), shift
-		case Sequence:
-			l.seqBits, l.seqShift = uint(f.Bits), shift
-		case Node:
-			l.nodes = append(l.nodes, nodeField{name: f.Name, bits: uint(f.Bits), shift: shift})
-			l.nodeBits += uint(f.Bits)
-		}
-	}
+	l.c = bitcodec.New(l.fields, l.unit, l.epoch, ErrInvalid)
 	return l, nil
 }
 
@@ -246,9 +221,9 @@ func (l *Layout) Fields() []Field { return append([]Field(nil), l.fields...) }
 // NodeFields returns the node fields, most significant first, in the order that
 // [NodeValues] and [Parts.Nodes] use.
 func (l *Layout) NodeFields() []Field {
-	out := make([]Field, len(l.nodes))
-	for i, n := range l.nodes {
-		out[i] = Field{Name: n.name, Kind: Node, Bits: int(n.bits)}
+	out := make([]Field, len(l.c.Nodes))
+	for i, n := range l.c.Nodes {
+		out[i] = Field{Name: n.Name, Kind: Node, Bits: int(n.Bits)}
 	}
 	return out
 }
@@ -260,24 +235,11 @@ func (l *Layout) Unit() time.Duration { return l.unit }
 func (l *Layout) Epoch() time.Time { return l.epoch }
 
 // Bits returns the number of bits the fields take (at most 63).
-func (l *Layout) Bits() int { return int(l.total) }
+func (l *Layout) Bits() int { return int(l.c.Bits) }
 
-// TimeBits, SequenceBits and NodeBits return the width of the time field, the
-// sequence field and all node fields together.
-func (l *Layout) TimeBits() int     { return int(l.timeBits) }
-func (l *Layout) SequenceBits() int { return int(l.seqBits) }
-func (l *Layout) NodeBits() int     { return int(l.nodeBits) }
-
-// TimeShift and SequenceShift return the bit position of the lowest bit of the time
-// and sequence fields.
-func (l *Layout) TimeShift() int     { return int(l.timeShift) }
-func (l *Layout) SequenceShift() int { return int(l.seqShift) }
-
-// MaxTick returns the largest value of the time field.
-func (l *Layout) MaxTick() int64 { return 1<<l.timeBits - 1 }
-
-// MaxSequence returns the largest value of the sequence field.
-func (l *Layout) MaxSequence() int64 { return 1<<l.seqBits - 1 }
+// MaxSequence returns the largest value of the sequence field: one node issues up
+// to MaxSequence+1 IDs per tick.
+func (l *Layout) MaxSequence() int64 { return l.c.MaxSequence() }
 
 // Equal reports whether two layouts have the same fields, unit and epoch. Names of
 // presets do not count: Equal(twitter, Parse(twitter.String())) is true.
@@ -294,18 +256,4 @@ func (l *Layout) Equal(o *Layout) bool {
 		}
 	}
 	return true
-}
-
-// Shape returns a key that is the same for two layouts exactly when they place the
-// same bits at the same positions with the same time unit and epoch, whatever the
-// field names: the twitter and leaf presets have one shape. Two generators of one
-// shape and one node value would issue the same IDs.
-func (l *Layout) Shape() string {
-	var b strings.Builder
-	var mask int64
-	for _, n := range l.nodes {
-		mask |= (1<<n.bits - 1) << n.shift
-	}
-	fmt.Fprintf(&b, "t%d@%d/%dms/%d;s%d@%d;n%#x", l.timeBits, l.timeShift, l.unitMs, l.epochMs, l.seqBits, l.seqShift, mask)
-	return b.String()
 }

@@ -202,16 +202,17 @@ func TestNodeValues(t *testing.T) {
 			t.Errorf("ParseNodeValues(%q) = %v, want %q", tc.in, err, tc.want)
 		}
 	}
-	if _, err := l.NodeMask(NodeValues{0, 0, 5}); err == nil {
+	if err := l.CheckNodeValues(NodeValues{0, 0, 5}); !errors.Is(err, ErrInvalid) {
 		t.Error("value past the node fields accepted")
 	}
 }
 
 func TestComposeDecompose(t *testing.T) {
 	l := mustParse(t, "sonyflake")
+	maxTick := int64(1)<<39 - 1
 	for _, p := range []Parts{
 		{},
-		{Tick: l.MaxTick(), Nodes: NodeValues{65535}, Sequence: 255},
+		{Tick: maxTick, Nodes: NodeValues{65535}, Sequence: 255},
 		{Tick: 12345, Nodes: NodeValues{7}, Sequence: 3},
 	} {
 		id, err := l.Compose(p)
@@ -225,7 +226,7 @@ func TestComposeDecompose(t *testing.T) {
 			t.Errorf("round trip %+v -> %d -> %+v, %v", p, id, back, err)
 		}
 	}
-	for _, p := range []Parts{{Tick: -1}, {Tick: l.MaxTick() + 1}, {Sequence: 256}, {Nodes: NodeValues{65536}}} {
+	for _, p := range []Parts{{Tick: -1}, {Tick: maxTick + 1}, {Sequence: 256}, {Nodes: NodeValues{65536}}} {
 		if _, err := l.Compose(p); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Compose(%+v) = %v, want ErrInvalid", p, err)
 		}
@@ -268,11 +269,11 @@ func TestBounds(t *testing.T) {
 		t.Errorf("bounds times %v %v", l.TimeOf(lo), l.TimeOf(hi))
 	}
 	// Every ID of any node in the range lies within, and IDs just outside do not.
-	in, _ := l.Compose(Parts{Tick: l.tickOf(from), Nodes: NodeValues{31, 31}, Sequence: 4095})
-	first, _ := l.Compose(Parts{Tick: l.tickOf(from)})
-	last, _ := l.Compose(Parts{Tick: l.tickOf(to), Nodes: NodeValues{31, 31}, Sequence: 4095})
-	before, _ := l.Compose(Parts{Tick: l.tickOf(from) - 1, Nodes: NodeValues{31, 31}, Sequence: 4095})
-	after, _ := l.Compose(Parts{Tick: l.tickOf(to) + 1})
+	in, _ := l.Compose(Parts{Tick: l.TickOf(from), Nodes: NodeValues{31, 31}, Sequence: 4095})
+	first, _ := l.Compose(Parts{Tick: l.TickOf(from)})
+	last, _ := l.Compose(Parts{Tick: l.TickOf(to), Nodes: NodeValues{31, 31}, Sequence: 4095})
+	before, _ := l.Compose(Parts{Tick: l.TickOf(from) - 1, Nodes: NodeValues{31, 31}, Sequence: 4095})
+	after, _ := l.Compose(Parts{Tick: l.TickOf(to) + 1})
 	if first != lo || last != hi || in < lo || in > hi || before >= lo || after <= hi {
 		t.Errorf("lo %d hi %d first %d last %d before %d after %d", lo, hi, first, last, before, after)
 	}
@@ -285,24 +286,18 @@ func TestBounds(t *testing.T) {
 	}
 }
 
-func TestTickAt(t *testing.T) {
+func TestTickOf(t *testing.T) {
 	l := mustParse(t, "sonyflake")
-	e := l.Epoch().UnixNano()
+	e := l.Epoch()
 	for _, tc := range []struct {
-		ns   int64
+		d    time.Duration
 		want int64
-	}{{e, 0}, {e + 9_999_999, 0}, {e + 10_000_000, 1}, {e - 1, -1}, {e - 10_000_000, -1}, {e - 10_000_001, -2}} {
-		if got := l.TickAt(tc.ns); got != tc.want {
-			t.Errorf("TickAt(epoch%+d) = %d, want %d", tc.ns-e, got, tc.want)
+	}{{0, 0}, {9_999_999, 0}, {10_000_000, 1}, {-1, -1}, {-10_000_000, -1}, {-10_000_001, -2}} {
+		if got := l.TickOf(e.Add(tc.d)); got != tc.want {
+			t.Errorf("TickOf(epoch%+v) = %d, want %d", tc.d, got, tc.want)
 		}
-	}
-}
-
-func TestShape(t *testing.T) {
-	if mustParse(t, "twitter").Shape() != mustParse(t, "leaf").Shape() {
-		t.Error("twitter and leaf place the same bits but have different shapes")
-	}
-	if mustParse(t, "twitter").Shape() == mustParse(t, "discord").Shape() {
-		t.Error("twitter and discord differ in epoch but share a shape")
+		if tc.want >= 0 && tc.d%(10*time.Millisecond) == 0 && !l.TickTime(tc.want).Equal(e.Add(tc.d)) {
+			t.Errorf("TickTime(%d) = %v, want %v", tc.want, l.TickTime(tc.want), e.Add(tc.d))
+		}
 	}
 }

@@ -50,7 +50,7 @@ func TestPlanJSSafeAndDefaults(t *testing.T) {
 		t.Errorf("JS-safe plan %s has %d bits", p.Layout, p.Layout.Bits())
 	}
 	p, err = Plan(Requirements{Years: 1, Rate: 1})
-	if err != nil || p.Layout.NodeFields()[0].Name != "node" || p.Layout.NodeBits() != 10 {
+	if err != nil || p.Layout.NodeFields()[0].Name != "node" || p.Layout.Nodes() != 1024 {
 		t.Errorf("default nodes: %v, %v", p, err)
 	}
 	for _, r := range []Requirements{{Years: 0, Rate: 1}, {Years: 1, Rate: 0}, {Years: 1, Rate: 1, Unit: time.Microsecond}, {Years: 1, Rate: 1, Nodes: []NodeNeed{{"x", 0}}}} {

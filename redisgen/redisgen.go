@@ -330,7 +330,7 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 			return 0, e
 		case statusExhausted:
 			return 0, fmt.Errorf("%w: namespace %q: Redis TIME is in tick %d, past the layout's last tick %d (it ran out on %s); move to a layout with a later epoch or a longer time field, in a new namespace",
-				ErrExhausted, g.ns, r.tick, g.l.MaxTick(), g.l.Lifetime().Format(time.RFC3339))
+				ErrExhausted, g.ns, r.tick, g.params.maxTick, g.l.Lifetime().Format(time.RFC3339))
 		case statusLayout:
 			return 0, fmt.Errorf("%w: namespace %q issued IDs of layout %s, not of this generator's %s; use a new namespace for a new layout",
 				ErrLayoutMismatch, g.ns, strings.TrimSuffix(r.raw, markerSuffix), g.l)
@@ -445,7 +445,7 @@ func (g *Generator) SetNode(ctx context.Context, nv layout.NodeValues) error {
 	if len(g.nodeNames) == 0 {
 		return fmt.Errorf("%w: layout %s has no node field; only one Redis may serve namespace %q", ErrNodeInvalid, g.l, g.ns)
 	}
-	if _, err := g.l.NodeMask(nv); err != nil {
+	if err := g.l.CheckNodeValues(nv); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeInvalid, err)
 	}
 	vals := make([]any, 0, 2*len(g.nodeNames))
@@ -473,7 +473,7 @@ func (g *Generator) Node(ctx context.Context) (layout.NodeValues, error) {
 	if err != nil {
 		return nv, err
 	}
-	if _, err := g.l.NodeMask(nv); err != nil {
+	if err := g.l.CheckNodeValues(nv); err != nil {
 		return nv, fmt.Errorf("%w: namespace %q: %w", ErrNodeInvalid, g.ns, err)
 	}
 	return nv, nil

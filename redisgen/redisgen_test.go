@@ -77,7 +77,7 @@ func redisTick(t testing.TB, c redis.UniversalClient, l *layout.Layout) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.TickAt(now.UnixNano())
+	return l.TickOf(now)
 }
 
 // recentEpoch is an epoch a minute ago, for layouts with short time fields.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/bitcodec"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -32,19 +33,15 @@ type scriptNode struct {
 // paramsOf reads the layout numbers the scripts and the ID composition need. It is
 // the one place this package asks a layout for them.
 func paramsOf(l *layout.Layout) (scriptParams, error) {
-	p := scriptParams{epoch: l.Epoch().UnixMilli(), unit: l.Unit().Milliseconds(), maxTick: l.MaxTick(),
-		seqMax: l.MaxSequence(), timeBits: l.TimeBits(), seqBits: l.SequenceBits(),
-		timeShift: l.TimeShift(), seqShift: l.SequenceShift(), layout: l.String()}
-	shift := l.Bits()
-	for _, f := range l.Fields() {
-		shift -= f.Bits
-		if f.Kind != layout.Node {
-			continue
+	c := bitcodec.New(l.Fields(), l.Unit(), l.Epoch(), layout.ErrInvalid)
+	p := scriptParams{epoch: c.EpochMs, unit: c.UnitMs, maxTick: c.MaxTick(),
+		seqMax: c.MaxSequence(), timeBits: int(c.TimeBits), seqBits: int(c.SeqBits),
+		timeShift: int(c.TimeShift), seqShift: int(c.SeqShift), layout: l.String()}
+	for _, n := range c.Nodes {
+		if n.Bits > maxNodeBits {
+			return p, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", n.Name, n.Bits, maxNodeBits)
 		}
-		if f.Bits > maxNodeBits {
-			return p, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", f.Name, f.Bits, maxNodeBits)
-		}
-		p.nodes = append(p.nodes, scriptNode{name: f.Name, max: int64(1)<<f.Bits - 1, shift: shift})
+		p.nodes = append(p.nodes, scriptNode{name: n.Name, max: int64(1)<<n.Bits - 1, shift: int(n.Shift)})
 	}
 	return p, nil
 }

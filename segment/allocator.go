@@ -395,7 +395,7 @@ func (a *Allocator) run() {
 				a.mu.Unlock()
 				return
 			}
-			if errors.Is(err, ErrUnknownTag) || errors.Is(err, ErrRangeExhausted) {
+			if errors.Is(err, ErrUnknownTag) || errors.Is(err, ErrExhausted) {
 				a.permErr = err
 			} else if a.fetchErr == nil {
 				a.log.Warn("segment: no store hands out a range; serving what is buffered and retrying", "tag", a.opts.Tag, "err", err)
@@ -414,91 +414,152 @@ func (a *Allocator) run() {
 	}
 }
 
+// Residue classes. With N stores, store k (0-based) serves the IDs that are
+// k mod N: its counter value c becomes the ID c*N + k (seg.id). The stores never
+// talk to each other, so the allocator alone keeps its IDs increasing when it moves
+// between them: it asks every store only for counter values whose IDs are above the
+// highest ID it ever held (floorFor), and none whose ID could come near the top of
+// int64 (limitFor). With one store, N = 1 and k = 0: IDs are the counter values.
+
+// floorFor returns the floor a Take is given so that every ID of the block it
+// claims is above high, on any store. Take hands out counter values above floor, so
+// the lowest is floor+1, and with floor = high/N (rounded down) floor*N <= high <
+// (floor+1)*N <= (floor+1)*N + k. On a store k above high mod N, counter value floor
+// itself would also be above high: one value skipped when the allocator moves to
+// such a store, which is not worth a case of its own.
+func (a *Allocator) floorFor(high flurry.ID) int64 { return int64(high) / a.n }
+
+// limitFor returns the largest counter value store k may hand out: its ID, c*N + k,
+// stays at or below 2^63-1 - guard. A counter value is never above its ID, so the
+// atomic adds on seg.pos by calls that find a range used up cannot wrap either.
+func (a *Allocator) limitFor(k int) int64 { return (math.MaxInt64 - guard - int64(k)) / a.n }
+
+// stepFromStore is the size a fetch asks for before the allocator knows the tag's
+// configured step (nextStep returns it): attempt then reads the step from the
+// store's listing and takes that many values, as Leaf starts with the configured
+// step. Every block reports the step (Block.Step), so this happens for the first
+// range only, unless a store reports none.
+const stepFromStore int64 = 0
+
+// fetchPlan is what one fetch asks for, read under a.mu when it starts.
+type fetchPlan struct {
+	size  int64     // counter values to ask for, or stepFromStore
+	high  flurry.ID // the highest ID handed out so far: every new ID must be above it
+	order []int     // the stores, in the order to try them
+}
+
 // fetch takes the next range from the stores: first the one that answered last,
 // then the others in turn, those whose last attempt failed at the end. Each attempt
 // has its own deadline, FetchTimeout on the allocator's clock, so a store that hangs
 // holds the fetch up for one deadline and the next store is tried while ctx lasts.
+// An unknown tag ends the fetch at once: it is a configuration error (every store
+// must hold the tag), which trying the other stores does not fix.
 func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 	a.mu.Lock()
-	n := a.nextStep()
-	high := a.high
-	order := a.order()
+	plan := fetchPlan{size: a.nextStep(), high: a.high, order: a.order()}
 	a.mu.Unlock()
 
 	var errs []error
-	for _, k := range order {
+	for _, k := range plan.order {
 		if ctx.Err() != nil {
 			errs = append(errs, fmt.Errorf("store %d of %d: not tried: %w", k+1, a.n, ctx.Err()))
 			continue
 		}
-		actx, cancel := clock.WithTimeout(ctx, a.clk, a.opts.FetchTimeout)
-		b, err := a.attempt(actx, k, n, high)
-		timedOut := actx.Err() != nil && ctx.Err() == nil
-		cancel()
-		if err != nil {
-			if errors.Is(err, ErrUnknownTag) {
-				return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
-			}
-			if timedOut {
-				err = fmt.Errorf("no answer within %v (FetchTimeout): %w", a.opts.FetchTimeout, err)
-			}
-			err = fmt.Errorf("store %d of %d: %w", k+1, a.n, err)
-			errs = append(errs, err)
-			a.mu.Lock()
-			newly := !a.down[k] && ctx.Err() == nil
-			if newly {
-				a.down[k] = true
-			}
-			a.mu.Unlock()
-			// A store OpenStores could not open was reported there already.
-			if newly && len(order) > 1 && !errors.Is(err, ErrNotOpen) {
-				a.log.Warn("segment: a store failed; trying the next one", "tag", a.opts.Tag, "err", err)
-			}
-			continue
+		b, err := a.attemptWithin(ctx, k, plan)
+		if err == nil {
+			return a.accept(k, b, len(plan.order) > 1), nil
 		}
-		s := &seg{first: b.First, last: b.Last, mul: a.n, add: int64(k), store: k}
-		s.pos.Store(b.First - 1)
-		s.trigger = b.First + int64(math.Ceil(float64(b.Len())*a.opts.Prefetch)) - 1
-		a.mu.Lock()
-		if id := s.id(b.Last); id > a.high {
-			a.high = id
+		if errors.Is(err, ErrUnknownTag) {
+			return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
 		}
-		back := a.down[k]
-		a.down[k] = false
-		a.pref = k
-		a.lastStore = k
-		a.fetches++
-		if b.Returned {
-			a.claimed++
-		}
-		if b.Step > 0 {
-			a.minStep = b.Step
-		}
-		if !b.Returned {
-			a.step = b.Len()
-		}
-		a.lastFetch = a.clk.Now()
-		a.lastOK = time.Unix(0, a.lastFetch)
-		a.mu.Unlock()
-		if back && len(order) > 1 {
-			a.log.Info("segment: a store answers again", "tag", a.opts.Tag, "store", k+1)
-		}
-		return s, nil
+		err = fmt.Errorf("store %d of %d: %w", k+1, a.n, err)
+		errs = append(errs, err)
+		a.markDown(ctx, k, err, len(plan.order) > 1)
 	}
+	return nil, a.failed(errs)
+}
+
+// attemptWithin runs attempt on store k under its own FetchTimeout, and says so in
+// the error when that deadline (not ctx) ended it.
+func (a *Allocator) attemptWithin(ctx context.Context, k int, plan fetchPlan) (Block, error) {
+	actx, cancel := clock.WithTimeout(ctx, a.clk, a.opts.FetchTimeout)
+	defer cancel()
+	b, err := a.attempt(actx, k, plan.size, plan.high)
+	if err != nil && !errors.Is(err, ErrUnknownTag) && actx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("no answer within %v (FetchTimeout): %w", a.opts.FetchTimeout, err)
+	}
+	return b, err
+}
+
+// markDown records that store k failed, so later fetches try it after the others,
+// and logs the first failure in a row (with several stores; a store OpenStores could
+// not open was reported there already). A failure because ctx ended says nothing
+// about the store.
+func (a *Allocator) markDown(ctx context.Context, k int, err error, several bool) {
+	a.mu.Lock()
+	newly := !a.down[k] && ctx.Err() == nil
+	if newly {
+		a.down[k] = true
+	}
+	a.mu.Unlock()
+	if newly && several && !errors.Is(err, ErrNotOpen) {
+		a.log.Warn("segment: a store failed; trying the next one", "tag", a.opts.Tag, "err", err)
+	}
+}
+
+// accept turns block b of store k into the range to serve and records it: the new
+// highest ID, the preferred store, and the step the next fresh range starts from (a
+// handed-back block says nothing about the rate, so it leaves the step alone).
+func (a *Allocator) accept(k int, b Block, several bool) *seg {
+	s := &seg{first: b.First, last: b.Last, mul: a.n, add: int64(k), store: k}
+	s.pos.Store(b.First - 1)
+	// The taker of this counter value starts the prefetch of the next range.
+	s.trigger = b.First + int64(math.Ceil(float64(b.Len())*a.opts.Prefetch)) - 1
+	a.mu.Lock()
+	if id := s.id(b.Last); id > a.high {
+		a.high = id
+	}
+	back := a.down[k]
+	a.down[k] = false
+	a.pref = k
+	a.lastStore = k
+	a.fetches++
+	if b.Returned {
+		a.claimed++
+	}
+	if b.Step > 0 {
+		a.minStep = b.Step
+	}
+	if !b.Returned {
+		a.step = b.Len()
+	}
+	a.lastFetch = a.clk.Now()
+	a.lastOK = time.Unix(0, a.lastFetch)
+	a.mu.Unlock()
+	if back && several {
+		a.log.Info("segment: a store answers again", "tag", a.opts.Tag, "store", k+1)
+	}
+	return s
+}
+
+// failed counts a fetch in which no store handed out a range and returns its error:
+// ErrExhausted when every store is exhausted (nothing but a new tag helps), else
+// every store's error.
+func (a *Allocator) failed(errs []error) error {
 	a.mu.Lock()
 	a.failures++
 	a.mu.Unlock()
 	err := errors.Join(errs...)
 	allExhausted := len(errs) == len(a.opts.Stores)
 	for _, e := range errs {
-		if !errors.Is(e, ErrRangeExhausted) {
+		if !errors.Is(e, ErrExhausted) {
 			allExhausted = false
 		}
 	}
 	if allExhausted {
-		return nil, fmt.Errorf("segment: tag %q: every store is exhausted; move to a new tag: %w", a.opts.Tag, err)
+		return fmt.Errorf("segment: tag %q: every store is exhausted; move to a new tag: %w", a.opts.Tag, err)
 	}
-	return nil, fmt.Errorf("segment: tag %q: no store hands out a range: %w", a.opts.Tag, err)
+	return fmt.Errorf("segment: tag %q: no store hands out a range: %w", a.opts.Tag, err)
 }
 
 // order returns the stores in the order a fetch tries them: the preferred one and
@@ -516,21 +577,18 @@ func (a *Allocator) order() []int {
 	return order
 }
 
-// attempt takes a range of n values (0: the tag's configured step) from store k,
-// above the allocator's highest ID so far.
-func (a *Allocator) attempt(ctx context.Context, k int, n int64, high flurry.ID) (Block, error) {
+// attempt takes a range of size counter values (stepFromStore: the tag's
+// configured step) from store k, whose IDs are all above high.
+func (a *Allocator) attempt(ctx context.Context, k int, size int64, high flurry.ID) (Block, error) {
 	st := a.opts.Stores[k]
-	floor := int64(high) / a.n
-	limit := (math.MaxInt64 - guard - int64(k)) / a.n
-	if n == 0 {
-		// The first range is the tag's configured step, as in Leaf; the store
-		// reports it only in listings and with each block.
+	if size == stepFromStore {
+		// The store reports the configured step only in listings and with each block.
 		var err error
-		if n, err = a.configuredStep(ctx, st); err != nil {
+		if size, err = a.configuredStep(ctx, st); err != nil {
 			return Block{}, err
 		}
 	}
-	return st.Take(ctx, a.opts.Tag, n, floor, limit)
+	return st.Take(ctx, a.opts.Tag, size, a.floorFor(high), a.limitFor(k))
 }
 
 // configuredStep reads the tag's configured step from a store's listing.
@@ -552,8 +610,11 @@ func (a *Allocator) configuredStep(ctx context.Context, st Store) (int64, error)
 func (a *Allocator) nextStep() int64 {
 	step := a.step
 	if a.lastFetch == 0 || step == 0 {
-		// The first fetch, or none fresh yet: the tag's configured step (0: look it
-		// up in the store).
+		// The first fetch, or none fresh yet: the tag's configured step, looked up
+		// in the store while no block has reported it.
+		if a.minStep == 0 {
+			return stepFromStore
+		}
 		return a.minStep
 	}
 	el := time.Duration(a.clk.Now() - a.lastFetch)

@@ -20,10 +20,16 @@ var (
 	ErrUnavailable = errors.New("segment: no IDs buffered and no store answers")
 	// ErrClosed is returned by Allocator.Next after Close.
 	ErrClosed = errors.New("segment: allocator closed")
-	// ErrRangeExhausted is returned by Store.Take when the tag's counter would pass
-	// the largest value the store can keep (2^63-1 divided by the number of residue
-	// classes). No ID of the tag can be issued any more: move to a new tag.
-	ErrRangeExhausted = errors.New("segment: the tag's counter is exhausted")
+	// ErrExhausted is returned by Store.Take when the tag's counter would pass the
+	// largest value the store can keep (2^63-1 divided by the number of residue
+	// classes), and by the Allocator once every store is exhausted. No ID of the tag
+	// can be issued any more: move to a new tag.
+	ErrExhausted = errors.New("segment: the tag's counter is exhausted")
+
+	// ErrRangeExhausted is the former name of ErrExhausted.
+	//
+	// Deprecated: use ErrExhausted, as snowflake, redisgen, uuidv7 and objectid do.
+	ErrRangeExhausted = ErrExhausted
 )
 
 // A Block is a run of counter values a store handed to one allocator: First to Last,
@@ -70,7 +76,7 @@ type Store interface {
 	// above max(Max, floor) and raises Max to the last of them: a caller passes the
 	// highest value it ever held as floor, so its blocks strictly increase even when
 	// it alternates between stores. Take returns an error wrapping ErrUnknownTag for
-	// a tag that was not created, and ErrRangeExhausted when Max would pass limit
+	// a tag that was not created, and ErrExhausted when Max would pass limit
 	// (the caller's largest usable counter value; 0 means 2^63-1).
 	Take(ctx context.Context, tag string, n, floor, limit int64) (Block, error)
 	// Return hands the unused values First..Last of a block back to the store, to be
@@ -181,7 +187,7 @@ func FreshBlock(max, floor, n, limit int64) (Block, error) {
 		base = floor
 	}
 	if base > limit-n {
-		return Block{}, fmt.Errorf("%w: taking %d values above %d passes %d", ErrRangeExhausted, n, base, limit)
+		return Block{}, fmt.Errorf("%w: taking %d values above %d passes %d", ErrExhausted, n, base, limit)
 	}
 	return Block{First: base + 1, Last: base + n}, nil
 }

@@ -199,7 +199,7 @@ func TestLeafCode(t *testing.T) {
 		want int64
 	}{
 		{seg, segment.ErrUnavailable, -3},
-		{seg, segment.ErrRangeExhausted, -3},
+		{seg, segment.ErrExhausted, -3},
 		{sf, fmt.Errorf("x: %w", snowflake.ErrClockBehind), -3},
 		{sf, snowflake.ErrLeaseLost, -1},
 	} {

@@ -83,7 +83,7 @@ func (s *Server) issueError(ns *namespace, err error) *apiError {
 	}
 	what := "cannot issue now (the reason is in the server's log)"
 	switch {
-	case errors.Is(err, snowflake.ErrExhausted), errors.Is(err, redisgen.ErrExhausted), errors.Is(err, segment.ErrRangeExhausted):
+	case errors.Is(err, snowflake.ErrExhausted), errors.Is(err, redisgen.ErrExhausted), errors.Is(err, segment.ErrExhausted):
 		what, e.retry = "has run out of IDs", 3600
 	case errors.Is(err, snowflake.ErrLeaseLost):
 		what = "holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"

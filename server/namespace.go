@@ -21,13 +21,6 @@ import (
 	"github.com/flurryid/flurry/snowflake"
 )
 
-// intSource issues integer IDs: a snowflake generator, a segment allocator, a Redis
-// generator. NextN fills all of dst or returns the error that stopped it.
-type intSource interface {
-	Next(ctx context.Context) (flurry.ID, error)
-	NextN(ctx context.Context, dst []flurry.ID) (int, error)
-}
-
 // textSource issues IDs whose form is text (uuidv7, objectid): appendNext appends
 // n IDs to dst, each followed by sep (and in double quotes with quote), and
 // decodeID splits one apart.
@@ -40,8 +33,8 @@ type textSource interface {
 type namespace struct {
 	name     string
 	strategy string
-	ints     intSource  // integer strategies
-	text     textSource // text strategies
+	ints     flurry.Source // integer strategies: a snowflake generator, a segment allocator, a Redis generator
+	text     textSource    // text strategies
 	layout   *layout.Layout
 	tokens   *tokenSet // set by New; empty: open to everyone
 	maxCount int       // the most IDs one request may ask for
@@ -238,8 +231,8 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	case "continue":
 		gopts.Start = snowflake.StartContinue
 	}
-	gopts.MaxDrift = config.Duration(c.MaxDrift, 0)
-	gopts.WaitThreshold = config.Duration(c.WaitThreshold, 0)
+	gopts.MaxDrift = c.MaxDrift.Or(0)
+	gopts.WaitThreshold = c.WaitThreshold.Or(0)
 
 	url := c.Lease.Store
 	if url == "" {
@@ -266,7 +259,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	}
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
-		TTL: config.Duration(c.Lease.TTL, 0), Window: config.Duration(c.Lease.Window, 0),
+		TTL: c.Lease.TTL.Or(0), Window: c.Lease.Window.Or(0),
 		Order: order, Logger: log,
 	})
 	if err != nil {
@@ -326,8 +319,8 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 	}
 	a, err := segment.New(ctx, segment.Options{
 		Stores: ns.segStores, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
-		Target: config.Duration(c.Target, 0), Runway: config.Duration(c.Runway, 0),
-		FetchTimeout: config.Duration(c.FetchTimeout, 0), Clock: b.clock,
+		Target: c.Target.Or(0), Runway: c.Runway.Or(0),
+		FetchTimeout: c.FetchTimeout.Or(0), Clock: b.clock,
 		Logger: log,
 	})
 	if err != nil {
@@ -352,7 +345,7 @@ func (b *builder) redis(ctx context.Context, ns *namespace, c *config.Redis) err
 	}
 	ns.redisURL = lease.RedactURL(c.URL)
 	g, err := redisgen.New(ctx, redisgen.Options{
-		URL: c.URL, Namespace: key, Layout: l, BehindWait: config.Duration(c.BehindWait, 0),
+		URL: c.URL, Namespace: key, Layout: l, BehindWait: c.BehindWait.Or(0),
 		Logger: b.opts.Logger.With("namespace", ns.name),
 	})
 	if err != nil {

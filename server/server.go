@@ -51,9 +51,6 @@ type Options struct {
 	// OpenSegmentStore opens a segment store by URL (segmenturl.Open). Nil refuses
 	// segment namespaces.
 	OpenSegmentStore func(ctx context.Context, url string) (segment.Store, error)
-	// TextStrategies makes the sources of text strategies (uuidv7, objectid) by
-	// name. Nil means the built-in ones.
-	TextStrategies map[string]func(ctx context.Context) (textSource, error)
 	// Logger receives the server's and the stores' messages. Nil means slog.Default().
 	Logger *slog.Logger
 	// Version is reported by Info.
@@ -69,10 +66,8 @@ func (o *Options) openLease(ctx context.Context, url string) (lease.Store, error
 	return leaseurl.Open(ctx, url)
 }
 
+// textStrategies makes the sources of the text strategies (uuidv7, objectid) by name.
 func (o *Options) textStrategies() map[string]func(ctx context.Context) (textSource, error) {
-	if o.TextStrategies != nil {
-		return o.TextStrategies
-	}
 	return builtinText(o.Clock)
 }
 
@@ -138,14 +133,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{
 		opts: opts, cfg: cfg, log: opts.Logger, started: time.Now(),
 		maxCount: cfg.MaxCount, maxBody: cfg.MaxBodyBytes,
-		shutdown:   config.Duration(cfg.ShutdownTimeout, 30*time.Second),
+		shutdown:   cfg.ShutdownTimeout.Or(config.DefaultShutdown),
 		namespaces: map[string]*namespace{}, segByTag: map[string]*namespace{},
 		ctJSON: []string{"application/json"}, ctText: []string{"text/plain; charset=utf-8"},
 		retryAfter1: []string{"1"}, bearer: []string{`Bearer realm="flurry"`},
 		bearerInvalid: []string{`Bearer realm="flurry", error="invalid_token"`},
 	}
-	s.readTimeout = config.Duration(cfg.Limits.ReadTimeout, config.Duration(config.DefaultReadTimeout, 0))
-	s.writeTimeout = config.Duration(cfg.Limits.WriteTimeout, config.Duration(config.DefaultWriteTimeout, 0))
+	s.readTimeout = cfg.Limits.ReadTimeout.Or(config.DefaultReadTimeout)
+	s.writeTimeout = cfg.Limits.WriteTimeout.Or(config.DefaultWriteTimeout)
 	s.budget.max = int64(cfg.Limits.MaxIDsInFlight)
 	if s.budget.max == 0 {
 		s.budget.max = config.DefaultMaxIDsInFlight

@@ -57,7 +57,7 @@ type tagAlloc struct {
 
 // newTagSet opens the stores and lists their tags once. A listing that fails is
 // logged and retried at every reload; the set serves once one succeeds.
-func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tune *config.Segment, reload string, strict bool) (*tagSet, error) {
+func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tune *config.Segment, reload config.Duration, strict bool) (*tagSet, error) {
 	if b.opts.OpenSegmentStore == nil {
 		return nil, errors.New("this program cannot open segment stores (Options.OpenSegmentStore is nil)")
 	}
@@ -68,8 +68,8 @@ func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tun
 	}
 	ts.opts = segment.Options{
 		Prefetch: tune.Prefetch, MaxStep: tune.MaxStep,
-		Target: config.Duration(tune.Target, 0), Runway: config.Duration(tune.Runway, 0),
-		FetchTimeout: config.Duration(tune.FetchTimeout, 0), Clock: b.clock, Logger: ts.log,
+		Target: tune.Target.Or(0), Runway: tune.Runway.Or(0),
+		FetchTimeout: tune.FetchTimeout.Or(0), Clock: b.clock, Logger: ts.log,
 	}
 	for _, u := range urls {
 		st, err := b.opts.OpenSegmentStore(ctx, u)
@@ -81,7 +81,7 @@ func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tun
 		ts.urls = append(ts.urls, lease.RedactURL(u))
 	}
 	ts.load(ctx)
-	period := config.Duration(reload, time.Minute)
+	period := reload.Or(config.DefaultReload)
 	go ts.run(period)
 	return ts, nil
 }

@@ -83,7 +83,7 @@ func (b *builder) newTinyServer(ctx context.Context, s *Server, c *config.TinyID
 	empty := map[string]map[string]bool{}
 	t.tokens.Store(&empty)
 	t.loadTokens(ctx)
-	go t.run(config.Duration(c.Reload, time.Minute))
+	go t.run(c.Reload.Or(config.DefaultReload))
 	return t, nil
 }
 

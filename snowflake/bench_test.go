@@ -74,7 +74,7 @@ func BenchmarkContention(b *testing.B) {
 			// issued in between (or the tick changed): such a gap means the lane's
 			// cache line went to another CPU and back. switches/kID counts them, a
 			// figure the machine's load changes less than the time per ID.
-			step := flurry.ID(1) << l.SequenceShift()
+			step := flurry.ID(1) << g.seqShift
 			if c == contendMerge {
 				step <<= g.mergeShift
 			}

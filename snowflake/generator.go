@@ -16,6 +16,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/bitcodec"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -24,6 +25,7 @@ import (
 type Generator struct {
 	// Read-mostly configuration, shared by every caller.
 	l         *layout.Layout
+	codec     *bitcodec.Codec // l's field positions
 	clk       clock.Clock
 	epochNs   int64
 	unitNs    int64
@@ -169,14 +171,16 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	if l == nil {
 		l, _ = layout.Lookup("twitter")
 	}
+	codec := bitcodec.New(l.Fields(), l.Unit(), l.Epoch(), layout.ErrInvalid)
 	g := &Generator{
 		l:         l,
+		codec:     codec,
 		clk:       opts.Clock,
 		epochNs:   l.Epoch().UnixNano(),
 		unitNs:    int64(l.Unit()),
-		maxTick:   l.MaxTick(),
-		timeShift: uint(l.TimeShift()),
-		seqShift:  uint(l.SequenceShift()),
+		maxTick:   codec.MaxTick(),
+		timeShift: codec.TimeShift,
+		seqShift:  codec.SeqShift,
 		overflow:  opts.Overflow,
 		behind:    opts.Behind,
 		start:     opts.Start,
@@ -199,7 +203,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	if lanes == 0 {
 		lanes = 1
 	}
-	seqBits := uint(l.SequenceBits())
+	seqBits := codec.SeqBits
 	g.contention = c
 	if c == contendMerge {
 		if lanes > 1 {
@@ -217,7 +221,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	g.laneBits = seqBits - uint(bits.TrailingZeros(uint(lanes)))
 	g.laneMask = 1<<g.laneBits - 1
 	g.stateShift = g.laneBits
-	if guard := 63 - int(l.TimeBits()) - int(g.laneBits); guard > 0 {
+	if guard := 63 - int(codec.TimeBits) - int(g.laneBits); guard > 0 {
 		g.stateShift += uint(guard)
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
@@ -282,7 +286,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 		if g.managed {
 			break
 		}
-		mask, err := l.NodeMask(nv)
+		mask, err := codec.NodeMask(nv)
 		if err != nil {
 			if i > 0 {
 				return nil, fmt.Errorf("snowflake: standby node value %d: %w", i, err)
@@ -362,7 +366,7 @@ func (g *Generator) Close() error {
 }
 
 func (g *Generator) regKey(mask int64) string {
-	return g.namespace + "\x00" + g.l.Shape() + "\x00" + strconv.FormatInt(mask, 10)
+	return g.namespace + "\x00" + g.codec.Shape() + "\x00" + strconv.FormatInt(mask, 10)
 }
 
 func (g *Generator) inUse(nv layout.NodeValues) error {

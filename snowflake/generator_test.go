@@ -185,7 +185,7 @@ func TestOverflowWait(t *testing.T) {
 	for i := range ids {
 		ids[i] = next(t, g)
 	}
-	start := l.TickAt(t0.UnixNano())
+	start := l.TickOf(t0)
 	for i, id := range ids {
 		p, _ := l.Decompose(id)
 		if wantTick := start + int64(i/4096); p.Tick != wantTick || p.Sequence != int64(i%4096) {
@@ -467,7 +467,7 @@ func TestNextN(t *testing.T) {
 		}
 	}
 	// 1 + 10000 IDs at 4096 per tick span three ticks.
-	if p, _ := l.Decompose(dst[len(dst)-1]); p.Tick != l.TickAt(t0.UnixNano())+2 || p.Sequence != 10000-2*4096 {
+	if p, _ := l.Decompose(dst[len(dst)-1]); p.Tick != l.TickOf(t0)+2 || p.Sequence != 10000-2*4096 {
 		t.Errorf("last of batch %+v", p)
 	}
 	ctx, cancel := context.WithCancel(bg)

@@ -43,7 +43,7 @@ func (t target) IssuedThrough() int64       { return t.g.issuedThrough() }
 // grant is fence.Target.Grant: it installs or extends the generator's right to
 // issue. Moving to another node value releases the old one in the in-process guard.
 func (g *Generator) grant(gr fence.Grant) error {
-	mask, err := g.l.NodeMask(gr.Node)
+	mask, err := g.codec.NodeMask(gr.Node)
 	if err != nil {
 		return fmt.Errorf("snowflake: grant: %w", err)
 	}
@@ -52,9 +52,9 @@ func (g *Generator) grant(gr fence.Grant) error {
 	if g.closed.Load() {
 		return ErrClosed
 	}
-	floor := max(g.l.TickAt(gr.Above*int64(time.Millisecond)), 0)
+	floor := max(g.codec.TickAt(gr.Above*int64(time.Millisecond)), 0)
 	prev := g.active.Load()
-	through := min(g.l.TickAt(gr.Through*int64(time.Millisecond)), g.maxTick)
+	through := min(g.codec.TickAt(gr.Through*int64(time.Millisecond)), g.maxTick)
 	cur := g.active.Load()
 	if cur == nil || cur.mask != mask {
 		var next *node

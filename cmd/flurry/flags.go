@@ -40,10 +40,7 @@ func parseNodeFlag(l *layout.Layout, flag, s string) (layout.NodeValues, string,
 		}
 		text = fields[0].Name + "=" + text
 	}
-	nv, err := l.ParseNodeValues(text)
-	if err == nil {
-		_, err = l.NodeMask(nv)
-	}
+	nv, err := l.ParseNodeValues(text) // checks that every value fits its field
 	if err != nil {
 		return nv, "", &usageError{err: fmt.Errorf("%s: %w", flag, err)}
 	}

@@ -192,11 +192,6 @@ func defaultNodeWarning(l *layout.Layout) string {
 		l.FormatNodeValues(layout.NodeValues{}), strings.Join(example, ","))
 }
 
-// idSource is what generate takes IDs from: a *snowflake.Generator.
-type idSource interface {
-	NextN(ctx context.Context, dst []flurry.ID) (int, error)
-}
-
 // generate writes n IDs from g to stdout, one per line. A closed pipe ends it
 // quietly; a cancelled ctx ends it with exit code 130 after flushing. With pause,
 // a lost lease (snowflake.ErrLeaseLost) or a clock behind the mark
@@ -208,7 +203,7 @@ type idSource interface {
 // when unknown. A run that the cap makes take genSlowAfter or longer shows progress
 // with the time left on a terminal, and otherwise one line with the least time it
 // will take.
-func generate(ctx context.Context, g idSource, n uint64, stdout, stderr io.Writer, pause bool, capRate float64) error {
+func generate(ctx context.Context, g flurry.Source, n uint64, stdout, stderr io.Writer, pause bool, capRate float64) error {
 	w := bufio.NewWriterSize(stdout, genBufSize)
 	ids := make([]flurry.ID, min(n, genBatch))
 	buf := make([]byte, 0, genBufSize)

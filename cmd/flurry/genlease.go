@@ -257,13 +257,13 @@ func age(d time.Duration) string {
 // clockFromEnv returns the system clock, shifted by FLURRY_CLOCK_SKEW when set, and
 // announces a shift on stderr.
 func clockFromEnv(stderr io.Writer) (clock.Clock, error) {
-	clk, skew, err := clock.FromEnv()
+	clk, skew, err := skewedClock(os.Getenv(skewEnv))
 	if err != nil {
 		return nil, err
 	}
 	if skew != 0 {
 		fmt.Fprintf(stderr, "flurry: WARNING: %s=%s: this process's clock is shifted by %v FOR TESTING; never set it in production\n",
-			clock.SkewEnv, os.Getenv(clock.SkewEnv), skew)
+			skewEnv, os.Getenv(skewEnv), skew)
 	}
 	return clk, nil
 }

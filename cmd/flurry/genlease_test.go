@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/filestore"
@@ -331,7 +330,7 @@ func TestLeaseList(t *testing.T) {
 }
 
 func TestGenClockSkew(t *testing.T) {
-	t.Setenv(clock.SkewEnv, "1h")
+	t.Setenv(skewEnv, "1h")
 	r := cli(t, "", "gen", "-n", "3", "--node", "worker=13")
 	if r.code != 0 || r.stderr != "flurry: WARNING: FLURRY_CLOCK_SKEW=1h: this process's clock is shifted by 1h0m0s FOR TESTING; never set it in production\n" {
 		t.Fatalf("skewed gen: %+v", r)
@@ -340,9 +339,9 @@ func TestGenClockSkew(t *testing.T) {
 	if at := l.TimeOf(parseIDs(t, r.stdout, 3)[0]); at.Before(time.Now().Add(59 * time.Minute)) {
 		t.Errorf("ID time %s is not an hour ahead", at)
 	}
-	t.Setenv(clock.SkewEnv, "soon")
+	t.Setenv(skewEnv, "soon")
 	wantOneLineError(t, cli(t, "", "gen", "--node", "worker=13"), 1, `FLURRY_CLOCK_SKEW="soon" is not a duration`)
-	t.Setenv(clock.SkewEnv, "0s")
+	t.Setenv(skewEnv, "0s")
 	if r := cli(t, "", "gen", "--node", "worker=13"); r.code != 0 || r.stderr != "" {
 		t.Errorf("zero skew: %+v", r)
 	}
@@ -351,10 +350,16 @@ func TestGenClockSkew(t *testing.T) {
 // errRewind makes a script issue IDs below those it issued before.
 var errRewind = errors.New("rewind")
 
-// script is an idSource that replays errors and then issues IDs.
+// script is a flurry.Source that replays errors and then issues IDs.
 type script struct {
 	steps []error // nil: issue the batch
 	next  flurry.ID
+}
+
+func (s *script) Next(ctx context.Context) (flurry.ID, error) {
+	var one [1]flurry.ID
+	_, err := s.NextN(ctx, one[:])
+	return one[0], err
 }
 
 func (s *script) NextN(_ context.Context, dst []flurry.ID) (int, error) {

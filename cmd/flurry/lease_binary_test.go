@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -67,7 +66,7 @@ func testLeaseProcesses(t *testing.T, ctx context.Context, bin, store, scope str
 	for i := range 3 {
 		procs = append(procs, start(fmt.Sprintf("pool-%d", i), nil, pool))
 	}
-	skewed := start("fixed-skewed", []string{clock.SkewEnv + "=-3s"}, fixed)
+	skewed := start("fixed-skewed", []string{skewEnv + "=-3s"}, fixed)
 
 	// The victim writes into a pipe, so it is certainly mid-run when killed: it
 	// blocks once the pipe is full until the test reads on.

@@ -258,7 +258,7 @@ func (k *run) checkRange(ns *nsData, r *rec, ids []int64, na *nodeAcc, nr *Names
 	}
 	maxTick := int64(math.MaxInt64)
 	if ns.MaxAhead > 0 {
-		maxTick = l.TickAt(r.end + int64(ns.MaxAhead))
+		maxTick = l.TickOf(time.Unix(0, r.end+int64(ns.MaxAhead)))
 	}
 	var prev layout.NodeValues
 	havePrev := false

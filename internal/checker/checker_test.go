@@ -39,7 +39,7 @@ type sfGen struct {
 
 func (g *sfGen) next(t testing.TB, now time.Time, n int) []int64 {
 	t.Helper()
-	tick := g.l.TickAt(now.Add(-time.Duration(g.behindMs) * time.Millisecond).UnixNano())
+	tick := g.l.TickOf(now.Add(-time.Duration(g.behindMs) * time.Millisecond))
 	if tick > g.tick {
 		g.tick, g.seq = tick, 0
 	}

@@ -350,8 +350,8 @@ func testExhausted(t *testing.T, newStore func(t *testing.T) segment.Store) {
 	if b := take(t, s, tag, 10, 0); b.First != max-14 || b.Last != max-5 {
 		t.Fatalf("Take near the end: %+v", b)
 	}
-	if _, err := s.Take(ctx(t), tag, 10, 0, 0); !errors.Is(err, segment.ErrRangeExhausted) {
-		t.Fatalf("Take past 2^63-1: %v, want ErrRangeExhausted", err)
+	if _, err := s.Take(ctx(t), tag, 10, 0, 0); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("Take past 2^63-1: %v, want ErrExhausted", err)
 	}
 	if b := take(t, s, tag, 5, 0); b.First != max-4 || b.Last != max {
 		t.Fatalf("Take of the last 5: %+v", b)
@@ -361,8 +361,8 @@ func testExhausted(t *testing.T, newStore func(t *testing.T) segment.Store) {
 	}
 	// A limit below 2^63-1, as an allocator with several residue classes passes.
 	tag2 := create(t, s, 90, 10)
-	if _, err := s.Take(ctx(t), tag2, 20, 0, 100); !errors.Is(err, segment.ErrRangeExhausted) {
-		t.Fatalf("Take of 91..110 with limit 100: %v, want ErrRangeExhausted", err)
+	if _, err := s.Take(ctx(t), tag2, 20, 0, 100); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("Take of 91..110 with limit 100: %v, want ErrExhausted", err)
 	}
 	if b, err := s.Take(ctx(t), tag2, 10, 0, 100); err != nil || b.First != 91 || b.Last != 100 {
 		t.Fatalf("Take of 91..100 with limit 100: %+v, %v", b, err)

@@ -191,7 +191,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	k.oneOf(append(p, "start"), s.Start, "zero", "random", "continue")
 	k.duration(append(p, "max_drift"), s.MaxDrift, false)
 	k.duration(append(p, "wait_threshold"), s.WaitThreshold, false)
-	if s.MaxDrift != "" && s.Overflow != "borrow" && s.Behind != "logical" {
+	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind != "logical" {
 		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical")
 	}
 	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.Start != "random" {
@@ -210,12 +210,12 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 		k.add(append(lp, "fixed"), "%d is negative", *s.Lease.Fixed)
 	}
 	if k.duration(append(lp, "ttl"), s.Lease.TTL, false) {
-		if err := lease.CheckTTL(Duration(s.Lease.TTL, 0)); err != nil {
+		if err := lease.CheckTTL(s.Lease.TTL.Or(0)); err != nil {
 			k.add(append(lp, "ttl"), "%q: %v", s.Lease.TTL, strings.TrimPrefix(err.Error(), "lease: "))
 		}
 	}
 	if k.duration(append(lp, "window"), s.Lease.Window, false) {
-		if err := lease.CheckWindow(Duration(s.Lease.Window, 0)); err != nil {
+		if err := lease.CheckWindow(s.Lease.Window.Or(0)); err != nil {
 			k.add(append(lp, "window"), "%q: %v", s.Lease.Window, strings.TrimPrefix(err.Error(), "lease: "))
 		}
 	}
@@ -286,23 +286,6 @@ func (k *checker) oneOf(p []string, v string, allowed ...string) {
 	}
 }
 
-// duration checks a duration key and reports whether it is given and well-formed.
-func (k *checker) duration(p []string, v string, negOK bool) bool {
-	if v == "" {
-		return false
-	}
-	d, err := time.ParseDuration(v)
-	switch {
-	case err != nil:
-		k.add(p, "%q is not a duration such as 500ms, 10s or 1m", v)
-	case d < 0 && !negOK:
-		k.add(p, "%q is negative", v)
-	default:
-		return true
-	}
-	return false
-}
-
 // CheckListen reports whether addr is a TCP address to listen on: host:port with
 // a port from 0 to 65535 (0: any free port) or a service name, and a host that is
 // empty (every interface), an IP address or a name.
@@ -349,16 +332,4 @@ func sortStrings(xs []string) {
 			xs[j], xs[j-1] = xs[j-1], xs[j]
 		}
 	}
-}
-
-// Duration parses a duration key already checked by Load; empty gives def.
-func Duration(v string, def time.Duration) time.Duration {
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return def
-	}
-	return d
 }

@@ -3,12 +3,13 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // DefaultReload is how often the Leaf and tinyid modes re-read their tag lists and
 // tokens: every minute, as Leaf (SegmentIDGenImpl.updateCacheFromDbAtEveryMinute)
 // and tinyid (TinyIdTokenServiceImpl.refresh) do.
-const DefaultReload = "60s"
+const DefaultReload = time.Minute
 
 // DefaultTinyIDBatchMax caps tinyid's batchSize, as tinyid's batch.size.max.
 const DefaultTinyIDBatchMax = 100_000
@@ -24,7 +25,7 @@ type LeafCompat struct {
 	Segment *Segment `yaml:"segment"`
 	// Reload is how often the tag list is read again (a Go duration). Empty means
 	// DefaultReload.
-	Reload string `yaml:"reload"`
+	Reload Duration `yaml:"reload"`
 }
 
 // TinyIDCompat serves didi tinyid's routes (/tinyid/id/nextId ...) on tinyid's
@@ -40,14 +41,14 @@ type TinyIDCompat struct {
 	BatchSizeMax int `yaml:"batch_size_max"`
 	// Reload is how often tokens and biz types are read again. Empty means
 	// DefaultReload.
-	Reload string `yaml:"reload"`
+	Reload Duration `yaml:"reload"`
 	// Runway, Target, FetchTimeout, MaxStep and Prefetch tune the allocators as in
 	// a segment namespace.
-	Runway       string  `yaml:"runway"`
-	Target       string  `yaml:"target"`
-	FetchTimeout string  `yaml:"fetch_timeout"`
-	MaxStep      int64   `yaml:"max_step"`
-	Prefetch     float64 `yaml:"prefetch"`
+	Runway       Duration `yaml:"runway"`
+	Target       Duration `yaml:"target"`
+	FetchTimeout Duration `yaml:"fetch_timeout"`
+	MaxStep      int64    `yaml:"max_step"`
+	Prefetch     float64  `yaml:"prefetch"`
 }
 
 func (k *checker) compat(c *Config) {

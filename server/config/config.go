@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -31,7 +32,7 @@ const (
 	DefaultDataDir     = "./flurry-data"
 	DefaultMaxCount    = 100_000
 	DefaultMaxBody     = 64 << 10
-	DefaultShutdown    = "30s"
+	DefaultShutdown    = 30 * time.Second
 	DefaultNamespace   = "default"
 	DefaultSegmentName = "segment"
 	// DefaultLayout is the layout of snowflake namespaces that name none: Twitter's
@@ -61,8 +62,9 @@ type Config struct {
 	// MaxBodyBytes limits request bodies (gRPC and JSON calls). Zero means
 	// DefaultMaxBody.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
-	// ShutdownTimeout bounds a graceful shutdown (a Go duration). Empty means 30s.
-	ShutdownTimeout string `yaml:"shutdown_timeout"`
+	// ShutdownTimeout bounds a graceful shutdown (a Go duration). Empty means
+	// DefaultShutdown.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 	// TLS serves HTTPS (and gRPC over TLS) when both files are given.
 	TLS TLS `yaml:"tls"`
 	// Access holds the operators' (admin) tokens and what anonymous callers may
@@ -129,9 +131,9 @@ type Snowflake struct {
 	Overflow string `yaml:"overflow"`
 	Behind   string `yaml:"behind"`
 	// MaxDrift bounds borrow and logical (a Go duration; empty means 1s).
-	MaxDrift string `yaml:"max_drift"`
+	MaxDrift Duration `yaml:"max_drift"`
 	// WaitThreshold is the clock step back slept off (empty means 10ms).
-	WaitThreshold string `yaml:"wait_threshold"`
+	WaitThreshold Duration `yaml:"wait_threshold"`
 	// Start is zero (default), random or continue; RandomBelow bounds random.
 	Start       string `yaml:"start"`
 	RandomBelow int    `yaml:"random_below"`
@@ -151,8 +153,8 @@ type Lease struct {
 	Fixed *int64 `yaml:"fixed"`
 	// TTL and Window are Go durations; empty means 10s and 2s. TTL is from 1s to
 	// 24h, Window from 100ms to 1h (lease.MinTTL ... lease.MaxWindow).
-	TTL    string `yaml:"ttl"`
-	Window string `yaml:"window"`
+	TTL    Duration `yaml:"ttl"`
+	Window Duration `yaml:"window"`
 	// Order is scope (default) or value: which earlier IDs a new holder starts
 	// above (lease.Order; docs/leases.md).
 	Order string `yaml:"order"`
@@ -168,11 +170,11 @@ type Segment struct {
 	// Create makes the tag in every store where it is missing, with this step.
 	Create *CreateTag `yaml:"create"`
 	// Runway, Target and FetchTimeout are Go durations (segment.Options).
-	Runway       string  `yaml:"runway"`
-	Target       string  `yaml:"target"`
-	FetchTimeout string  `yaml:"fetch_timeout"`
-	MaxStep      int64   `yaml:"max_step"`
-	Prefetch     float64 `yaml:"prefetch"`
+	Runway       Duration `yaml:"runway"`
+	Target       Duration `yaml:"target"`
+	FetchTimeout Duration `yaml:"fetch_timeout"`
+	MaxStep      int64    `yaml:"max_step"`
+	Prefetch     float64  `yaml:"prefetch"`
 }
 
 // CreateTag is how a missing tag is created.
@@ -195,7 +197,7 @@ type Redis struct {
 	// Node, when set, is written to Redis's node key at start ("worker=3").
 	Node string `yaml:"node"`
 	// BehindWait is how long a call waits for Redis's clock (empty means 10ms).
-	BehindWait string `yaml:"behind_wait"`
+	BehindWait Duration `yaml:"behind_wait"`
 }
 
 // Problem is one thing wrong in a configuration.

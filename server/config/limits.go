@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults of the limits (docs/security.md explains each).
@@ -15,9 +16,9 @@ const (
 	// large batch must fit.
 	MinMaxIDsInFlight = 10_000
 	// DefaultReadTimeout bounds reading one whole request, headers and body.
-	DefaultReadTimeout = "10s"
+	DefaultReadTimeout = 10 * time.Second
 	// DefaultWriteTimeout bounds writing one whole response.
-	DefaultWriteTimeout = "60s"
+	DefaultWriteTimeout = 60 * time.Second
 	// DefaultMaxStreams is the most concurrent HTTP/2 streams per connection.
 	DefaultMaxStreams = 100
 	// MaxMaxCount is the largest max_count accepted.
@@ -55,10 +56,10 @@ type Limits struct {
 	MaxIDsInFlight int `yaml:"max_ids_in_flight"`
 	// ReadTimeout bounds reading a whole request, headers and body, so a body
 	// that trickles is cut (a Go duration). Empty means DefaultReadTimeout.
-	ReadTimeout string `yaml:"read_timeout"`
+	ReadTimeout Duration `yaml:"read_timeout"`
 	// WriteTimeout bounds writing a whole response, so a client that does not
 	// read cannot hold a request. Empty means DefaultWriteTimeout.
-	WriteTimeout string `yaml:"write_timeout"`
+	WriteTimeout Duration `yaml:"write_timeout"`
 	// MaxConcurrentStreams is the most HTTP/2 streams (gRPC calls) one
 	// connection may have open at once. Zero means DefaultMaxStreams.
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
@@ -96,13 +97,6 @@ func (k *checker) limits(env func(string) (string, bool)) {
 	}
 	if c.TLS.ClientCA != "" && c.TLS.Cert == "" {
 		k.add([]string{"tls", "client_ca"}, "client certificates need TLS: give cert and key too")
-	}
-}
-
-func (k *checker) positiveDuration(p []string, v string) {
-	k.duration(p, v, false)
-	if v != "" && Duration(v, 1) == 0 {
-		k.add(p, "%q is zero: give a positive duration such as 10s", v)
 	}
 }
 

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDurations: duration keys are parsed once when the file is read; a bad one is
+// reported on its own line, as written, with every other problem, and the server
+// reads the parsed values.
+func TestDurations(t *testing.T) {
+	c, err := Parse("t.yaml", []byte(`shutdown_timeout: 5s
+limits: {read_timeout: 1500ms}
+namespaces:
+  a:
+    strategy: snowflake
+    snowflake: {overflow: borrow, max_drift: 50ms, lease: {ttl: 5s}}
+  s:
+    strategy: segment
+    segment: {runway: 1m, fetch_timeout: 2s}
+  r:
+    strategy: redis
+    redis: {url: 'redis://127.0.0.1:6379/0', behind_wait: -1ms}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		got       Duration
+		def, want time.Duration
+	}{
+		{"shutdown_timeout", c.ShutdownTimeout, DefaultShutdown, 5 * time.Second},
+		{"read_timeout", c.Limits.ReadTimeout, DefaultReadTimeout, 1500 * time.Millisecond},
+		{"write_timeout (not given)", c.Limits.WriteTimeout, DefaultWriteTimeout, DefaultWriteTimeout},
+		{"max_drift", c.Namespaces["a"].Snowflake.MaxDrift, 0, 50 * time.Millisecond},
+		{"ttl", c.Namespaces["a"].Snowflake.Lease.TTL, 0, 5 * time.Second},
+		{"window (not given)", c.Namespaces["a"].Snowflake.Lease.Window, 0, 0},
+		{"runway", c.Namespaces["s"].Segment.Runway, 0, time.Minute},
+		{"fetch_timeout", c.Namespaces["s"].Segment.FetchTimeout, 0, 2 * time.Second},
+		{"behind_wait", c.Namespaces["r"].Redis.BehindWait, 0, -time.Millisecond},
+	} {
+		if got := tc.got.Or(tc.def); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !c.ShutdownTimeout.IsSet() || c.Limits.WriteTimeout.IsSet() || c.ShutdownTimeout.String() != "5s" {
+		t.Errorf("IsSet/String: %v %v %q", c.ShutdownTimeout.IsSet(), c.Limits.WriteTimeout.IsSet(), c.ShutdownTimeout)
+	}
+
+	_, err = Parse("t.yaml", []byte(`shutdown_timeout: soon
+limits:
+  write_timeout: [1s]
+namespaces:
+  a:
+    strategy: snowflake
+    snowflake:
+      wait_threshold: -5ms
+      lease: {ttl: "0.5s"}
+`), nil)
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v", err)
+	}
+	want := []string{
+		`t.yaml:1: shutdown_timeout: "soon" is not a duration such as 500ms, 10s or 1m`,
+		`t.yaml:3: limits.write_timeout: a list is not text (quote it)`,
+		`t.yaml:8: namespaces.a.snowflake.wait_threshold: "-5ms" is negative`,
+		`t.yaml:9: namespaces.a.snowflake.lease.ttl: "0.5s": `,
+	}
+	if len(ce.Problems) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(ce.Problems), len(want), err)
+	}
+	for i, w := range want {
+		if got := ce.Problems[i].String(); !strings.HasPrefix(got, w) {
+			t.Errorf("problem %d: %q\nwant prefix %q", i, got, w)
+		}
+	}
+
+	code := Default()
+	code.ShutdownTimeout = DurationOf(2 * time.Second)
+	if err := code.Check(nil); err != nil || code.ShutdownTimeout.Or(DefaultShutdown) != 2*time.Second {
+		t.Errorf("DurationOf: %v %v", code.ShutdownTimeout, err)
+	}
+}
