@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"log/slog"
