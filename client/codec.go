@@ -80,6 +80,9 @@ func decodeNext(b []byte, r *flurryv1.NextResponse) error {
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
+		if num > protowire.MaxValidNumber {
+			return errors.New("invalid field number")
+		}
 		b = b[n:]
 		switch {
 		case num == fieldNamespace && typ == protowire.BytesType:

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -64,6 +65,8 @@ func nextSeeds(t testing.TB) [][]byte {
 	b = protowire.AppendTag(b, fieldIDs, protowire.BytesType)
 	b = protowire.AppendBytes(b, []byte{0x80})
 	out = append(out, b)
+	// A field number above the largest valid one (found by mutation).
+	out = append(out, []byte{0xc2, 0xbc, 0x95, 0x80, 0x1a, 0x01, 0xff})
 	return out
 }
 
@@ -77,6 +80,54 @@ func decodeReference(b []byte) (*flurryv1.NextResponse, error) {
 	return &m, unpack(&m)
 }
 
+// checkDecodeNext fails t unless the codec decodes b as decodeReference does.
+func checkDecodeNext(t *testing.T, b []byte) {
+	t.Helper()
+	want, werr := decodeReference(b)
+	var got flurryv1.NextResponse
+	err := codec{}.Unmarshal(slices.Clone(b), &got)
+	if err == nil {
+		err = unpack(&got)
+	}
+	if (err != nil) != (werr != nil) {
+		t.Fatalf("%x: error %v, proto.Unmarshal+unpack %v", b, err, werr)
+	}
+	if err != nil {
+		return
+	}
+	if got.Namespace != want.Namespace || !slices.Equal(got.Ids, want.Ids) || !slices.Equal(got.TextIds, want.TextIds) || len(got.PackedIds) != 0 {
+		t.Fatalf("%x: decoded %v, proto.Unmarshal+unpack %v", b, &got, want)
+	}
+}
+
+// TestDecodeNextMutations is FuzzDecodeNext's check over seeded random mutations
+// of the seeds (bytes changed, cut, inserted, messages joined), so that it runs in
+// every go test, not only under the fuzzing engine.
+func TestDecodeNextMutations(t *testing.T) {
+	seeds := nextSeeds(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		b := slices.Clone(seeds[r.IntN(len(seeds))])
+		for k := r.IntN(4); k >= 0; k-- {
+			switch r.IntN(4) {
+			case 0:
+				if len(b) > 0 {
+					b[r.IntN(len(b))] = byte(r.IntN(256))
+				}
+			case 1:
+				if len(b) > 0 {
+					b = b[:r.IntN(len(b))]
+				}
+			case 2:
+				b = append(b, seeds[r.IntN(len(seeds))]...)
+			default:
+				b = slices.Insert(b, r.IntN(len(b)+1), byte(r.IntN(256)))
+			}
+		}
+		checkDecodeNext(t, b)
+	}
+}
+
 // FuzzDecodeNext holds the codec's hand decoder of NextResponse to
 // proto.Unmarshal followed by unpack: the same IDs, text IDs and namespace, and
 // an error for the same inputs.
@@ -84,23 +135,7 @@ func FuzzDecodeNext(f *testing.F) {
 	for _, b := range nextSeeds(f) {
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want, werr := decodeReference(b)
-		var got flurryv1.NextResponse
-		err := codec{}.Unmarshal(slices.Clone(b), &got)
-		if err == nil {
-			err = unpack(&got)
-		}
-		if (err != nil) != (werr != nil) {
-			t.Fatalf("%x: error %v, proto.Unmarshal+unpack %v", b, err, werr)
-		}
-		if err != nil {
-			return
-		}
-		if got.Namespace != want.Namespace || !slices.Equal(got.Ids, want.Ids) || !slices.Equal(got.TextIds, want.TextIds) || len(got.PackedIds) != 0 {
-			t.Fatalf("%x: decoded %v, proto.Unmarshal+unpack %v", b, &got, want)
-		}
-	})
+	f.Fuzz(checkDecodeNext)
 }
 
 // TestDecodeNextNoAlias checks that nothing decoded shares memory with connect's
