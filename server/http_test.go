@@ -1,6 +1,9 @@
 package server
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 
@@ -66,5 +69,76 @@ func TestAppendLines(t *testing.T) {
 		if got := appendLines([]byte("x"), ids); string(got) != "x"+string(want) {
 			t.Errorf("from %d:\n got %q\nwant %q", start, got, want)
 		}
+	}
+}
+
+// TestNextTextSniffed: a text answer of integer IDs carries the Content-Type
+// s.ctText over HTTP/1.1 and HTTP/2 although the one-ID path leaves it to
+// net/http's sniffing.
+func TestNextTextSniffed(t *testing.T) {
+	s, _ := newServer(t, basicYAML, nil)
+	if got := http.DetectContentType([]byte("1234567890\n")); got != s.ctText[0] {
+		t.Fatalf("net/http sniffs digits as %q, the server's text type is %q", got, s.ctText[0])
+	}
+	ts := httptest.NewUnstartedServer(s.Handler())
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	ts.Config.Protocols = &p
+	ts.Start()
+	defer ts.Close()
+	for _, c := range []*http.Client{ts.Client(), h2cClient()} {
+		for _, target := range []string{"/v1/default/next?format=text", "/v1/default/next?count=40&format=text", "/v1/orders/next?format=text", "/v1/default/next?count=3000&format=text"} {
+			res, err := c.Get(ts.URL + target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil || res.StatusCode != 200 || len(body) == 0 {
+				t.Fatalf("%s: %v %v %q", target, res.Status, err, body)
+			}
+			if ct := res.Header["Content-Type"]; len(ct) != 1 || ct[0] != s.ctText[0] {
+				t.Errorf("%s over %s: Content-Type %q, want %q", target, res.Proto, ct, s.ctText[0])
+			}
+		}
+	}
+}
+
+// TestNextAllocsLikeBare: through a real listener, net/http's server and client
+// included, one ID as text allocates no more than the bare handler of the
+// latency target (server/internal/barecounter) plus ServeMux's one slice for the
+// {namespace} wildcard.
+func TestNextAllocsLikeBare(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations differ under -race")
+	}
+	s, _ := newServer(t, basicYAML, nil)
+	allocs := func(h http.Handler) float64 {
+		ts := httptest.NewServer(h)
+		defer ts.Close()
+		c := ts.Client()
+		req, err := http.NewRequest("GET", ts.URL+"/v1/default/next?count=1&format=text", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 512)
+		return testing.AllocsPerRun(2000, func() {
+			res, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if _, err := res.Body.Read(buf); err != nil {
+					break
+				}
+			}
+			res.Body.Close()
+		})
+	}
+	flurry, bare := allocs(s.Handler()), allocs(bareHandler())
+	t.Logf("allocations per request, client and server: flurry %.1f, bare %.1f", flurry, bare)
+	if flurry > bare+1.5 {
+		t.Errorf("one ID allocates %.1f per request, the bare handler %.1f: more than ServeMux's one", flurry, bare)
 	}
 }

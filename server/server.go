@@ -98,6 +98,9 @@ type Server struct {
 
 	bufs   sync.Pool // *[]byte, response buffers
 	idBufs sync.Pool // *[]flurry.ID
+	// packBufs holds the packed_ids of RPC answers (*[]byte, 8 bytes per ID),
+	// given back once connect has written the answer (rpcHold).
+	packBufs sync.Pool
 
 	admin     *tokenSet // access.admin_tokens
 	protected bool      // some namespace or the admin views need a token

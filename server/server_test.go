@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -372,6 +373,21 @@ func TestRPC(t *testing.T) {
 			res, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "default", Count: 10}))
 			if err != nil || len(res.Msg.Ids) != 10 {
 				t.Fatalf("%v %v", res, err)
+			}
+			// packed_ids, over more than one piece and twice (its buffer is pooled).
+			last := res.Msg.Ids[9]
+			for range 2 {
+				pres, err := c.Next(ctx, connect.NewRequest(&flurryv1.NextRequest{Namespace: "default", Count: 3000, PackedIds: true}))
+				if err != nil || len(pres.Msg.Ids) != 0 || len(pres.Msg.PackedIds) != 8*3000 {
+					t.Fatalf("packed: %d ids, %d bytes of packed_ids, %v", len(pres.Msg.GetIds()), len(pres.Msg.GetPackedIds()), err)
+				}
+				for b := pres.Msg.PackedIds; len(b) > 0; b = b[8:] {
+					id := int64(binary.LittleEndian.Uint64(b))
+					if id <= last {
+						t.Fatalf("packed: ID %d after %d", id, last)
+					}
+					last = id
+				}
 			}
 			d, err := c.Decode(ctx, connect.NewRequest(&flurryv1.DecodeRequest{Namespace: "default", Id: strconv.FormatInt(res.Msg.Ids[0], 10)}))
 			if err != nil || d.Msg.Time == "" || len(d.Msg.Fields) != 1 {

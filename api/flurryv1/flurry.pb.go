@@ -29,7 +29,12 @@ type NextRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// How many IDs, from 1 to the server's max_count (default 100,000). 0 means 1.
-	Count         uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Count uint32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Ask for integer IDs in NextResponse.packed_ids (8 bytes each) rather than ids
+	// (varints): cheaper to make and to read, and what the Go client asks for. A
+	// server older than this field ignores it and answers with ids, so a client
+	// that sets it must read either.
+	PackedIds     bool `protobuf:"varint,3,opt,name=packed_ids,json=packedIds,proto3" json:"packed_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -78,13 +83,23 @@ func (x *NextRequest) GetCount() uint32 {
 	return 0
 }
 
+func (x *NextRequest) GetPackedIds() bool {
+	if x != nil {
+		return x.PackedIds
+	}
+	return false
+}
+
 type NextResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// IDs of integer strategies (snowflake, segment, redis), increasing.
 	Ids []int64 `protobuf:"varint,2,rep,packed,name=ids,proto3" json:"ids,omitempty"`
 	// IDs of text strategies (uuidv7 in RFC 9562 text form, objectid as 24 hex digits).
-	TextIds       []string `protobuf:"bytes,3,rep,name=text_ids,json=textIds,proto3" json:"text_ids,omitempty"`
+	TextIds []string `protobuf:"bytes,3,rep,name=text_ids,json=textIds,proto3" json:"text_ids,omitempty"`
+	// IDs of integer strategies when the request set packed_ids, instead of ids: 8
+	// bytes per ID, little-endian, increasing; its length is a multiple of 8.
+	PackedIds     []byte `protobuf:"bytes,4,opt,name=packed_ids,json=packedIds,proto3" json:"packed_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -136,6 +151,13 @@ func (x *NextResponse) GetIds() []int64 {
 func (x *NextResponse) GetTextIds() []string {
 	if x != nil {
 		return x.TextIds
+	}
+	return nil
+}
+
+func (x *NextResponse) GetPackedIds() []byte {
+	if x != nil {
+		return x.PackedIds
 	}
 	return nil
 }
@@ -880,14 +902,18 @@ var File_flurry_v1_flurry_proto protoreflect.FileDescriptor
 
 const file_flurry_v1_flurry_proto_rawDesc = "" +
 	"\n" +
-	"\x16flurry/v1/flurry.proto\x12\tflurry.v1\"A\n" +
+	"\x16flurry/v1/flurry.proto\x12\tflurry.v1\"`\n" +
 	"\vNextRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\rR\x05count\"Y\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\x12\x1d\n" +
+	"\n" +
+	"packed_ids\x18\x03 \x01(\bR\tpackedIds\"x\n" +
 	"\fNextResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\x03R\x03ids\x12\x19\n" +
-	"\btext_ids\x18\x03 \x03(\tR\atextIds\"=\n" +
+	"\btext_ids\x18\x03 \x03(\tR\atextIds\x12\x1d\n" +
+	"\n" +
+	"packed_ids\x18\x04 \x01(\fR\tpackedIds\"=\n" +
 	"\rDecodeRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\xcd\x01\n" +
