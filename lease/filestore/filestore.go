@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/lockedfile"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -43,8 +44,8 @@ func New(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lease/filestore: %w", err)
 	}
-	if err := lockSupported(); err != nil {
-		return nil, err
+	if err := lockedfile.Supported(); err != nil {
+		return nil, fmt.Errorf("lease/filestore: %w", err)
 	}
 	return &Store{dir: dir}, nil
 }
@@ -98,9 +99,9 @@ func (s *Store) paths(scope string) (data, lock string) {
 // when fn reports a change.
 func (s *Store) update(ctx context.Context, scope string, fn func(f *file, nowMs int64) (changed bool, err error)) error {
 	data, lockPath := s.paths(scope)
-	unlock, err := lockFile(ctx, lockPath)
+	unlock, err := lockedfile.Lock(ctx, lockPath)
 	if err != nil {
-		return err
+		return fmt.Errorf("lease/filestore: %w", err)
 	}
 	defer unlock()
 	f := file{Scope: scope, Values: map[string]record{}}
@@ -129,32 +130,8 @@ func writeFileSync(path string, f *file) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := lockedfile.WriteAtomic(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		w.Close()
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := w.Sync(); err != nil {
-		w.Close()
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("lease/filestore: fsync directory: %w", err)
 	}
 	return nil
 }

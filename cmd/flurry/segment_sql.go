@@ -1,0 +1,17 @@
+//go:build flurry_full || flurry_sql
+
+package main
+
+import (
+	"github.com/flurryid/flurry/internal/sqlconn"
+	"github.com/flurryid/flurry/segment/sqlstore"
+)
+
+// sqlitePath returns the file a sqlite: URL names.
+func sqlitePath(rawURL string) (string, bool) {
+	c, err := sqlconn.Parse(rawURL, sqlconn.ParseOptions{DefaultTable: sqlstore.DefaultTable})
+	if err != nil || c.Engine != sqlconn.SQLite {
+		return "", false
+	}
+	return c.SQLitePath, true
+}

@@ -1,0 +1,21 @@
+//go:build flurry_full || flurry_redis
+
+package segmenturl
+
+import (
+	"context"
+
+	"github.com/flurryid/flurry/internal/storeurl"
+	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/redisstore"
+)
+
+func addRedis(m map[string]storeurl.Opener[segment.Store]) {
+	rds := func(ctx context.Context, u string) (segment.Store, error) {
+		return redisstore.Open(ctx, u, redisstore.Options{})
+	}
+	// redis+sentinel: the primary of a master name, followed through failovers.
+	for _, s := range []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"} {
+		m[s] = rds
+	}
+}
