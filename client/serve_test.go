@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,23 +25,14 @@ type flurryServe struct {
 	stderr *bytes.Buffer
 }
 
-// buildFlurry builds the flurry command into a temporary directory, or skips the
-// test when this build has no serve command.
+// TestMain removes the flurry binary testenv.BuildFlurry built.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// buildFlurry builds the flurry command once for the package's tests
+// (testenv.BuildFlurry), or skips the test when this build has no serve command.
 func buildFlurry(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the flurry binary and runs servers")
-	}
-	gobin, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go"))
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "flurry")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, "../cmd/flurry").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.BuildFlurry(t)
 	if err := exec.Command(bin, "serve", "--help").Run(); err != nil {
 		t.Skipf("this build of flurry has no serve command (%v)", err)
 	}
@@ -114,8 +104,11 @@ namespaces:
 func TestFailoverServeKilled(t *testing.T) {
 	bin := buildFlurry(t)
 	stores := map[string]func(t *testing.T) string{
-		"file":     func(t *testing.T) string { return "file://" + t.TempDir() },
-		"postgres": func(t *testing.T) string { return testenv.Postgres.URL(t) },
+		"file": func(t *testing.T) string { return "file://" + t.TempDir() },
+		"postgres": func(t *testing.T) string {
+			testenv.NeedScheme(t, "postgres")
+			return testenv.Postgres.URL(t)
+		},
 	}
 	for _, name := range []string{"file", "postgres"} {
 		for _, tr := range []Transport{HTTP, GRPC} {

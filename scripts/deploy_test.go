@@ -161,6 +161,9 @@ func TestRelease(t *testing.T) {
 	if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" {
 		t.Errorf("build settings CGO_ENABLED=%q -trimpath=%q, want 0 and true", settings["CGO_ENABLED"], settings["-trimpath"])
 	}
+	if settings["-tags"] != "flurry_full" {
+		t.Errorf("build setting -tags=%q, want flurry_full: a release has every store engine", settings["-tags"])
+	}
 
 	// SHA256SUMS: every file of the release, each sum right.
 	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))

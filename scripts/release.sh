@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Release build of flurry: static binaries (CGO_ENABLED=0, -trimpath) for
-# linux, darwin and windows on amd64 and arm64, the version and commit stamped into
+# linux, darwin and windows on amd64 and arm64, with every store engine
+# (-tags flurry_full; docs/building.md), the version and commit stamped into
 # `flurry version`, SHA-256 checksums and a CycloneDX SBOM per binary, all in one
 # directory. Needs only bash, git and go (no goreleaser, no network once the module
 # cache is filled).
@@ -9,6 +10,7 @@
 #   scripts/release.sh --version v0.4.0        # the same, named
 #   scripts/release.sh --target linux/amd64    # one target (repeatable)
 #   scripts/release.sh --out /tmp/rel --commit 1a2b3c4d5e6f
+#   scripts/release.sh --tags ""              # the lean default build instead
 #
 # Output (default dist/):
 #   flurry-<version>-<os>-<arch>[.exe]         the binary
@@ -24,6 +26,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/dist"
 version=""
 commit=""
+tags=flurry_full
 targets=()
 all_targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
 
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
 	--commit) commit=$2; shift 2 ;;
 	--target) targets+=("$2"); shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--tags) tags=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "release: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -74,7 +78,7 @@ for t in "${targets[@]}"; do
 	exe=$name
 	[ "$goos" = windows ] && exe="$name.exe"
 	echo "release: $t -> $out/$exe" >&2
-	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "$ldflags" -o "$out/$exe" ./cmd/flurry
+	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out/$exe" ./cmd/flurry
 	"$tmp/sbom" -version "$version" -epoch "$epoch" -o "$out/$name.cdx.json" "$out/$exe"
 	files+=("$exe" "$name.cdx.json")
 done

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 	_ "modernc.org/sqlite"
@@ -56,6 +57,7 @@ func tinyGet(t *testing.T, base, path string) (int, string) {
 // of one server strictly increase. Rows whose deltas differ are refused with
 // tinyid's code 6 (IdContronller, ErrorCode.SYS_ERR).
 func TestTinyIDTwoDatabases(t *testing.T) {
+	testenv.NeedScheme(t, "sqlite")
 	a, dba := sqliteFile(t, append(tinyTables,
 		`INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder) VALUES ('pair', 0, 0, 10, 2, 1)`,
 		`INSERT INTO tiny_id_info (biz_type, begin_id, max_id, step, delta, remainder) VALUES ('skew', 0, 0, 10, 2, 1)`)...)
@@ -101,6 +103,7 @@ func TestTinyIDTwoDatabases(t *testing.T) {
 // after the next reload and a deleted one answers -2 again (SegmentIDGenImpl's
 // updateCacheFromDb adds and removes tags every minute).
 func TestLeafTagReload(t *testing.T) {
+	testenv.NeedScheme(t, "sqlite")
 	p, db := sqliteFile(t, `CREATE TABLE leaf_alloc (biz_tag TEXT NOT NULL PRIMARY KEY, max_id INTEGER NOT NULL DEFAULT 1,
 		step INTEGER NOT NULL, description TEXT DEFAULT NULL, update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)`,
 		`INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('a', 1, 10)`)
@@ -153,6 +156,7 @@ func TestLeafDecodeArith(t *testing.T) {
 // 200 with a Response body or plain text, or Spring's 400 for a batchSize that is
 // no Integer; never a 500 or a body that names the database.
 func FuzzTinyIDRoutes(f *testing.F) {
+	testenv.NeedScheme(f, "sqlite")
 	p, _ := sqliteFile(f, append(tinyTables, `INSERT INTO tiny_id_info (biz_type, max_id, step) VALUES ('pair', 0, 100)`)...)
 	_, hs := newServer(f, "tinyid:\n  stores: ['sqlite://"+p+"?table=tiny_id_info']\n  batch_size_max: 50\n", nil)
 	for _, s := range [][3]string{{"pair", "tok", "3"}, {"pair", "tok", ""}, {"pair", "x", "-1"}, {"", "", "abc"}, {"skew", "tok", "99999999999"}, {"pair", "tok", " 2"}} {

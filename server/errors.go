@@ -9,7 +9,6 @@ import (
 
 	"connectrpc.com/connect"
 
-	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 )
@@ -73,28 +72,29 @@ func errBusy() *apiError {
 func (s *Server) issueError(ns *namespace, err error) *apiError {
 	e := &apiError{status: 503, code: connect.CodeUnavailable, retry: 1}
 	var gap time.Duration
+	rc := redisClass(err)
 	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
 		gap = cb.Gap
-	} else if rb, ok := errors.AsType[*redisgen.ClockBehindError](err); ok {
-		gap = rb.Gap
+	} else if rc.behind {
+		gap = rc.gap
 	}
 	if gap > 0 {
 		e.retry = int((gap + time.Second - 1) / time.Second)
 	}
 	what := "cannot issue now (the reason is in the server's log)"
 	switch {
-	case errors.Is(err, snowflake.ErrExhausted), errors.Is(err, redisgen.ErrExhausted), errors.Is(err, segment.ErrExhausted):
+	case errors.Is(err, snowflake.ErrExhausted), rc.exhausted, errors.Is(err, segment.ErrExhausted):
 		what, e.retry = "has run out of IDs", 3600
 	case errors.Is(err, snowflake.ErrLeaseLost):
 		what = "holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"
-	case errors.Is(err, snowflake.ErrClockBehind), errors.Is(err, redisgen.ErrClockBehind):
+	case errors.Is(err, snowflake.ErrClockBehind), rc.behind:
 		what = "stands behind its clock's high-water mark (retry after Retry-After)"
 		if gap > 0 {
 			what = fmt.Sprintf("stands behind its clock's high-water mark by %v (retry after Retry-After)", gap.Round(time.Millisecond))
 		}
 	case errors.Is(err, segment.ErrUnavailable):
 		what = "has no IDs buffered and no segment store answers"
-	case errors.Is(err, snowflake.ErrClosed), errors.Is(err, segment.ErrClosed), errors.Is(err, redisgen.ErrClosed):
+	case errors.Is(err, snowflake.ErrClosed), errors.Is(err, segment.ErrClosed), rc.closed:
 		what = "is shutting down"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		what = "did not issue before the request ended"

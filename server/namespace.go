@@ -13,10 +13,11 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/segment"
+	segfile "github.com/flurryid/flurry/segment/filestore"
 	"github.com/flurryid/flurry/server/config"
 	"github.com/flurryid/flurry/snowflake"
 )
@@ -52,8 +53,8 @@ type namespace struct {
 	alloc     *segment.Allocator
 	segStores []segment.Store
 	segURLs   []string
-	// redis
-	rgen     *redisgen.Generator
+	// redis (a *redisgen.Generator in a build with flurry_redis: see redis.go)
+	rgen     redisSource
 	redisURL string
 
 	// closers run in reverse order on close, after the sources above.
@@ -272,10 +273,11 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment) error {
 	urls := c.Stores
 	if len(urls) == 0 {
-		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
-			return fmt.Errorf("creating the data directory: %w; check --data", err)
+		u, err := b.defaultSegmentURL(ns.name)
+		if err != nil {
+			return err
 		}
-		urls = []string{"sqlite://" + filepath.Join(b.dataDir, "segments.db")}
+		urls = []string{u}
 	}
 	tag := c.Tag
 	if tag == "" {
@@ -333,35 +335,41 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 	return nil
 }
 
-func (b *builder) redis(ctx context.Context, ns *namespace, c *config.Redis) error {
-	l, err := parseLayout(c.Layout)
+// The embedded default's segment state in the data directory: a segment/filestore
+// directory, or the SQLite file of a flurry from before the file store.
+const (
+	defaultSegmentDir   = "segments"
+	legacySegmentSQLite = "segments.db"
+)
+
+// defaultSegmentURL returns the store of a segment namespace that names none: the
+// file store in <data>/segments. A data directory made by an earlier flurry holds
+// the counters in <data>/segments.db (SQLite) instead; starting the file store
+// beside it would issue IDs from 1 again, IDs that were issued already. So while the
+// file store has no state and that file exists, a build with SQLite keeps using it,
+// and a build without refuses to start.
+func (b *builder) defaultSegmentURL(name string) (string, error) {
+	if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the data directory: %w; check --data", err)
+	}
+	dir := filepath.Join(b.dataDir, defaultSegmentDir)
+	has, err := segfile.HasState(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
-	ns.layout = l
-	key := c.Key
-	if key == "" {
-		key = ns.name
-	}
-	ns.redisURL = lease.RedactURL(c.URL)
-	g, err := redisgen.New(ctx, redisgen.Options{
-		URL: c.URL, Namespace: key, Layout: l, BehindWait: c.BehindWait.Or(0),
-		Logger: b.opts.Logger.With("namespace", ns.name),
-	})
-	if err != nil {
-		return err
-	}
-	ns.rgen, ns.ints = g, g
-	if c.Node != "" {
-		nv, err := l.ParseNodeValues(c.Node)
-		if err != nil {
-			return err
-		}
-		if err := g.SetNode(ctx, nv); err != nil {
-			return fmt.Errorf("setting the node value in Redis: %w", err)
+	legacy := filepath.Join(b.dataDir, legacySegmentSQLite)
+	if !has {
+		if _, err := os.Stat(legacy); err == nil {
+			if !buildtags.SQL {
+				return "", fmt.Errorf("%s holds this namespace's counters from an earlier flurry (SQLite); this flurry is built without SQLite and will not start the file store %s over them (it would issue those IDs again): run a flurry built with -tags flurry_sql (or flurry_full), which keeps using the file", legacy, dir)
+			}
+			b.opts.Logger.Info("segment namespace: keeping the SQLite file of an earlier flurry as its store", "namespace", name, "file", legacy)
+			return "sqlite://" + legacy, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("checking for an earlier flurry's %s: %w", legacy, err)
 		}
 	}
-	return nil
+	return "file://" + dir, nil
 }
 
 func oneLine(s string) string {

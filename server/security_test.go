@@ -63,6 +63,7 @@ func serveReal(t *testing.T, s *Server) string {
 // errors that name nothing it did not send: no other namespace, tag, scope,
 // store, address, path, version or metric.
 func TestAnonymousSeesNothing(t *testing.T) {
+	testenv.NeedScheme(t, "redis")
 	dir := t.TempDir()
 	redisURL := testenv.Redis.URL(t)
 	key := "flurry-anon-" + strconv.FormatInt(time.Now().UnixNano(), 36)

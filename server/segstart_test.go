@@ -15,6 +15,7 @@ import (
 // class 1), creates its tag in PostgreSQL once it is back, and serves from it when
 // MariaDB goes away. Before segment.OpenStores the server did not start.
 func TestSegmentStartsWithAStoreDown(t *testing.T) {
+	testenv.NeedScheme(t, "postgres")
 	proxied := func(raw string) (string, *testenv.Proxy) {
 		u, err := url.Parse(raw)
 		if err != nil {

@@ -493,6 +493,7 @@ func TestAllOrNothing(t *testing.T) {
 
 // TestRedisNamespace runs a redis namespace against the real Redis.
 func TestRedisNamespace(t *testing.T) {
+	testenv.NeedScheme(t, "redis")
 	url := testenv.Redis.URL(t)
 	key := "flurry-server-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	_, hs := newServer(t, "namespaces:\n  r:\n    strategy: redis\n    redis: {url: '"+url+"', key: "+key+", node: worker=5, layout: leaf}\n", nil)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/segment/sqlstore"
 	"github.com/flurryid/flurry/server/config"
 )
 
@@ -36,12 +35,18 @@ import (
 // (checkBatchSize). Tokens map to biz types through tiny_id_token, read again every
 // reload (TinyIdTokenServiceImpl.refresh, every minute).
 
-// tinyStore is what the tinyid mode needs of a store: sqlstore.TinyID.
+// tinyStore is what the tinyid mode needs of a store: sqlstore.TinyID, adapted by
+// asTinyStore (tinyid_sql.go; a build without flurry_sql has no tinyid store).
 type tinyStore interface {
 	segment.Store
 	Residue(ctx context.Context, tag string) (delta, remainder int64, err error)
-	NextSegment(ctx context.Context, tag string) (sqlstore.Segment, error)
+	NextSegment(ctx context.Context, tag string) (tinySegment, error)
 	Tokens(ctx context.Context) (map[string][]string, error)
+}
+
+// tinySegment is a range as tinyid's nextSegmentId shows it (sqlstore.Segment).
+type tinySegment struct {
+	CurrentID, LoadingID, MaxID, Delta, Remainder int64
 }
 
 // tinyServer serves tinyid's routes.
@@ -72,7 +77,7 @@ func (b *builder) newTinyServer(ctx context.Context, s *Server, c *config.TinyID
 		t.batchMax = config.DefaultTinyIDBatchMax
 	}
 	for i, st := range set.stores {
-		ts, ok := st.(tinyStore)
+		ts, ok := asTinyStore(st)
 		if !ok {
 			set.close(ctx)
 			return nil, fmt.Errorf("tinyid: store %s is not a tinyid table; add ?table=tiny_id_info to its URL", set.urls[i])
@@ -320,7 +325,7 @@ func (t *tinyServer) nextIDSimple(w http.ResponseWriter, r *http.Request) {
 
 // segment takes a range exactly as tinyid's getNextSegmentId does, from one of
 // the databases at random (tinyid's DynamicDataSource).
-func (t *tinyServer) segment(ctx context.Context, biz string) (sqlstore.Segment, error) {
+func (t *tinyServer) segment(ctx context.Context, biz string) (tinySegment, error) {
 	k := rand.IntN(len(t.stores))
 	var errs []error
 	for i := range t.stores {
@@ -334,7 +339,7 @@ func (t *tinyServer) segment(ctx context.Context, biz string) (sqlstore.Segment,
 		errs = append(errs, err)
 	}
 	t.set.log.Warn("tinyid: nextSegmentId failed", "bizType", clip(biz), "err", errors.Join(errs...))
-	return sqlstore.Segment{}, errors.New("get next segmentId failed: the database did not answer")
+	return tinySegment{}, errors.New("get next segmentId failed: the database did not answer")
 }
 
 func (t *tinyServer) nextSegment(w http.ResponseWriter, r *http.Request) {

@@ -56,6 +56,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // connection), that every request ends in bounded time, and that the server
 // still serves afterwards.
 func TestServeAbuse(t *testing.T) {
+	testenv.NeedScheme(t, "redis")
 	bin := buildServe(t)
 	redisURL := testenv.Redis.URL(t)
 	dir := t.TempDir()

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	flurryv1 "github.com/flurryid/flurry/api/flurryv1"
@@ -411,47 +410,6 @@ func (t *grpcTarget) do(ctx context.Context, worker int) (int, error) {
 }
 
 func (t *grpcTarget) close() { t.hc.CloseIdleConnections() }
-
-// redisTarget sends INCRBY key count (INCR for 1).
-type redisTarget struct {
-	rdb   *redis.Client
-	key   string
-	count int64
-	url   string
-}
-
-func newRedisTarget(raw string, bf *benchFlags) (benchTarget, error) {
-	opts, err := redis.ParseURL(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w; give one such as redis://127.0.0.1:6379/0", err)
-	}
-	opts.PoolSize = bf.concurrency
-	opts.MinIdleConns = min(bf.concurrency, 64)
-	u, _ := url.Parse(raw)
-	return &redisTarget{rdb: redis.NewClient(opts), key: "flurry:bench:" + bf.namespace, count: int64(bf.count), url: u.Redacted()}, nil
-}
-
-func (t *redisTarget) name() string {
-	if t.count == 1 {
-		return "Redis INCR " + t.key + " at " + t.url
-	}
-	return fmt.Sprintf("Redis INCRBY %s %d at %s", t.key, t.count, t.url)
-}
-
-func (t *redisTarget) do(ctx context.Context, _ int) (int, error) {
-	var err error
-	if t.count == 1 {
-		err = t.rdb.Incr(ctx, t.key).Err()
-	} else {
-		err = t.rdb.IncrBy(ctx, t.key, t.count).Err()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return int(t.count), nil
-}
-
-func (t *redisTarget) close() { t.rdb.Close() }
 
 // benchResult is one target's run.
 type benchResult struct {

@@ -61,6 +61,7 @@ func TestBenchOpenLoopJSON(t *testing.T) {
 }
 
 func TestBenchRedisBaseline(t *testing.T) {
+	testenv.NeedScheme(t, "redis")
 	ts := startFlurryServer(t)
 	redisURL := testenv.Redis.URL(t)
 	r := cli(t, "", "bench", "--server", ts.URL, "--redis", redisURL, "--concurrency", "2", "--duration", "200ms", "--warmup", "0s", "--count", "10")

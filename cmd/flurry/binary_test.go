@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -21,19 +20,9 @@ import (
 // TestBinary builds the flurry command and runs it as separate processes: a reader
 // that leaves early, two generators side by side, Ctrl-C, and leased node values.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go"))
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
+	bin := testenv.BuildFlurry(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "flurry")
-	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 
 	t.Run("reader leaves early", func(t *testing.T) {
 		// As flurry gen -n 2000000 ... | head -n 5: the process must end by itself,
@@ -150,6 +139,9 @@ func TestBinary(t *testing.T) {
 		{"postgres", testenv.Postgres.URL},
 		{"redis", testenv.Redis.URL},
 	} {
-		t.Run("lease processes/"+tc.name, func(t *testing.T) { testLeaseProcesses(t, ctx, bin, tc.url(t), scope) })
+		t.Run("lease processes/"+tc.name, func(t *testing.T) {
+			testenv.NeedScheme(t, tc.name)
+			testLeaseProcesses(t, ctx, bin, tc.url(t), scope)
+		})
 	}
 }

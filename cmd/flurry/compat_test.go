@@ -119,6 +119,7 @@ func leafIDs(t *testing.T, c *http.Client, base, tag string, n int) []int64 {
 // (schema=leaf), and compares each route with Leaf's, then runs it beside Leaf's
 // own SQL, across a graceful restart.
 func TestServeLeafCompat(t *testing.T) {
+	testenv.NeedScheme(t, "mysql")
 	bin := buildServe(t)
 	c := &http.Client{Timeout: 30 * time.Second}
 	for _, e := range []compattest.Engine{"mysql", "postgres"} {
@@ -327,6 +328,7 @@ func tinyCall(t *testing.T, c *http.Client, method, url string) (tinyResp, strin
 // MariaDB and PostgreSQL, compares every route with tinyid's, then runs it beside
 // tinyid's own SQL across a graceful restart.
 func TestServeTinyIDCompat(t *testing.T) {
+	testenv.NeedScheme(t, "mysql")
 	bin := buildServe(t)
 	c := &http.Client{Timeout: 30 * time.Second}
 	for _, e := range []compattest.Engine{"mysql", "postgres"} {

@@ -46,3 +46,11 @@ func parseNodeFlag(l *layout.Layout, flag, s string) (layout.NodeValues, string,
 	}
 	return nv, text, nil
 }
+
+// clipArg shortens an argument quoted in an error message.
+func clipArg(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/layout"
-	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 	"github.com/spf13/cobra"
@@ -102,7 +101,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
   flurry gen -n 1000000 --overflow borrow --max-drift 50ms --node worker=7
   flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node datacenter=1
   flurry gen -n 1e6 --lease file:///var/lib/flurry/leases --node-from ordinal
-  flurry gen -n 10 --segment sqlite:///tmp/ids.db --tag order`,
+  flurry gen -n 10 --segment file:///tmp/ids --tag order`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sf.check(cmd); err != nil {
@@ -286,7 +285,7 @@ func pauseFor(err error) (time.Duration, bool) {
 		return min(max(cb.Gap, 10*time.Millisecond), time.Second), true
 	}
 	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) ||
-		errors.Is(err, segment.ErrUnavailable) || errors.Is(err, redisgen.ErrClockBehind) {
+		errors.Is(err, segment.ErrUnavailable) || redisClockBehind(err) {
 		return poll, true
 	}
 	return 0, false

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"io"
-
 	"github.com/flurryid/flurry/layout"
-	"github.com/flurryid/flurry/redisgen"
 	"github.com/spf13/cobra"
 )
 
@@ -18,7 +14,7 @@ type redisFlags struct {
 func (rf *redisFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&rf.url, "redis", "", "issue the IDs inside this Redis, e.g. redis://127.0.0.1:6379/0: its clock and its node value (flurry redis set-node) make them")
-	f.StringVar(&rf.namespace, "namespace", "", "with --redis: the namespace, whose keys are {NAME}:node and {NAME}:last (default \""+redisgen.DefaultNamespace+"\")")
+	f.StringVar(&rf.namespace, "namespace", "", "with --redis: the namespace, whose keys are {NAME}:node and {NAME}:last (default \""+redisDefaultNamespace+"\")")
 }
 
 // on reports whether gen runs on Redis: with --redis, or with --namespace alone,
@@ -40,14 +36,4 @@ func genRedis(cmd *cobra.Command, l *layout.Layout, rf *redisFlags, n uint64) er
 		}
 	}
 	return genRedisRun(cmd.Context(), l, rf, n, cmd.OutOrStdout(), cmd.ErrOrStderr())
-}
-
-func genRedisRun(ctx context.Context, l *layout.Layout, rf *redisFlags, n uint64, stdout, stderr io.Writer) error {
-	g, err := redisgen.New(ctx, redisgen.Options{URL: rf.url, Namespace: rf.namespace, Layout: l})
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	// Pause rather than fail while Redis TIME stands behind its last tick.
-	return generate(ctx, g, n, stdout, stderr, true, l.Rate())
 }

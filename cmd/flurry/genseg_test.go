@@ -25,6 +25,7 @@ import (
 )
 
 func TestSegmentCreateGenList(t *testing.T) {
+	testenv.NeedScheme(t, "sqlite")
 	db := "sqlite://" + filepath.Join(t.TempDir(), "ids.db")
 	if r := cli(t, "", "segment", "create", db, "order", "--step", "100", "--description", "orders"); r.code != 0 || !strings.Contains(r.stderr, "created tag order: first ID 1, step 100") {
 		t.Fatalf("segment create: %+v", r)
@@ -66,6 +67,7 @@ func TestSegmentCreateGenList(t *testing.T) {
 }
 
 func TestSegmentErrors(t *testing.T) {
+	testenv.NeedScheme(t, "sqlite")
 	db := "sqlite://" + filepath.Join(t.TempDir(), "ids.db")
 	for _, c := range []struct {
 		args  []string
@@ -91,6 +93,7 @@ func TestSegmentErrors(t *testing.T) {
 }
 
 func TestSegmentPostgres(t *testing.T) {
+	testenv.NeedScheme(t, "postgres")
 	raw := testenv.Postgres.URL(t)
 	tag := segmenttest.TagName(t)
 	if r := cli(t, "", "segment", "create", raw, tag, "--step", "10"); r.code != 0 {
@@ -137,6 +140,7 @@ func proxiedURL(t *testing.T, raw string) (string, *testenv.Proxy) {
 // when B goes away gen goes on with A's IDs, strictly increasing throughout. Before
 // OpenStores gen refused to start ("connection refused").
 func TestGenSegmentStoreDownAtStart(t *testing.T) {
+	testenv.NeedScheme(t, "postgres")
 	bin := buildServe(t)
 	for _, fault := range []string{"refused", "hanging"} {
 		t.Run(fault, func(t *testing.T) {
@@ -223,6 +227,7 @@ func TestGenSegmentStoreDownAtStart(t *testing.T) {
 // has no tables, fails without creating the file or a table; only segment create
 // creates them.
 func TestSegmentListCreatesNothing(t *testing.T) {
+	testenv.NeedScheme(t, "sqlite")
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
 	wantOneLineError(t, cli(t, "", "segment", "list", "sqlite://"+missing), 1, missing+" does not exist", "flurry segment create")

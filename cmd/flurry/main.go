@@ -15,25 +15,13 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/flurryid/flurry/internal/redisconn"
 )
 
 func main() {
-	// go-redis writes through one process-wide logger, by default straight to
-	// stderr: lines such as "redis: ... pool.go:770: ... failed to dial after 5
-	// attempts" came before, and repeated, flurry's own one-line error. The stores
-	// return every failure that matters as an error, so main routes go-redis's lines
-	// into flurry's line handler at debug level, which it does not print. This is
-	// set here and nowhere else: redis.SetLogger changes every Redis client in the
-	// process, which a library package must not do to its user's program.
-	redis.SetLogger(redisconn.Logger(slog.New(newLineHandler(os.Stderr)), slog.LevelDebug))
+	quietRedisLogger()
 	// Ignoring SIGPIPE turns a write to a closed pipe into an EPIPE error instead of
 	// killing the process, so `flurry gen -n 1e9 | head` ends quietly with status 0.
 	signal.Ignore(syscall.SIGPIPE)

@@ -1,3 +1,5 @@
+//go:build flurry_full || flurry_redis
+
 package main
 
 import (
@@ -193,11 +195,4 @@ func parseNodeArg(l *layout.Layout, s string) (layout.NodeValues, error) {
 		}
 	}
 	return nv, nil
-}
-
-func clipArg(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }

@@ -36,7 +36,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
   flurry gen -n 5 --layout twitter --node datacenter=1,worker=3
   flurry gen -n 5 --lease file:///var/lib/flurry/leases --node datacenter=1
   flurry lease list file:///var/lib/flurry/leases
-  flurry segment create sqlite:///tmp/ids.db order && flurry gen --segment sqlite:///tmp/ids.db --tag order -n 5
+  flurry segment create file:///tmp/ids order && flurry gen --segment file:///tmp/ids --tag order -n 5
   flurry decode --layout discord 175928847299117063
   flurry plan --years 10 --rate 100000 --node datacenter=4 --node machine=100
   flurry version`,

@@ -12,19 +12,22 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
+	segfile "github.com/flurryid/flurry/segment/filestore"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/spf13/cobra"
 )
 
 const segmentStoresHelp = `A segment store is named by a URL:
-  sqlite:///var/lib/flurry/segments.db          SQLite, a file on this machine
-  postgres://user@host:5432/db?sslmode=disable  PostgreSQL
-  mysql://user:pass@host:3306/db                MySQL or MariaDB
-  redis://[:pass@]host:6379/0                   Redis
-  redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel
-  etcd://host:2379[,host:2379]/prefix           etcd
+  file:///var/lib/flurry/segments               a directory on this machine
+  sqlite:///var/lib/flurry/segments.db          SQLite, a file on this machine (*)
+  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
+  mysql://user:pass@host:3306/db                MySQL or MariaDB (*)
+  redis://[:pass@]host:6379/0                   Redis (**)
+  redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel (**)
+  etcd://host:2379[,host:2379]/prefix           etcd (***)
+(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
+-tags flurry_full has them all.
 Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
 docs/high-availability.md has the replicated forms and what a failover can lose.
 The SQL stores keep tags in a table shaped as Meituan Leaf's leaf_alloc (default
@@ -41,10 +44,10 @@ several processes may share a tag and never receive one ID twice.
 
 ` + segmentStoresHelp + `
 This binary understands: ` + strings.Join(segmenturl.Schemes(), ", ") + `.`,
-		Example: `  flurry segment create sqlite:///tmp/ids.db order --step 1000
-  flurry segment list sqlite:///tmp/ids.db
-  flurry segment set-step sqlite:///tmp/ids.db order 5000
-  flurry gen --segment sqlite:///tmp/ids.db --tag order -n 10`,
+		Example: `  flurry segment create file:///tmp/ids order --step 1000
+  flurry segment list file:///tmp/ids
+  flurry segment set-step file:///tmp/ids order 5000
+  flurry gen --segment file:///tmp/ids --tag order -n 10`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -71,7 +74,7 @@ process serving it takes at least --step IDs at a time (more when IDs are asked
 for fast: the step doubles while a range lasts under 15 minutes). A larger step
 means fewer database round trips and a longer outage runway; IDs of a range a
 process could not hand back (a crash, kill -9) are skipped, never reissued.`,
-		Example: `  flurry segment create sqlite:///tmp/ids.db order --step 1000
+		Example: `  flurry segment create file:///tmp/ids order --step 1000
   flurry segment create 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' mail --start 100000000`,
 		Args: exactArgs(2, "segment create takes a store URL and a tag name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,7 +106,7 @@ func newSegmentSetStepCmd() *cobra.Command {
 		Short: "Change a tag's step",
 		Long: `set-step changes the smallest range processes take of a tag. Running processes
 use the new step from their next range on.`,
-		Example: `  flurry segment set-step sqlite:///tmp/ids.db order 5000`,
+		Example: `  flurry segment set-step file:///tmp/ids order 5000`,
 		Args:    exactArgs(3, "segment set-step takes a store URL, a tag name and a step"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			step, err := strconv.ParseInt(args[2], 10, 64)
@@ -139,7 +142,7 @@ func newSegmentListCmd() *cobra.Command {
 starts above it), the configured STEP, how many handed-back IDs wait to be served
 first (RETURNED), when the row last changed and its description. --json prints one
 JSON array instead.`,
-		Example: `  flurry segment list sqlite:///tmp/ids.db
+		Example: `  flurry segment list file:///tmp/ids
   flurry segment list --json 'mysql://root@127.0.0.1:3306/test?table=leaf_alloc'`,
 		Args: exactArgs(1, "segment list takes one store URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -147,6 +150,11 @@ JSON array instead.`,
 			if path, ok := sqlitePath(args[0]); ok {
 				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 					return fmt.Errorf("segment list: %s does not exist; create a tag first with flurry segment create URL TAG", path)
+				}
+			}
+			if o, err := segfile.ParseURL(args[0]); err == nil {
+				if has, err := segfile.HasState(o.Dir); err == nil && !has {
+					return fmt.Errorf("segment list: %s holds no segment store; create a tag first with flurry segment create URL TAG", o.Dir)
 				}
 			}
 			store, err := segmenturl.OpenExisting(cmd.Context(), args[0])
@@ -213,13 +221,4 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// sqlitePath returns the file a sqlite: URL names.
-func sqlitePath(rawURL string) (string, bool) {
-	c, err := sqlconn.Parse(rawURL, sqlconn.ParseOptions{Keys: []string{"schema"}})
-	if err != nil || c.Engine != sqlconn.SQLite {
-		return "", false
-	}
-	return c.SQLitePath, true
 }

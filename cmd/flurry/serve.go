@@ -40,7 +40,7 @@ JSON on one port), plain GET routes for curl, Meituan Leaf's routes, /metrics,
 
 Without --config it serves the embedded default: a snowflake namespace "default"
 whose node value is leased from a file under --data, and a segment namespace
-"segment" whose tag lives in an SQLite file under --data. With --config it serves
+"segment" whose tag lives in a file store (segment/filestore) under --data. With --config it serves
 the namespaces of a YAML file (see docs/flurry.example.yaml); a configuration with
 any problem is refused whole, every problem listed.
 
@@ -58,7 +58,7 @@ flight, hands unused segment ranges back and releases its leases.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&sf.config, "config", "", "YAML configuration file (default: the embedded default)")
-	f.StringVar(&sf.data, "data", "", "data directory of the embedded stores (file leases, SQLite segments) (default "+config.DefaultDataDir+")")
+	f.StringVar(&sf.data, "data", "", "data directory of the embedded stores (file leases and segments) (default "+config.DefaultDataDir+")")
 	f.StringVar(&sf.listen, "listen", "", "address to listen on (default "+config.DefaultListen+")")
 	f.StringVar(&sf.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate file (with --tls-key)")
 	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM key file of --tls-cert")

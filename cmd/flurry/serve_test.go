@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -154,20 +153,7 @@ func textIDs(t *testing.T, c *http.Client, base, ns string, n int, hdr ...string
 
 func buildServe(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary and runs servers")
-	}
-	gobin, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go"))
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "flurry")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.BuildFlurry(t)
 }
 
 // TestServeBinary runs `flurry serve` as a real process: the embedded default's
@@ -229,7 +215,7 @@ func TestServeBinary(t *testing.T) {
 			t.Fatalf("decode: %d %q", code, body)
 		}
 		code, _, body = fetch(t, c, "GET", u+"/v1/info")
-		if code != 200 || !strings.Contains(body, "segments.db") || !strings.Contains(body, "leases") {
+		if code != 200 || !strings.Contains(body, "file://"+filepath.Join(data, "segments")) || !strings.Contains(body, "leases") {
 			t.Fatalf("info: %d %q", code, body)
 		}
 		code, _, body = fetch(t, c, "GET", u+"/api/segment/get/segment")

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -23,20 +22,11 @@ import (
 // (etcd's client dials lazily and waits for a connection forever) and the Redis
 // ones printed go-redis's "pool.go:770: ... failed to dial" lines first.
 func TestUnreachableStores(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go"))
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
+	testenv.NeedFull(t)
+	bin := testenv.BuildFlurry(t)
 	bctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel) // after the parallel subtests, unlike a defer
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "flurry")
-	if out, err := exec.CommandContext(bctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	hole := testenv.StartBlackhole(t)
 	closed := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	serveConfig := func(name, store string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/checker"
 	"github.com/flurryid/flurry/internal/netns"
+	"github.com/flurryid/flurry/internal/testenv"
 )
 
 // short is the go test scenario: a store that hangs, a node killed, a paused node
@@ -39,7 +40,7 @@ func TestShortScenario(t *testing.T) {
 		}
 		seed = v
 	}
-	replay := "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -count=1 -run TestShortScenario ./internal/harness/"
+	replay := "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -tags flurry_full -count=1 -run TestShortScenario ./internal/harness/"
 	t.Logf("seed %d; replay: %s", seed, replay)
 	defer func() {
 		if t.Failed() {
@@ -139,14 +140,29 @@ func requireOrSkip(t *testing.T, ctx context.Context) {
 	}
 }
 
+// TestMain removes the flurry binary testenv.BuildFlurry built.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 func buildBinaries(t *testing.T, dir string) (flurry, client string) {
 	t.Helper()
+	// The harness runs flurry on etcd, Redis and PostgreSQL: a full build.
+	testenv.NeedFull(t)
 	flurry, client = filepath.Join(dir, "flurry"), filepath.Join(dir, "fhclient")
-	for _, b := range [][2]string{{flurry, "github.com/flurryid/flurry/cmd/flurry"}, {client, "github.com/flurryid/flurry/internal/harness/cmd/fhclient"}} {
-		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
-		}
+	// The nodes run the binary from dir (as another user): copy the one built once.
+	if err := copyFile(flurry, testenv.BuildFlurry(t)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", testenv.BuildArgs(client, "github.com/flurryid/flurry/internal/harness/cmd/fhclient")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build fhclient: %v\n%s", err, out)
 	}
 	return flurry, client
+}
+
+func copyFile(dst, src string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o755)
 }

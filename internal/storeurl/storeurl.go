@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/flurryid/flurry/internal/buildtags"
 )
 
 // Opener opens one kind of store from its URL.
@@ -43,7 +45,8 @@ func Schemes[S any](openers map[string]Opener[S]) []string {
 
 // Open runs the opener of rawURL's scheme (case-insensitive). An unparsable URL or
 // an unknown scheme is an error prefixed with what ("lease", "segment") that lists
-// the known schemes and never shows the URL's password.
+// the known schemes and never shows the URL's password; the scheme of an engine
+// family this build leaves out is a *buildtags.NotBuiltError naming the tag.
 func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Opener[S]) (S, error) {
 	var zero S
 	u, _, _, err := ParseWithHosts(rawURL)
@@ -52,6 +55,9 @@ func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Op
 	}
 	open, ok := openers[strings.ToLower(u.Scheme)]
 	if !ok {
+		if err := buildtags.CheckScheme(u.Scheme); err != nil {
+			return zero, fmt.Errorf("%s: %w", what, err)
+		}
 		return zero, fmt.Errorf("%s: unknown store scheme %q; use one of %s", what, u.Scheme, strings.Join(Schemes(openers), ", "))
 	}
 	return open(ctx, rawURL)

@@ -12,6 +12,8 @@
 package filestore
 
 import (
+	"github.com/flurryid/flurry/internal/storeurl"
+
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -19,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/lockedfile"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -43,8 +45,8 @@ func New(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lease/filestore: %w", err)
 	}
-	if err := lockSupported(); err != nil {
-		return nil, err
+	if err := lockedfile.Supported(); err != nil {
+		return nil, fmt.Errorf("lease/filestore: %w", err)
 	}
 	return &Store{dir: dir}, nil
 }
@@ -59,21 +61,8 @@ type Options struct {
 // ParseURL reads a URL of the form file:///absolute/dir or file:relative/dir into
 // Options for Open. Query keys are refused.
 func ParseURL(rawURL string) (Options, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "file" {
-		return Options{}, fmt.Errorf("lease/filestore: %q is not a file:///dir URL", rawURL)
-	}
-	if u.RawQuery != "" {
-		return Options{}, fmt.Errorf("lease/filestore: %q: the file store takes no options", rawURL)
-	}
-	if u.Host != "" && u.Host != "localhost" {
-		return Options{}, fmt.Errorf("lease/filestore: %q names host %q; use file:///absolute/dir", rawURL, u.Host)
-	}
-	dir := u.Path
-	if dir == "" {
-		dir = u.Opaque
-	}
-	return Options{Dir: dir}, nil
+	dir, err := storeurl.FileDir("lease/filestore", rawURL)
+	return Options{Dir: dir}, err
 }
 
 // Open returns New(o.Dir). It takes a context for the shape every store's Open
@@ -109,9 +98,9 @@ func (s *Store) paths(scope string) (data, lock string) {
 // when fn reports a change.
 func (s *Store) update(ctx context.Context, scope string, fn func(f *file, nowMs int64) (changed bool, err error)) error {
 	data, lockPath := s.paths(scope)
-	unlock, err := lockFile(ctx, lockPath)
+	unlock, err := lockedfile.Lock(ctx, lockPath)
 	if err != nil {
-		return err
+		return fmt.Errorf("lease/filestore: %w", err)
 	}
 	defer unlock()
 	f := file{Scope: scope, Values: map[string]record{}}
@@ -140,32 +129,8 @@ func writeFileSync(path string, f *file) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := lockedfile.WriteAtomic(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		w.Close()
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := w.Sync(); err != nil {
-		w.Close()
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return fmt.Errorf("lease/filestore: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("lease/filestore: fsync directory: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 // Package leaseurl opens a lease.Store from a URL, choosing the store package by
-// scheme. It imports every store, so programs that want only one should import that
-// store's package instead.
+// scheme. It imports the stores of the engine families the build includes (package
+// internal/buildtags: the lean default has the file store only; -tags flurry_sql,
+// flurry_redis, flurry_etcd or flurry_full add the others), so programs that want
+// only one store should import that store's package instead.
 //
 //	file:///var/lib/flurry/leases             lease/filestore (the embedded default)
 //	sqlite:///var/lib/flurry/leases.db        lease/sqlstore, SQLite
@@ -20,45 +22,29 @@ import (
 
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/lease/etcdstore"
 	"github.com/flurryid/flurry/lease/filestore"
-	"github.com/flurryid/flurry/lease/redisstore"
-	"github.com/flurryid/flurry/lease/sqlstore"
 )
 
 // openers is built per call, not kept in a package variable, so nothing here can be
-// changed from outside.
+// changed from outside. Each engine family's file (leaseurl_sql.go and so on) adds
+// its schemes when its build tag is set.
 func openers() map[string]storeurl.Opener[lease.Store] {
-	sql := func(ctx context.Context, u string) (lease.Store, error) {
-		return storeurl.ParseOpen[lease.Store](sqlstore.ParseURL, sqlstore.Open)(ctx, u)
+	m := map[string]storeurl.Opener[lease.Store]{
+		"file": storeurl.ParseOpen[lease.Store](filestore.ParseURL, filestore.Open),
 	}
-	rds := func(ctx context.Context, u string) (lease.Store, error) {
-		return storeurl.ParseOpen[lease.Store](redisstore.ParseURL, redisstore.Open)(ctx, u)
-	}
-	return map[string]storeurl.Opener[lease.Store]{
-		"file": func(ctx context.Context, u string) (lease.Store, error) {
-			return storeurl.ParseOpen[lease.Store](filestore.ParseURL, filestore.Open)(ctx, u)
-		},
-		"sqlite":     sql,
-		"postgres":   sql,
-		"postgresql": sql,
-		"mysql":      sql,
-		"redis":      rds,
-		"rediss":     rds,
-		// Redis Sentinel: the primary of a master name, followed through failovers.
-		"redis+sentinel":  rds,
-		"rediss+sentinel": rds,
-		"etcd": func(ctx context.Context, u string) (lease.Store, error) {
-			return storeurl.ParseOpen[lease.Store](etcdstore.ParseURL, etcdstore.Open)(ctx, u)
-		},
-	}
+	addSQL(m)
+	addRedis(m)
+	addEtcd(m)
+	return m
 }
 
 // Schemes lists the URL schemes Open understands.
 func Schemes() []string { return storeurl.Schemes(openers()) }
 
 // Open returns the store a URL names. An unknown scheme is an error that lists the
-// known ones; errors never show the URL's password.
+// known ones, and the scheme of an engine this build leaves out is a
+// *buildtags.NotBuiltError that names the build tag; errors never show the URL's
+// password.
 func Open(ctx context.Context, rawURL string) (lease.Store, error) {
 	return storeurl.Open(ctx, "lease", rawURL, openers())
 }

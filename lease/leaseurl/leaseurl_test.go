@@ -2,10 +2,13 @@ package leaseurl
 
 import (
 	"context"
+
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/testenv"
 	"github.com/flurryid/flurry/lease/leasetest"
 )
@@ -23,6 +26,7 @@ func TestOpenEachScheme(t *testing.T) {
 		{"etcd", testenv.Etcd.URL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			testenv.NeedScheme(t, tc.name)
 			u := tc.url(t)
 			s, err := Open(context.Background(), u)
 			if err != nil {
@@ -59,5 +63,27 @@ func TestOpen(t *testing.T) {
 	}
 	if got := Redact("postgres://u:secret@h/db"); strings.Contains(got, "secret") {
 		t.Errorf("Redact = %s", got)
+	}
+}
+
+// TestNotBuilt: in a build that leaves an engine family out, its schemes are
+// refused with the build tag to use, and the password stays out of the message.
+func TestNotBuilt(t *testing.T) {
+	for _, f := range buildtags.Families() {
+		if f.Built {
+			continue
+		}
+		for _, scheme := range f.Schemes {
+			_, err := Open(context.Background(), scheme+"://u:secret@127.0.0.1:1/x")
+			var nb *buildtags.NotBuiltError
+			if !errors.As(err, &nb) || !strings.Contains(err.Error(), "-tags "+f.Tag+" (or flurry_full)") || strings.Contains(err.Error(), "secret") {
+				t.Errorf("Open(%s://...) in a build without %s: %v", scheme, f.Tag, err)
+			}
+		}
+	}
+	for _, s := range Schemes() {
+		if err := buildtags.CheckScheme(s); err != nil {
+			t.Errorf("Schemes lists %s, which this build leaves out: %v", s, err)
+		}
 	}
 }

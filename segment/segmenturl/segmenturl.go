@@ -1,8 +1,11 @@
 // Package segmenturl opens a segment.Store from a URL, choosing the store package by
-// scheme. It imports every store, so programs that want only one should import that
-// store's package instead.
+// scheme. It imports the stores of the engine families the build includes (package
+// internal/buildtags: the lean default has the file store only; -tags flurry_sql,
+// flurry_redis, flurry_etcd or flurry_full add the others), so programs that want
+// only one store should import that store's package instead.
 //
-//	sqlite:///var/lib/flurry/segments.db          segment/sqlstore, SQLite (the embedded default)
+//	file:///var/lib/flurry/segments               segment/filestore (the embedded default)
+//	sqlite:///var/lib/flurry/segments.db          segment/sqlstore, SQLite
 //	postgres://user@host:5432/db?sslmode=disable  segment/sqlstore, PostgreSQL
 //	mysql://user:pass@host:3306/db                segment/sqlstore, MySQL or MariaDB
 //	redis://[:pass@]host:6379/0                   segment/redisstore
@@ -19,50 +22,32 @@ package segmenturl
 
 import (
 	"context"
-	"net/url"
 
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/segment/etcdstore"
-	"github.com/flurryid/flurry/segment/redisstore"
-	"github.com/flurryid/flurry/segment/sqlstore"
+	"github.com/flurryid/flurry/segment/filestore"
 )
 
 // openers is built per call, not kept in a package variable, so nothing here can be
-// changed from outside.
+// changed from outside. Each engine family's file (segmenturl_sql.go and so on)
+// adds its schemes when its build tag is set.
 func openers(skipCreate bool) map[string]storeurl.Opener[segment.Store] {
-	sql := func(ctx context.Context, u string) (segment.Store, error) {
-		o, err := sqlstore.ParseURL(u)
-		if err != nil {
-			return nil, err
-		}
-		o.SkipCreate = skipCreate && plainSchema(u)
-		return sqlstore.OpenAny(ctx, o)
+	m := map[string]storeurl.Opener[segment.Store]{
+		"file": storeurl.ParseOpen[segment.Store](filestore.ParseURL, filestore.Open),
 	}
-	rds := func(ctx context.Context, u string) (segment.Store, error) {
-		return storeurl.ParseOpen[segment.Store](redisstore.ParseURL, redisstore.Open)(ctx, u)
-	}
-	return map[string]storeurl.Opener[segment.Store]{
-		"sqlite":     sql,
-		"postgres":   sql,
-		"postgresql": sql,
-		"mysql":      sql,
-		"redis":      rds,
-		"rediss":     rds,
-		// Redis Sentinel: the primary of a master name, followed through failovers.
-		"redis+sentinel":  rds,
-		"rediss+sentinel": rds,
-		"etcd": func(ctx context.Context, u string) (segment.Store, error) {
-			return storeurl.ParseOpen[segment.Store](etcdstore.ParseURL, etcdstore.Open)(ctx, u)
-		},
-	}
+	addSQL(m, skipCreate)
+	addRedis(m)
+	addEtcd(m)
+	return m
 }
 
 // Schemes lists the URL schemes Open understands.
 func Schemes() []string { return storeurl.Schemes(openers(false)) }
 
 // Open returns the store a URL names. An unknown scheme is an error that lists the
-// known ones; errors never show the URL's password.
+// known ones, and the scheme of an engine this build leaves out is a
+// *buildtags.NotBuiltError that names the build tag; errors never show the URL's
+// password.
 func Open(ctx context.Context, rawURL string) (segment.Store, error) {
 	return storeurl.Open(ctx, "segment", rawURL, openers(false))
 }
@@ -73,16 +58,4 @@ func Open(ctx context.Context, rawURL string) (segment.Store, error) {
 // create nothing before a tag is created either way.
 func OpenExisting(ctx context.Context, rawURL string) (segment.Store, error) {
 	return storeurl.Open(ctx, "segment", rawURL, openers(true))
-}
-
-// plainSchema reports whether a SQL URL uses flurry's own tables by default (no
-// schema= key, no tiny_id_info table): the case where Open would create tables. The
-// Leaf and TinyID schemas never create any.
-func plainSchema(rawURL string) bool {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return false
-	}
-	q := u.Query()
-	return !q.Has("schema") && q.Get("table") != sqlstore.TinyIDTable
 }

@@ -7,20 +7,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 )
 
-// Store URL schemes the server can open, for early checks; the store packages
-// check the rest of each URL when the server starts.
+// Store URL schemes a full flurry can open, for early checks; the store packages
+// check the rest of each URL when the server starts. A scheme of an engine family
+// this build leaves out is reported with the build tag that adds it (url).
 func leaseSchemes() []string {
 	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
 
 func segmentSchemes() []string {
-	return []string{"sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
+	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
 
 // checker collects problems with the file and line of each key.
@@ -314,6 +316,10 @@ func (k *checker) url(p []string, raw string, schemes []string) {
 	}
 	if !contains(schemes, strings.ToLower(u.Scheme)) {
 		k.add(p, "unknown scheme %q: use one of %s", u.Scheme, strings.Join(schemes, ", "))
+		return
+	}
+	if err := buildtags.CheckScheme(u.Scheme); err != nil {
+		k.add(p, "%v", err)
 	}
 }
 

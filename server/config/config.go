@@ -53,7 +53,7 @@ func Strategies() []string { return []string{"snowflake", "segment", "redis", "u
 type Config struct {
 	// Listen is the TCP address to listen on. Empty means DefaultListen.
 	Listen string `yaml:"listen"`
-	// DataDir holds the embedded stores: the file leases and the SQLite segment file.
+	// DataDir holds the embedded stores: the file leases and the segment file store.
 	// Empty means DefaultDataDir.
 	DataDir string `yaml:"data_dir"`
 	// MaxCount is the largest count one request may ask for. Zero means
@@ -163,7 +163,8 @@ type Lease struct {
 // Segment configures a segment namespace: one tag, served from one or more stores.
 type Segment struct {
 	// Stores are segment store URLs; several make residue classes. Empty means
-	// sqlite://<data_dir>/segments.db.
+	// file://<data_dir>/segments (segment/filestore), or the SQLite file
+	// <data_dir>/segments.db of an earlier flurry while that directory has no state.
 	Stores []string `yaml:"stores"`
 	// Tag is the tag served. Empty means the namespace's name.
 	Tag string `yaml:"tag"`
@@ -252,7 +253,7 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // Default returns the configuration of a server started without one: a "default"
 // snowflake namespace with a file lease and a "segment" namespace whose tag is
-// created in SQLite if missing, both under DataDir.
+// created in a file store (segment/filestore) if missing, both under DataDir.
 func Default() *Config {
 	c := &Config{
 		Namespaces: map[string]*Namespace{

@@ -5,9 +5,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/testenv"
 )
 
 func TestExampleFile(t *testing.T) {
+	testenv.NeedScheme(t, "postgres")
+	testenv.NeedScheme(t, "redis")
 	b, err := os.ReadFile("../../docs/flurry.example.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +102,31 @@ func TestLeaseOrderAndListen(t *testing.T) {
 	for _, bad := range []string{"127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1", "127.0.0.1:", "a b:80", ":65536"} {
 		if err := CheckListen(bad); err == nil {
 			t.Errorf("CheckListen(%q) accepted", bad)
+		}
+	}
+}
+
+// TestNotBuiltSchemes: a store URL of an engine family this build leaves out is a
+// problem on its own line, naming the build tag. (A full build has none to check.)
+func TestNotBuiltSchemes(t *testing.T) {
+	for _, f := range buildtags.Families() {
+		if f.Built {
+			continue
+		}
+		yaml := "namespaces:\n  a:\n    strategy: snowflake\n    snowflake:\n      lease:\n        store: " + f.Schemes[0] + "://h:1/x\n" +
+			"  b:\n    strategy: segment\n    segment:\n      stores:\n        - file:///tmp/x\n        - " + f.Schemes[0] + "://h:1/y\n"
+		_, err := Parse("c.yaml", []byte(yaml), nil)
+		if err == nil {
+			t.Errorf("%s URLs accepted in a build without %s", f.Schemes[0], f.Tag)
+			continue
+		}
+		for _, want := range []string{
+			"c.yaml:6: namespaces.a.snowflake.lease.store: " + f.Schemes[0] + ":// needs a flurry built with -tags " + f.Tag + " (or flurry_full)",
+			"c.yaml:12: namespaces.b.segment.stores.1: " + f.Schemes[0] + ":// needs a flurry built with -tags " + f.Tag,
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("problems %q lack %q", err, want)
+			}
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,19 +60,14 @@ type flurryServe struct {
 	log    *bytes.Buffer
 }
 
-// buildFlurry builds the flurry command into a temporary directory.
-func buildFlurry(t testing.TB, ctx context.Context) string {
+// TestMain removes the flurry binary testenv.BuildFlurry built.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// buildFlurry builds the flurry command once for the package's tests
+// (testenv.BuildFlurry).
+func buildFlurry(t testing.TB, _ context.Context) string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := exec.LookPath(gobin); err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "flurry")
-	cmd := exec.CommandContext(ctx, gobin, "build", "-o", bin, "github.com/flurryid/flurry/cmd/flurry")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.BuildFlurry(t)
 }
 
 func (s *flurryServe) start() {

@@ -78,7 +78,7 @@ func run(seed uint64, outDir, kinds string, ttl, gap time.Duration, workers, cou
 		builds = builds[1:]
 	}
 	for _, b := range builds {
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(ctx, "go", "build", "-tags", "flurry_full", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s (run from the repository's root): %v\n%s", b[1], err, out)
 		}
 	}

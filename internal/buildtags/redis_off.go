@@ -1,0 +1,5 @@
+//go:build !(flurry_full || flurry_redis)
+
+package buildtags
+
+const redisBuilt = false
