@@ -114,9 +114,9 @@ type Session struct {
 	mu     sync.Mutex
 	l      Lease
 	held   bool
-	above  int64
-	mark   int64
-	until  int64
+	above  unixMilli // the mark this holder starts above
+	mark   unixMilli // the reservation the store confirmed: the generator may issue through it
+	until  int64     // the fence: the grant ends when the clock reads it (ns)
 	status Status
 
 	// ctx is cancelled by Close: every wait of the session (its sleeps on the clock,
@@ -306,55 +306,117 @@ var ErrBadConfig = errors.New("lease: bad configuration")
 // ErrClosedSession is returned by a session that was closed.
 var ErrClosedSession = errors.New("lease: session closed")
 
+// tryAcquire makes one attempt to hold a value, in steps: claim a value, find the
+// mark to start above (floor), reserve a window in the store, grant the generator
+// that window, and record the lease (hold). The order is the protocol's
+// (docs/correctness.md, steps 1 and 2): nothing is granted before the store has
+// confirmed the reservation, so that at every moment the store's mark is at or above
+// every tick the generator may issue in, and a holder that takes the value after a
+// crash starts above all of them. When a step after the claim fails, the value is
+// released again (abandon).
+//
+// The clock is read once, right before the reservation is written: that reading
+// (sent) is both where the reservation is measured from and where the grant's fence
+// is (see fence).
 func (s *Session) tryAcquire(ctx context.Context) error {
-	var l Lease
-	var err error
+	l, err := s.claim(ctx)
+	if err != nil {
+		return err
+	}
+	above, err := s.floor(ctx, l)
+	if err != nil {
+		s.abandon(ctx, l, l.Mark)
+		return err
+	}
+	sent := s.opts.Clock.Now()
+	// At acquisition the store's mark for this lease is the one the holder starts
+	// above: reservation(above, above, ...) is max(above, now) + ahead.
+	mark := reservation(above, above, sent, s.ahead())
+	above = s.flawedAbove(above)
+	node := s.nodeOf(l.Value)
+	l2, err := s.reserve(ctx, l, node, above, mark, sent)
+	if err != nil {
+		s.abandon(ctx, l, l.Mark)
+		return err
+	}
+	until := s.fence(sent)
+	if err := s.grant(node, above, mark, until); err != nil {
+		s.abandon(ctx, l2, l.Mark)
+		return err
+	}
+	s.hold(l2, node, above, mark, until)
+	return nil
+}
+
+// claim asks the store for a value and a fresh lease on it: the configured value
+// (Options.Fixed) or any free one of the pool. The store does this atomically: no
+// live lease holds the value it gives, and the lease comes with the value's mark.
+func (s *Session) claim(ctx context.Context) (Lease, error) {
 	if s.opts.Fixed != nil {
 		// In the pool's own scope: a configured holder and a pool holder can never
 		// share the value, and they share its mark.
-		l, err = s.opts.Store.AcquireValue(ctx, s.scope, *s.opts.Fixed, s.opts.Owner, s.opts.TTL)
-	} else {
-		l, err = s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
+		return s.opts.Store.AcquireValue(ctx, s.scope, *s.opts.Fixed, s.opts.Owner, s.opts.TTL)
 	}
-	if err != nil {
-		return err
-	}
-	value := l.Value
-	above := l.Mark
+	return s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
+}
+
+// floor returns the mark the holder of l starts above. The value's own mark is at or
+// above every tick any earlier holder of the value issued or may still issue in: they
+// all reserved before issuing, and a release lowers the mark only to what its holder
+// issued. With OrderScope it is also above the marks of the scope's values that no
+// live lease holds (see Order), so a restart on a slower clock does not issue below
+// IDs of the scope's ended leases.
+func (s *Session) floor(ctx context.Context, l Lease) (unixMilli, error) {
+	above := unixMilli(l.Mark)
 	if s.opts.Order == OrderScope {
-		m, err := scopeMark(ctx, s.opts.Store, s.scope, value)
+		m, err := scopeMark(ctx, s.opts.Store, s.scope, l.Value)
 		if err != nil {
-			s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
-			return err
+			return 0, err
 		}
 		above = max(above, m)
 	}
-	// Reserve a window before the generator may issue in it: write first, then grant.
-	sent := s.opts.Clock.Now()
-	mark := max(above, sent/1e6) + s.reserve()
-	above = s.flawedAbove(above)
+	return above, nil
+}
+
+// reserve writes mark to the store under l: the first step of every acquisition and
+// renewal, before the generator may issue through mark (grant). The store raises the
+// value's mark only while l is its live lease (the token), so a holder that lost its
+// lease cannot reserve, nor be granted, any further. It returns l with its new
+// expiry, or the store's error (ErrLost when l is no longer live).
+func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, above, mark unixMilli, sent int64) (Lease, error) {
 	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		s.g.Grant(snowflake.Grant{Node: s.nodeOf(value), Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+		// The known-bad variant: the generator may issue through mark before the store
+		// has it.
+		s.grant(node, above, mark, sent+int64(s.opts.TTL-s.margin))
 	}
-	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
-	if err != nil {
-		s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
-		return err
-	}
-	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
-	node := s.nodeOf(value)
-	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: until}); err != nil {
-		s.opts.Store.Release(context.WithoutCancel(ctx), l2, l.Mark)
-		return err
-	}
+	return s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
+}
+
+// abandon releases a claimed value that will not be granted, with mark, the mark the
+// value had when it was claimed. Release is the one write that lowers a mark, and
+// lowering it here is safe because nothing was issued under this lease: it undoes a
+// reservation the store applied although its reply was lost. A failed release is
+// ignored: the lease expires after its TTL.
+func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
+	s.opts.Store.Release(context.WithoutCancel(ctx), l, mark)
+}
+
+// grant gives the generator the right to issue for node in the ticks that start
+// after above and at or before through, until its clock reads until. It is the
+// session's one call of Grantee.Grant.
+func (s *Session) grant(node layout.NodeValues, above, through unixMilli, until int64) error {
+	return s.g.Grant(snowflake.Grant{Node: node, Above: int64(above), Through: int64(through), Until: until})
+}
+
+// hold records a lease that was reserved and granted.
+func (s *Session) hold(l Lease, node layout.NodeValues, above, mark unixMilli, until int64) {
 	s.mu.Lock()
-	s.l, s.held, s.above, s.mark, s.until = l2, true, above, mark, until
-	s.status.Held, s.status.Value, s.status.Node = true, value, node
+	s.l, s.held, s.above, s.mark, s.until = l, true, above, mark, until
+	s.status.Held, s.status.Value, s.status.Node = true, l.Value, node
 	s.status.NodeText = s.opts.Layout.FormatNodeValues(node)
 	s.mu.Unlock()
-	s.log.Info("lease: acquired node value", "scope", s.scope, "value", value, "node", s.status.NodeText,
-		"above", time.UnixMilli(above).UTC(), "order", s.opts.Order, "owner", s.opts.Owner)
-	return nil
+	s.log.Info("lease: acquired node value", "scope", s.scope, "value", l.Value, "node", s.status.NodeText,
+		"above", above.time(), "order", s.opts.Order, "owner", s.opts.Owner)
 }
 
 func (s *Session) note(err error) {
@@ -400,34 +462,34 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) error {
 	return s.opts.Clock.SleepUntil(ctx, s.opts.Clock.Now()+int64(d))
 }
 
-// fenceStart is the instant a grant's end is measured from: the renewal's send.
-func (s *Session) fenceStart(sent int64) int64 {
+// fence returns the end of a grant whose reservation was sent when the clock read
+// sent: TTL minus the margin after the send. The store sets the lease's expiry to its
+// commit time plus TTL, and the commit comes after the send, so a grant counted from
+// the send ends before the expiry however slow the reply: the delay only shortens the
+// grant. The margin covers the rate error between the store's clock and this one and
+// a pause between a generator's clock reading and its ID (docs/correctness.md,
+// "Assumptions").
+func (s *Session) fence(sent int64) int64 {
+	start := sent
 	if s.flaws&simhook.FenceFromReply != 0 {
-		return s.opts.Clock.Now() // the known-bad variant: from the reply
+		start = s.opts.Clock.Now() // the known-bad variant: from the reply
 	}
-	return sent
-}
-
-// grantUnreserved grants through mark before the store has it: the known-bad
-// variant GrantBeforeReserve of a renewal.
-func (s *Session) grantUnreserved(mark, sent int64) {
-	s.mu.Lock()
-	node, above := s.status.Node, s.above
-	s.mu.Unlock()
-	s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+	return start + int64(s.opts.TTL-s.margin)
 }
 
 // flawedAbove is the floor granted above a mark: the mark itself, or, in the
 // known-bad variant, one tick below it.
-func (s *Session) flawedAbove(mark int64) int64 {
+func (s *Session) flawedAbove(mark unixMilli) unixMilli {
 	if s.flaws&simhook.AboveWithoutPlusOne != 0 {
-		return mark - max(1, s.opts.Layout.Unit().Milliseconds())
+		return mark - unixMilli(max(1, s.opts.Layout.Unit().Milliseconds()))
 	}
 	return mark
 }
 
-// reserve is how far ahead of the clock a write reserves, in milliseconds.
-func (s *Session) reserve() int64 { return (s.opts.Window + s.every).Milliseconds() }
+// ahead is how far beyond the clock a reservation reaches: Window plus the renewal
+// interval, so that when a renewal is due a whole interval of reservation is left
+// (Options.Window).
+func (s *Session) ahead() time.Duration { return s.opts.Window + s.every }
 
 func (s *Session) untilNs() int64 {
 	s.mu.Lock()
@@ -435,31 +497,28 @@ func (s *Session) untilNs() int64 {
 	return s.until
 }
 
+// renew extends the lease and its reservation, then the grant: the same reserve and
+// grant steps as an acquisition, under the lease the session holds. The reservation
+// comes from the same formula (reservation) with the mark the store has for this
+// lease as held.
 func (s *Session) renew() error {
 	s.mu.Lock()
-	l, mark := s.l, s.mark
+	l, held, above, node := s.l, s.mark, s.above, s.status.Node
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
-	newMark := max(mark, sent/1e6+s.reserve())
+	mark := reservation(held, above, sent, s.ahead())
 	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, max(s.every, time.Second))
 	defer cancel()
-	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		s.grantUnreserved(newMark, sent)
-	}
-	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, newMark)
+	l2, err := s.reserve(ctx, l, node, above, mark, sent)
 	if err != nil {
 		return err
 	}
-	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
-	s.mu.Lock()
-	node := s.status.Node
-	above := s.above
-	s.mu.Unlock()
-	if err := s.g.Grant(snowflake.Grant{Node: node, Above: above, Through: newMark, Until: until}); err != nil {
+	until := s.fence(sent)
+	if err := s.grant(node, above, mark, until); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.l, s.mark, s.until = l2, newMark, until
+	s.l, s.mark, s.until = l2, mark, until
 	s.status.Renewals++
 	s.mu.Unlock()
 	return nil
@@ -482,9 +541,9 @@ func (s *Session) Status() Status {
 	st := s.status
 	st.Expires = s.l.Expires
 	st.Until = time.Unix(0, s.until).UTC()
-	st.Above = time.UnixMilli(s.above).UTC()
-	st.Mark = time.UnixMilli(s.mark).UTC()
-	st.WindowLeft = time.Duration(s.mark*1e6 - s.opts.Clock.Now())
+	st.Above = s.above.time()
+	st.Mark = s.mark.time()
+	st.WindowLeft = time.Duration(s.mark.ns() - s.opts.Clock.Now())
 	return st
 }
 
@@ -503,7 +562,7 @@ func (s *Session) Close() error {
 	// Release with what the generator really issued, not the whole reservation, so
 	// the next holder of the value need not wait for the reservation to pass.
 	if it, ok := s.g.(interface{ IssuedThrough() int64 }); ok && held {
-		mark = min(mark, max(it.IssuedThrough(), s.above))
+		mark = min(mark, max(unixMilli(it.IssuedThrough()), s.above))
 	}
 	s.held, s.status.Held = false, false
 	s.mu.Unlock()
@@ -512,7 +571,7 @@ func (s *Session) Close() error {
 	}
 	ctx, cancel := clock.WithTimeout(context.Background(), s.opts.Clock, s.opts.TTL)
 	defer cancel()
-	if err := s.opts.Store.Release(ctx, l, mark); err != nil && !errors.Is(err, ErrLost) {
+	if err := s.opts.Store.Release(ctx, l, int64(mark)); err != nil && !errors.Is(err, ErrLost) {
 		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, err)
 	}
 	return nil
