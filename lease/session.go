@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/flurryid/flurry/clock"
@@ -119,24 +118,43 @@ type Session struct {
 	until  int64     // the fence: the grant ends when the clock reads it (ns)
 	status Status
 
-	// ctx is cancelled by Close: every wait of the session (its sleeps on the clock,
-	// its store calls) ends with it.
-	ctx    context.Context
-	cancel context.CancelFunc
-	closed atomic.Bool
-	done   chan struct{} // closed when run returns
-	flaws  simhook.Flaw  // known-bad variants a simulation's store asks for; 0 otherwise
+	// ctx is the session's own context: derived from Start's, whose values it keeps
+	// but not its end (Start's ctx bounds the first acquisition only), and cancelled,
+	// with the reason as its cause, when the session ends: by Close (ErrClosed), or by
+	// an error it cannot recover from (run). Every wait of the session (its sleeps on
+	// the clock, its store calls) ends with it, and Done is its Done.
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stopped chan struct{} // closed when run returns: no renewal, and no grant, after it
+
+	closeOnce sync.Once
+	closeErr  error
+
+	flaws simhook.Flaw // known-bad variants a simulation's store asks for; 0 otherwise
 }
 
 // Start acquires a lease for g, waiting (and retrying) until it gets one or ctx ends,
 // grants g, and renews in the background until Close. g must be a Managed generator
 // on opts.Layout with opts.Clock.
+//
+// Errors that retrying cannot cure are returned at once: options Start refuses, and
+// arguments the store refuses, match ErrBadConfig, as does a generator that does not
+// fit the session; a closed generator matches snowflake.ErrClosed, a value another
+// generator of this process holds snowflake.ErrInUse. Other failures (the store
+// unreachable, every value held) are retried until ctx ends; the error then wraps
+// both ctx's error and the last failure, so that errors.Is finds, say,
+// ErrNoFreeValue.
+//
+// The session's own context is derived from ctx: it keeps ctx's values, but not its
+// deadline or cancellation, which bound only this first acquisition.
 func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 	s, err := newSession(g, opts)
 	if err != nil {
 		return nil, err
 	}
+	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	if err := s.acquire(ctx); err != nil {
+		s.cancel(err)
 		return nil, err
 	}
 	simhook.Go(s.opts.Clock, s.run)
@@ -145,7 +163,7 @@ func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 
 func newSession(g Grantee, opts Options) (*Session, error) {
 	if opts.Store == nil {
-		return nil, errors.New("lease: Options.Store is required")
+		return nil, badConfig("lease: Options.Store is required")
 	}
 	if opts.Layout == nil {
 		opts.Layout, _ = layout.Lookup("twitter")
@@ -174,15 +192,14 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 	if opts.Owner == "" {
 		opts.Owner = DefaultOwner()
 	}
-	s := &Session{opts: opts, g: g, log: opts.Logger, done: make(chan struct{}), flaws: simhook.FlawsOf(opts.Store)}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s := &Session{opts: opts, g: g, log: opts.Logger, stopped: make(chan struct{}), flaws: simhook.FlawsOf(opts.Store)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	l := opts.Layout
 	fields := l.NodeFields()
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("lease: layout %s has no node field to lease", l)
+		return nil, badConfig("lease: layout %s has no node field to lease", l)
 	}
 	names := opts.Leased
 	if len(names) == 0 {
@@ -200,20 +217,20 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 			}
 		}
 		if i < 0 {
-			return nil, fmt.Errorf("lease: layout %s has no node field %q to lease", l, name)
+			return nil, badConfig("lease: layout %s has no node field %q to lease", l, name)
 		}
 		if opts.Node[i] != 0 {
-			return nil, fmt.Errorf("lease: node field %q is leased, so Node must leave it zero", name)
+			return nil, badConfig("lease: node field %q is leased, so Node must leave it zero", name)
 		}
 		s.leased = append(s.leased, i)
 		s.bits = append(s.bits, uint(fields[i].Bits))
 		total += uint(fields[i].Bits)
 	}
 	if total > 22 {
-		return nil, fmt.Errorf("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
+		return nil, badConfig("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
 	}
 	if _, err := l.NodeMask(opts.Node); err != nil {
-		return nil, fmt.Errorf("lease: %w", err)
+		return nil, &configError{msg: "lease: " + err.Error(), err: err}
 	}
 	for j, f := range fields {
 		if !containsInt(s.leased, j) {
@@ -227,11 +244,11 @@ func newSession(g Grantee, opts Options) (*Session, error) {
 	}
 	if opts.Fixed != nil {
 		if *opts.Fixed < 0 || *opts.Fixed >= s.size {
-			return nil, fmt.Errorf("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
+			return nil, badConfig("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
 		}
 	}
 	if err := CheckScope(s.scope); err != nil {
-		return nil, err
+		return nil, &configError{msg: err.Error()}
 	}
 	s.margin = opts.TTL/10 + 50*time.Millisecond
 	s.every = min(opts.TTL/3, opts.Window)
@@ -268,43 +285,83 @@ func (s *Session) nodeOf(v int64) layout.NodeValues {
 	return nv
 }
 
-// acquire loops until a lease is held and granted, or ctx ends.
+// acquire loops until a lease is held and granted. It returns at once, wrapped, an
+// error that retrying cannot cure (permanent); ErrClosed when the session was closed;
+// and when ctx ends, an error that wraps both ctx's error and the last failure.
 func (s *Session) acquire(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
+	var last error // the last failure, not counting an attempt that ctx's end cut short
 	var lastMsg string
 	for {
 		err := s.tryAcquire(ctx)
 		if err == nil {
 			return nil
 		}
-		s.note(err)
-		if errors.Is(err, snowflake.ErrInUse) || errors.Is(err, ErrBadConfig) {
-			return err
+		if s.ctx.Err() != nil {
+			return ErrClosed
 		}
-		// Log once per kind of failure, not on every retry.
-		if msg := err.Error(); msg != lastMsg {
-			lastMsg = msg
-			if errors.Is(err, ErrNoFreeValue) {
-				s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
-			} else {
-				s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
+		s.note(err)
+		if permanent(err) {
+			return fmt.Errorf("lease: acquiring a node value in scope %s: %w", s.scope, err)
+		}
+		if ctx.Err() == nil {
+			// Log once per kind of failure, not on every retry.
+			if msg := err.Error(); msg != lastMsg {
+				lastMsg = msg
+				if errors.Is(err, ErrNoFreeValue) {
+					s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
+				} else {
+					s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+				}
 			}
 		}
 		if werr := s.sleep(ctx, backoff); werr != nil {
 			if s.ctx.Err() != nil {
-				return ErrClosedSession
+				return ErrClosed
 			}
-			return fmt.Errorf("lease: no node value acquired in scope %s: %w (last error: %v)", s.scope, werr, err)
+			return fmt.Errorf("lease: no node value acquired in scope %s: %w; last error: %w", s.scope, werr, last)
 		}
 		backoff = min(backoff*2, s.opts.TTL/2)
 	}
 }
 
-// ErrBadConfig wraps errors that retrying cannot cure.
+// permanent reports whether retrying cannot cure err: configuration that the session,
+// the store or the generator refuses (ErrBadConfig), a node value that another
+// generator of this process holds (snowflake.ErrInUse), a closed generator
+// (snowflake.ErrClosed).
+func permanent(err error) bool {
+	return errors.Is(err, ErrBadConfig) || errors.Is(err, snowflake.ErrInUse) || errors.Is(err, snowflake.ErrClosed)
+}
+
+// refused wraps an error of the generator's Grant. Grant fails only for reasons that
+// retrying cannot cure: a closed generator (snowflake.ErrClosed), a node value that
+// another generator of this process holds (snowflake.ErrInUse), or a generator that
+// does not fit the session (not Managed, or a layout the node value does not fit),
+// which is a configuration error and matches ErrBadConfig.
+func refused(err error) error {
+	if errors.Is(err, snowflake.ErrClosed) || errors.Is(err, snowflake.ErrInUse) {
+		return fmt.Errorf("lease: the generator refused the grant: %w", err)
+	}
+	return &configError{msg: "lease: the generator refused the grant (it must be a Managed generator on the session's layout): " + err.Error(), err: err}
+}
+
+// ErrBadConfig is matched (errors.Is) by the errors that retrying cannot cure because
+// of configuration: Options that Start refuses, arguments that a store refuses
+// (CheckAcquire, CheckTTL, CheckWindow, etcd's "too large lease TTL"), and a
+// generator that does not fit the session. Start returns them at once.
 var ErrBadConfig = errors.New("lease: bad configuration")
 
-// ErrClosedSession is returned by a session that was closed.
-var ErrClosedSession = errors.New("lease: session closed")
+// ErrClosed is the cause a session that Close ended reports: Err returns it, and the
+// generator's refusals (snowflake.ErrLeaseLost) after Close name it.
+var ErrClosed = errors.New("lease: session closed")
+
+// ErrClosedSession is the former name of ErrClosed.
+//
+// Deprecated: use ErrClosed.
+var ErrClosedSession = ErrClosed
 
 // tryAcquire makes one attempt to hold a value, in steps: claim a value, find the
 // mark to start above (floor), reserve a window in the store, grant the generator
@@ -342,7 +399,7 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	until := s.fence(sent)
 	if err := s.grant(node, above, mark, until); err != nil {
 		s.abandon(ctx, l2, l.Mark)
-		return err
+		return refused(err)
 	}
 	s.hold(l2, node, above, mark, until)
 	return nil
@@ -426,8 +483,12 @@ func (s *Session) note(err error) {
 	s.mu.Unlock()
 }
 
+// run renews every interval until the session ends. A lost lease is acquired again
+// (possibly another value); a renewal the store did not answer is tried again sooner,
+// while the generator goes on until its grant ends; an error that retrying cannot cure
+// ends the session (end).
 func (s *Session) run() {
-	defer close(s.done)
+	defer close(s.stopped)
 	next := s.every
 	for {
 		// Every wait is on the clock, so that a simulation, which owns all time,
@@ -436,25 +497,44 @@ func (s *Session) run() {
 			return // closed
 		}
 		next = s.every
-		if err := s.renew(); err != nil {
-			if s.ctx.Err() != nil {
-				return // closed while renewing
-			}
+		err := s.renew()
+		switch {
+		case err == nil:
+		case s.ctx.Err() != nil:
+			return // closed while renewing
+		case errors.Is(err, ErrLost):
 			s.note(err)
-			if errors.Is(err, ErrLost) {
-				s.lose(err)
-				if s.acquire(s.ctx) != nil {
-					return // closed
-				}
-			} else {
-				// The store did not answer: the generator goes on until its grant runs
-				// out; try again sooner.
-				s.log.Warn("lease: renewal failed; the generator stops at the grant's end unless a renewal succeeds first",
-					"scope", s.scope, "until", time.Unix(0, s.untilNs()).UTC(), "err", err)
-				next = max(s.every/4, 50*time.Millisecond)
+			s.lose(err)
+			if err := s.acquire(s.ctx); err != nil {
+				s.end(err)
+				return
 			}
+		case permanent(err):
+			s.note(err)
+			s.g.Revoke(err)
+			s.end(err)
+			return
+		default:
+			s.note(err)
+			// The store did not answer: the generator goes on until its grant runs
+			// out; try again sooner.
+			s.log.Warn("lease: renewal failed; the generator stops at the grant's end unless a renewal succeeds first",
+				"scope", s.scope, "until", time.Unix(0, s.untilNs()).UTC(), "err", err)
+			next = max(s.every/4, 50*time.Millisecond)
 		}
 	}
+}
+
+// end ends the session for err, which retrying cannot cure, unless Close ended it
+// first. The generator has been revoked; the value stays held in the store until
+// Close releases it or its lease expires.
+func (s *Session) end(err error) {
+	if s.ctx.Err() != nil {
+		return // closed
+	}
+	s.log.Error("lease: the session stopped: it cannot hold a node value again without a change; the generator stopped, and Close releases the value",
+		"scope", s.scope, "err", err)
+	s.cancel(err)
 }
 
 // sleep waits d on the session's clock, or until ctx ends.
@@ -515,7 +595,7 @@ func (s *Session) renew() error {
 	}
 	until := s.fence(sent)
 	if err := s.grant(node, above, mark, until); err != nil {
-		return err
+		return refused(err)
 	}
 	s.mu.Lock()
 	s.l, s.mark, s.until = l2, mark, until
@@ -547,16 +627,38 @@ func (s *Session) Status() Status {
 	return st
 }
 
-// Close stops renewing, stops the generator (ErrLeaseLost) and releases the lease,
-// keeping its mark, so another process can take the value at once. The release is
-// bounded by the TTL: past it the lease has expired anyway.
+// Done returns a channel that is closed when the session ends: when Close is called,
+// or when the session lost its lease for good, because an error that retrying cannot
+// cure met a renewal or the acquisition after a loss (a closed generator, a store that
+// refuses the configuration). Err then says which. From then on the session does not
+// renew, and the generator refuses (snowflake.ErrLeaseLost); Close still releases
+// the value.
+//
+// A lost lease that the session acquires again, possibly another value, does not
+// close it: the generator pauses (ErrLeaseLost) and resumes by itself, and
+// Status().Losses counts the losses.
+func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Err returns nil while the session runs. Once Done is closed it returns ErrClosed
+// if Close ended the session, or else the error that ended it.
+func (s *Session) Err() error { return context.Cause(s.ctx) }
+
+// Close ends the session: it stops renewing, stops the generator (ErrLeaseLost) and
+// releases the lease, keeping its mark, so another process can take the value at
+// once. The release is bounded by the TTL: past it the lease has expired anyway.
+//
+// Close may be called any number of times, from any goroutines at once, and after
+// the session ended by itself (Done): every call waits for the first to finish and
+// returns its result.
 func (s *Session) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	s.cancel()
-	<-s.done
-	s.g.Revoke(ErrClosedSession)
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Session) close() error {
+	s.cancel(ErrClosed)
+	<-s.stopped // the run loop writes and grants no more
+	s.g.Revoke(ErrClosed)
 	s.mu.Lock()
 	l, held, mark := s.l, s.held, s.mark
 	// Release with what the generator really issued, not the whole reservation, so
@@ -569,7 +671,8 @@ func (s *Session) Close() error {
 	if !held {
 		return nil
 	}
-	ctx, cancel := clock.WithTimeout(context.Background(), s.opts.Clock, s.opts.TTL)
+	// s.ctx has ended; the release keeps its values, not its end.
+	ctx, cancel := clock.WithTimeout(context.WithoutCancel(s.ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
 	if err := s.opts.Store.Release(ctx, l, int64(mark)); err != nil && !errors.Is(err, ErrLost) {
 		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, err)
