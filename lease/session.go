@@ -452,10 +452,15 @@ func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, 
 // abandon releases a claimed value that will not be granted, with mark, the mark the
 // value had when it was claimed. Release is the one write that lowers a mark, and
 // lowering it here is safe because nothing was issued under this lease: it undoes a
-// reservation the store applied although its reply was lost. A failed release is
-// ignored: the lease expires after its TTL.
+// reservation the store applied although its reply was lost. It runs even when ctx
+// has ended (that may be why the attempt failed), bounded by the TTL as Close's
+// release is: past it the lease has expired anyway, and a store that does not answer
+// must not hold up Start beyond its context by more than that. A failed release is
+// ignored for the same reason.
 func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
-	s.opts.Store.Release(context.WithoutCancel(ctx), l, mark)
+	ctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, s.opts.TTL)
+	defer cancel()
+	s.opts.Store.Release(ctx, l, mark)
 }
 
 // grant gives the generator the right to issue for node in the ticks that start

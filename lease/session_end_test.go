@@ -224,12 +224,13 @@ func TestSessionStartTimeoutWrapsLastError(t *testing.T) {
 }
 
 // startUntil starts a session whose first acquisition has 300 ms, and returns Start's
-// error.
+// error. It may run outside the test's goroutine, so it reports with t.Error only.
 func startUntil(t *testing.T, o lease.Options) error {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Options{Managed: true, Namespace: t.Name()})
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return err
 	}
 	defer g.Close()
 	o.Logger = quiet
@@ -238,7 +239,7 @@ func startUntil(t *testing.T, o lease.Options) error {
 	s, err := lease.Start(ctx, g, o)
 	if s != nil {
 		s.Close()
-		t.Fatal("Start succeeded")
+		t.Error("Start succeeded")
 	}
 	return err
 }
@@ -295,5 +296,37 @@ func TestSessionEndsWhenRenewalCannotSucceed(t *testing.T) {
 			}
 			noneHeld(t, st, scope)
 		})
+	}
+}
+
+// stuck is a store whose renewals fail and whose releases never answer: they return
+// only when their context ends.
+type stuck struct{ lease.Store }
+
+func (s stuck) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	return l, errDown
+}
+
+func (s stuck) Release(ctx context.Context, l lease.Lease, mark int64) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Releasing a value after a failed attempt is bounded by the TTL, even though it
+// outlives Start's context: a store that does not answer cannot hold Start up for
+// ever.
+func TestSessionStartAbandonIsBounded(t *testing.T) {
+	st := stuck{store(t, t.TempDir())}
+	errc := make(chan error, 1)
+	go func() {
+		errc <- startUntil(t, lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: time.Second})
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, errDown) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Start: %v; want the renewal's error and DeadlineExceeded", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Start still waits for a release that never answers")
 	}
 }
