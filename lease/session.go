@@ -531,8 +531,9 @@ func (s *Session) run() {
 }
 
 // end ends the session for err, which retrying cannot cure, unless Close ended it
-// first. The generator has been revoked; the value stays held in the store until
-// Close releases it or its lease expires.
+// first. The generator has been revoked; a value the session still holds (when a
+// renewal met err) stays held in the store until Close releases it or its lease
+// expires.
 func (s *Session) end(err error) {
 	if s.ctx.Err() != nil {
 		return // closed
