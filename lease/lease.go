@@ -140,11 +140,16 @@ const (
 	MaxWindow = time.Hour
 )
 
-// configError is an error that retrying cannot cure; it matches ErrBadConfig.
-type configError struct{ msg string }
+// configError is an error that retrying cannot cure; it matches ErrBadConfig, and
+// its cause, if any.
+type configError struct {
+	msg string
+	err error
+}
 
 func (e *configError) Error() string        { return e.msg }
 func (e *configError) Is(target error) bool { return target == ErrBadConfig }
+func (e *configError) Unwrap() error        { return e.err }
 
 func badConfig(format string, a ...any) error {
 	return &configError{msg: fmt.Sprintf(format, a...)}

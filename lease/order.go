@@ -57,15 +57,15 @@ func ParseOrder(s string) (Order, error) {
 
 // scopeMark returns the highest mark of the values of scope that no live lease
 // holds, leaving out value (the caller's own, whose mark it has).
-func scopeMark(ctx context.Context, st Store, scope string, value int64) (int64, error) {
+func scopeMark(ctx context.Context, st Store, scope string, value int64) (unixMilli, error) {
 	recs, err := st.List(ctx, scope)
 	if err != nil {
 		return 0, fmt.Errorf("lease: reading the marks of scope %s (order scope): %w", scope, err)
 	}
-	var m int64
+	var m unixMilli
 	for _, r := range recs {
 		if !r.Held && r.Value != value {
-			m = max(m, r.Mark)
+			m = max(m, unixMilli(r.Mark))
 		}
 	}
 	return m, nil

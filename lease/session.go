@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/flurryid/flurry/clock"
@@ -113,24 +112,41 @@ type Session struct {
 	mu     sync.Mutex
 	l      Lease
 	held   bool
-	above  int64
-	mark   int64
-	until  int64
+	above  unixMilli // the mark this holder starts above
+	mark   unixMilli // the reservation the store confirmed: the generator may issue through it
+	until  int64     // the fence: the grant ends when the clock reads it (ns)
 	status Status
 
-	// ctx is cancelled by Close: every wait of the session (its sleeps on the clock,
-	// its store calls) ends with it.
-	ctx    context.Context
-	cancel context.CancelFunc
-	closed atomic.Bool
-	done   chan struct{} // closed when run returns
-	flaws  simhook.Flaw  // known-bad variants a simulation's store asks for; 0 otherwise
+	// ctx is the session's own context: derived from Start's, whose values it keeps
+	// but not its end (Start's ctx bounds the first acquisition only), and cancelled,
+	// with the reason as its cause, when the session ends: by Close (ErrClosed), or by
+	// an error it cannot recover from (run). Every wait of the session (its sleeps on
+	// the clock, its store calls) ends with it, and Done is its Done.
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stopped chan struct{} // closed when run returns: no renewal, and no grant, after it
+
+	closeOnce sync.Once
+	closeErr  error
+
+	flaws simhook.Flaw // known-bad variants a simulation's store asks for; 0 otherwise
 }
 
 // Start acquires a lease for g, waiting (and retrying) until it gets one or ctx ends,
 // grants g, and renews in the background until Close. g must be a generator made by
 // NewGenerator, on opts.Layout with opts.Clock, whose session was closed; any other
 // fails at once with ErrBadConfig.
+//
+// Errors that retrying cannot cure are returned at once: options Start refuses, and
+// arguments the store refuses, match ErrBadConfig, as does a generator that does not
+// fit the session; a closed generator matches snowflake.ErrClosed, a value another
+// generator of this process holds snowflake.ErrInUse. Other failures (the store
+// unreachable, every value held) are retried until ctx ends; the error then wraps
+// both ctx's error and the last failure, so that errors.Is finds, say,
+// ErrNoFreeValue.
+//
+// The session's own context is derived from ctx: it keeps ctx's values, but not its
+// deadline or cancellation, which bound only this first acquisition.
 func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 	t := fence.TargetOf(g)
 	if t == nil {
@@ -140,7 +156,9 @@ func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	if err := s.acquire(ctx); err != nil {
+		s.cancel(err)
 		return nil, err
 	}
 	simhook.Go(s.opts.Clock, s.run)
@@ -149,7 +167,7 @@ func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 
 func newSession(g fence.Target, opts Options) (*Session, error) {
 	if opts.Store == nil {
-		return nil, errors.New("lease: Options.Store is required")
+		return nil, badConfig("lease: Options.Store is required")
 	}
 	if opts.Layout == nil {
 		opts.Layout, _ = layout.Lookup("twitter")
@@ -178,15 +196,14 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	if opts.Owner == "" {
 		opts.Owner = DefaultOwner()
 	}
-	s := &Session{opts: opts, g: g, log: opts.Logger, done: make(chan struct{}), flaws: simhook.FlawsOf(opts.Store)}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s := &Session{opts: opts, g: g, log: opts.Logger, stopped: make(chan struct{}), flaws: simhook.FlawsOf(opts.Store)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	l := opts.Layout
 	fields := l.NodeFields()
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("lease: layout %s has no node field to lease", l)
+		return nil, badConfig("lease: layout %s has no node field to lease", l)
 	}
 	names := opts.Leased
 	if len(names) == 0 {
@@ -204,20 +221,20 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 			}
 		}
 		if i < 0 {
-			return nil, fmt.Errorf("lease: layout %s has no node field %q to lease", l, name)
+			return nil, badConfig("lease: layout %s has no node field %q to lease", l, name)
 		}
 		if opts.Node[i] != 0 {
-			return nil, fmt.Errorf("lease: node field %q is leased, so Node must leave it zero", name)
+			return nil, badConfig("lease: node field %q is leased, so Node must leave it zero", name)
 		}
 		s.leased = append(s.leased, i)
 		s.bits = append(s.bits, uint(fields[i].Bits))
 		total += uint(fields[i].Bits)
 	}
 	if total > 22 {
-		return nil, fmt.Errorf("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
+		return nil, badConfig("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
 	}
 	if _, err := l.NodeMask(opts.Node); err != nil {
-		return nil, fmt.Errorf("lease: %w", err)
+		return nil, &configError{msg: "lease: " + err.Error(), err: err}
 	}
 	for j, f := range fields {
 		if !containsInt(s.leased, j) {
@@ -231,11 +248,11 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	}
 	if opts.Fixed != nil {
 		if *opts.Fixed < 0 || *opts.Fixed >= s.size {
-			return nil, fmt.Errorf("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
+			return nil, badConfig("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
 		}
 	}
 	if err := CheckScope(s.scope); err != nil {
-		return nil, err
+		return nil, &configError{msg: err.Error()}
 	}
 	s.margin = opts.TTL/10 + 50*time.Millisecond
 	s.every = min(opts.TTL/3, opts.Window)
@@ -272,93 +289,200 @@ func (s *Session) nodeOf(v int64) layout.NodeValues {
 	return nv
 }
 
-// acquire loops until a lease is held and granted, or ctx ends.
+// acquire loops until a lease is held and granted. It returns at once, wrapped, an
+// error that retrying cannot cure (permanent); ErrClosed when the session was closed;
+// and when ctx ends, an error that wraps both ctx's error and the last failure.
 func (s *Session) acquire(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
+	var last error // the last failure, not counting an attempt that ctx's end cut short
 	var lastMsg string
 	for {
 		err := s.tryAcquire(ctx)
 		if err == nil {
 			return nil
 		}
-		s.note(err)
-		if errors.Is(err, snowflake.ErrInUse) || errors.Is(err, ErrBadConfig) {
-			return err
+		if s.ctx.Err() != nil {
+			return ErrClosed
 		}
-		// Log once per kind of failure, not on every retry.
-		if msg := err.Error(); msg != lastMsg {
-			lastMsg = msg
-			if errors.Is(err, ErrNoFreeValue) {
-				s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
-			} else {
-				s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
+		s.note(err)
+		if permanent(err) {
+			return fmt.Errorf("lease: acquiring a node value in scope %s: %w", s.scope, err)
+		}
+		if ctx.Err() == nil {
+			// Log once per kind of failure, not on every retry.
+			if msg := err.Error(); msg != lastMsg {
+				lastMsg = msg
+				if errors.Is(err, ErrNoFreeValue) {
+					s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
+				} else {
+					s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
+				}
 			}
 		}
 		if werr := s.sleep(ctx, backoff); werr != nil {
 			if s.ctx.Err() != nil {
-				return ErrClosedSession
+				return ErrClosed
 			}
-			return fmt.Errorf("lease: no node value acquired in scope %s: %w (last error: %v)", s.scope, werr, err)
+			return fmt.Errorf("lease: no node value acquired in scope %s: %w; last error: %w", s.scope, werr, last)
 		}
 		backoff = min(backoff*2, s.opts.TTL/2)
 	}
 }
 
-// ErrBadConfig wraps errors that retrying cannot cure.
+// permanent reports whether retrying cannot cure err: configuration that the session,
+// the store or the generator refuses (ErrBadConfig), a node value that another
+// generator of this process holds (snowflake.ErrInUse), a closed generator
+// (snowflake.ErrClosed).
+func permanent(err error) bool {
+	return errors.Is(err, ErrBadConfig) || errors.Is(err, snowflake.ErrInUse) || errors.Is(err, snowflake.ErrClosed)
+}
+
+// refused wraps an error of the generator's Grant. Grant fails only for reasons that
+// retrying cannot cure: a closed generator (snowflake.ErrClosed), a node value that
+// another generator of this process holds (snowflake.ErrInUse), or a generator that
+// does not fit the session (not Managed, or a layout the node value does not fit),
+// which is a configuration error and matches ErrBadConfig.
+func refused(err error) error {
+	if errors.Is(err, snowflake.ErrClosed) || errors.Is(err, snowflake.ErrInUse) {
+		return fmt.Errorf("lease: the generator refused the grant: %w", err)
+	}
+	return &configError{msg: "lease: the generator refused the grant (it must be a Managed generator on the session's layout): " + err.Error(), err: err}
+}
+
+// ErrBadConfig is matched (errors.Is) by the errors that retrying cannot cure because
+// of configuration: Options that Start refuses, arguments that a store refuses
+// (CheckAcquire, CheckTTL, CheckWindow, etcd's "too large lease TTL"), and a
+// generator that does not fit the session. Start returns them at once.
 var ErrBadConfig = errors.New("lease: bad configuration")
 
-// ErrClosedSession is returned by a session that was closed.
-var ErrClosedSession = errors.New("lease: session closed")
+// ErrClosed is the cause a session that Close ended reports: Err returns it, and the
+// generator's refusals (snowflake.ErrLeaseLost) after Close name it.
+var ErrClosed = errors.New("lease: session closed")
 
+// ErrClosedSession is the former name of ErrClosed.
+//
+// Deprecated: use ErrClosed.
+var ErrClosedSession = ErrClosed
+
+// tryAcquire makes one attempt to hold a value, in steps: claim a value, find the
+// mark to start above (floor), reserve a window in the store, grant the generator
+// that window, and record the lease (hold). The order is the protocol's
+// (docs/correctness.md, steps 1 and 2): nothing is granted before the store has
+// confirmed the reservation, so that at every moment the store's mark is at or above
+// every tick the generator may issue in, and a holder that takes the value after a
+// crash starts above all of them. When a step after the claim fails, the value is
+// released again (abandon).
+//
+// The clock is read once, right before the reservation is written: that reading
+// (sent) is both where the reservation is measured from and where the grant's fence
+// is (see fence).
 func (s *Session) tryAcquire(ctx context.Context) error {
-	var l Lease
-	var err error
+	l, err := s.claim(ctx)
+	if err != nil {
+		return err
+	}
+	above, err := s.floor(ctx, l)
+	if err != nil {
+		s.abandon(ctx, l, l.Mark)
+		return err
+	}
+	sent := s.opts.Clock.Now()
+	// At acquisition the store's mark for this lease is the one the holder starts
+	// above: reservation(above, above, ...) is max(above, now) + ahead.
+	mark := reservation(above, above, sent, s.ahead())
+	above = s.flawedAbove(above)
+	node := s.nodeOf(l.Value)
+	l2, err := s.reserve(ctx, l, node, above, mark, sent)
+	if err != nil {
+		s.abandon(ctx, l, l.Mark)
+		return err
+	}
+	until := s.fence(sent)
+	if err := s.grant(node, above, mark, until); err != nil {
+		s.abandon(ctx, l2, l.Mark)
+		return refused(err)
+	}
+	s.hold(l2, node, above, mark, until)
+	return nil
+}
+
+// claim asks the store for a value and a fresh lease on it: the configured value
+// (Options.Fixed) or any free one of the pool. The store does this atomically: no
+// live lease holds the value it gives, and the lease comes with the value's mark.
+func (s *Session) claim(ctx context.Context) (Lease, error) {
 	if s.opts.Fixed != nil {
 		// In the pool's own scope: a configured holder and a pool holder can never
 		// share the value, and they share its mark.
-		l, err = s.opts.Store.AcquireValue(ctx, s.scope, *s.opts.Fixed, s.opts.Owner, s.opts.TTL)
-	} else {
-		l, err = s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
+		return s.opts.Store.AcquireValue(ctx, s.scope, *s.opts.Fixed, s.opts.Owner, s.opts.TTL)
 	}
-	if err != nil {
-		return err
-	}
-	value := l.Value
-	above := l.Mark
+	return s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
+}
+
+// floor returns the mark the holder of l starts above. The value's own mark is at or
+// above every tick any earlier holder of the value issued or may still issue in: they
+// all reserved before issuing, and a release lowers the mark only to what its holder
+// issued. With OrderScope it is also above the marks of the scope's values that no
+// live lease holds (see Order), so a restart on a slower clock does not issue below
+// IDs of the scope's ended leases.
+func (s *Session) floor(ctx context.Context, l Lease) (unixMilli, error) {
+	above := unixMilli(l.Mark)
 	if s.opts.Order == OrderScope {
-		m, err := scopeMark(ctx, s.opts.Store, s.scope, value)
+		m, err := scopeMark(ctx, s.opts.Store, s.scope, l.Value)
 		if err != nil {
-			s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
-			return err
+			return 0, err
 		}
 		above = max(above, m)
 	}
-	// Reserve a window before the generator may issue in it: write first, then grant.
-	sent := s.opts.Clock.Now()
-	mark := max(above, sent/1e6) + s.reserve()
-	above = s.flawedAbove(above)
+	return above, nil
+}
+
+// reserve writes mark to the store under l: the first step of every acquisition and
+// renewal, before the generator may issue through mark (grant). The store raises the
+// value's mark only while l is its live lease (the token), so a holder that lost its
+// lease cannot reserve, nor be granted, any further. It returns l with its new
+// expiry, or the store's error (ErrLost when l is no longer live).
+func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, above, mark unixMilli, sent int64) (Lease, error) {
 	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		s.g.Grant(fence.Grant{Node: s.nodeOf(value), Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+		// The known-bad variant: the generator may issue through mark before the store
+		// has it.
+		s.grant(node, above, mark, sent+int64(s.opts.TTL-s.margin))
 	}
-	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, mark)
-	if err != nil {
-		s.opts.Store.Release(context.WithoutCancel(ctx), l, l.Mark)
-		return err
-	}
-	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
-	node := s.nodeOf(value)
-	if err := s.g.Grant(fence.Grant{Node: node, Above: above, Through: mark, Until: until}); err != nil {
-		s.opts.Store.Release(context.WithoutCancel(ctx), l2, l.Mark)
-		return err
-	}
+	return s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
+}
+
+// abandon releases a claimed value that will not be granted, with mark, the mark the
+// value had when it was claimed. Release is the one write that lowers a mark, and
+// lowering it here is safe because nothing was issued under this lease: it undoes a
+// reservation the store applied although its reply was lost. It runs even when ctx
+// has ended (that may be why the attempt failed), bounded by the TTL as Close's
+// release is: past it the lease has expired anyway, and a store that does not answer
+// must not hold up Start beyond its context by more than that. A failed release is
+// ignored for the same reason.
+func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
+	ctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, s.opts.TTL)
+	defer cancel()
+	s.opts.Store.Release(ctx, l, mark)
+}
+
+// grant gives the generator the right to issue for node in the ticks that start
+// after above and at or before through, until its clock reads until. It is the
+// session's one call of fence.Target.Grant.
+func (s *Session) grant(node layout.NodeValues, above, through unixMilli, until int64) error {
+	return s.g.Grant(fence.Grant{Node: node, Above: int64(above), Through: int64(through), Until: until})
+}
+
+// hold records a lease that was reserved and granted.
+func (s *Session) hold(l Lease, node layout.NodeValues, above, mark unixMilli, until int64) {
 	s.mu.Lock()
-	s.l, s.held, s.above, s.mark, s.until = l2, true, above, mark, until
-	s.status.Held, s.status.Value, s.status.Node = true, value, node
+	s.l, s.held, s.above, s.mark, s.until = l, true, above, mark, until
+	s.status.Held, s.status.Value, s.status.Node = true, l.Value, node
 	s.status.NodeText = s.opts.Layout.FormatNodeValues(node)
 	s.mu.Unlock()
-	s.log.Info("lease: acquired node value", "scope", s.scope, "value", value, "node", s.status.NodeText,
-		"above", time.UnixMilli(above).UTC(), "order", s.opts.Order, "owner", s.opts.Owner)
-	return nil
+	s.log.Info("lease: acquired node value", "scope", s.scope, "value", l.Value, "node", s.status.NodeText,
+		"above", above.time(), "order", s.opts.Order, "owner", s.opts.Owner)
 }
 
 func (s *Session) note(err error) {
@@ -368,8 +492,12 @@ func (s *Session) note(err error) {
 	s.mu.Unlock()
 }
 
+// run renews every interval until the session ends. A lost lease is acquired again
+// (possibly another value); a renewal the store did not answer is tried again sooner,
+// while the generator goes on until its grant ends; an error that retrying cannot cure
+// ends the session (end).
 func (s *Session) run() {
-	defer close(s.done)
+	defer close(s.stopped)
 	next := s.every
 	for {
 		// Every wait is on the clock, so that a simulation, which owns all time,
@@ -378,25 +506,45 @@ func (s *Session) run() {
 			return // closed
 		}
 		next = s.every
-		if err := s.renew(); err != nil {
-			if s.ctx.Err() != nil {
-				return // closed while renewing
-			}
+		err := s.renew()
+		switch {
+		case err == nil:
+		case s.ctx.Err() != nil:
+			return // closed while renewing
+		case errors.Is(err, ErrLost):
 			s.note(err)
-			if errors.Is(err, ErrLost) {
-				s.lose(err)
-				if s.acquire(s.ctx) != nil {
-					return // closed
-				}
-			} else {
-				// The store did not answer: the generator goes on until its grant runs
-				// out; try again sooner.
-				s.log.Warn("lease: renewal failed; the generator stops at the grant's end unless a renewal succeeds first",
-					"scope", s.scope, "until", time.Unix(0, s.untilNs()).UTC(), "err", err)
-				next = max(s.every/4, 50*time.Millisecond)
+			s.lose(err)
+			if err := s.acquire(s.ctx); err != nil {
+				s.end(err)
+				return
 			}
+		case permanent(err):
+			s.note(err)
+			s.g.Revoke(err)
+			s.end(err)
+			return
+		default:
+			s.note(err)
+			// The store did not answer: the generator goes on until its grant runs
+			// out; try again sooner.
+			s.log.Warn("lease: renewal failed; the generator stops at the grant's end unless a renewal succeeds first",
+				"scope", s.scope, "until", time.Unix(0, s.untilNs()).UTC(), "err", err)
+			next = max(s.every/4, 50*time.Millisecond)
 		}
 	}
+}
+
+// end ends the session for err, which retrying cannot cure, unless Close ended it
+// first. The generator has been revoked; a value the session still holds (when a
+// renewal met err) stays held in the store until Close releases it or its lease
+// expires.
+func (s *Session) end(err error) {
+	if s.ctx.Err() != nil {
+		return // closed
+	}
+	s.log.Error("lease: the session stopped: it cannot hold a node value again without a change; the generator stopped, and Close releases the value",
+		"scope", s.scope, "err", err)
+	s.cancel(err)
 }
 
 // sleep waits d on the session's clock, or until ctx ends.
@@ -404,34 +552,34 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) error {
 	return s.opts.Clock.SleepUntil(ctx, s.opts.Clock.Now()+int64(d))
 }
 
-// fenceStart is the instant a grant's end is measured from: the renewal's send.
-func (s *Session) fenceStart(sent int64) int64 {
+// fence returns the end of a grant whose reservation was sent when the clock read
+// sent: TTL minus the margin after the send. The store sets the lease's expiry to its
+// commit time plus TTL, and the commit comes after the send, so a grant counted from
+// the send ends before the expiry however slow the reply: the delay only shortens the
+// grant. The margin covers the rate error between the store's clock and this one and
+// a pause between a generator's clock reading and its ID (docs/correctness.md,
+// "Assumptions").
+func (s *Session) fence(sent int64) int64 {
+	start := sent
 	if s.flaws&simhook.FenceFromReply != 0 {
-		return s.opts.Clock.Now() // the known-bad variant: from the reply
+		start = s.opts.Clock.Now() // the known-bad variant: from the reply
 	}
-	return sent
-}
-
-// grantUnreserved grants through mark before the store has it: the known-bad
-// variant GrantBeforeReserve of a renewal.
-func (s *Session) grantUnreserved(mark, sent int64) {
-	s.mu.Lock()
-	node, above := s.status.Node, s.above
-	s.mu.Unlock()
-	s.g.Grant(fence.Grant{Node: node, Above: above, Through: mark, Until: sent + int64(s.opts.TTL-s.margin)})
+	return start + int64(s.opts.TTL-s.margin)
 }
 
 // flawedAbove is the floor granted above a mark: the mark itself, or, in the
 // known-bad variant, one tick below it.
-func (s *Session) flawedAbove(mark int64) int64 {
+func (s *Session) flawedAbove(mark unixMilli) unixMilli {
 	if s.flaws&simhook.AboveWithoutPlusOne != 0 {
-		return mark - max(1, s.opts.Layout.Unit().Milliseconds())
+		return mark - unixMilli(max(1, s.opts.Layout.Unit().Milliseconds()))
 	}
 	return mark
 }
 
-// reserve is how far ahead of the clock a write reserves, in milliseconds.
-func (s *Session) reserve() int64 { return (s.opts.Window + s.every).Milliseconds() }
+// ahead is how far beyond the clock a reservation reaches: Window plus the renewal
+// interval, so that when a renewal is due a whole interval of reservation is left
+// (Options.Window).
+func (s *Session) ahead() time.Duration { return s.opts.Window + s.every }
 
 func (s *Session) untilNs() int64 {
 	s.mu.Lock()
@@ -439,31 +587,28 @@ func (s *Session) untilNs() int64 {
 	return s.until
 }
 
+// renew extends the lease and its reservation, then the grant: the same reserve and
+// grant steps as an acquisition, under the lease the session holds. The reservation
+// comes from the same formula (reservation) with the mark the store has for this
+// lease as held.
 func (s *Session) renew() error {
 	s.mu.Lock()
-	l, mark := s.l, s.mark
+	l, held, above, node := s.l, s.mark, s.above, s.status.Node
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
-	newMark := max(mark, sent/1e6+s.reserve())
+	mark := reservation(held, above, sent, s.ahead())
 	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, max(s.every, time.Second))
 	defer cancel()
-	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		s.grantUnreserved(newMark, sent)
-	}
-	l2, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, newMark)
+	l2, err := s.reserve(ctx, l, node, above, mark, sent)
 	if err != nil {
 		return err
 	}
-	until := s.fenceStart(sent) + int64(s.opts.TTL-s.margin)
-	s.mu.Lock()
-	node := s.status.Node
-	above := s.above
-	s.mu.Unlock()
-	if err := s.g.Grant(fence.Grant{Node: node, Above: above, Through: newMark, Until: until}); err != nil {
-		return err
+	until := s.fence(sent)
+	if err := s.grant(node, above, mark, until); err != nil {
+		return refused(err)
 	}
 	s.mu.Lock()
-	s.l, s.mark, s.until = l2, newMark, until
+	s.l, s.mark, s.until = l2, mark, until
 	s.status.Renewals++
 	s.mu.Unlock()
 	return nil
@@ -486,37 +631,60 @@ func (s *Session) Status() Status {
 	st := s.status
 	st.Expires = s.l.Expires
 	st.Until = time.Unix(0, s.until).UTC()
-	st.Above = time.UnixMilli(s.above).UTC()
-	st.Mark = time.UnixMilli(s.mark).UTC()
-	st.WindowLeft = time.Duration(s.mark*1e6 - s.opts.Clock.Now())
+	st.Above = s.above.time()
+	st.Mark = s.mark.time()
+	st.WindowLeft = time.Duration(s.mark.ns() - s.opts.Clock.Now())
 	return st
 }
 
-// Close stops renewing, stops the generator (ErrLeaseLost) and releases the lease,
-// keeping its mark, so another process can take the value at once. The release is
-// bounded by the TTL: past it the lease has expired anyway.
+// Done returns a channel that is closed when the session ends: when Close is called,
+// or when the session lost its lease for good, because an error that retrying cannot
+// cure met a renewal or the acquisition after a loss (a closed generator, a store that
+// refuses the configuration). Err then says which. From then on the session does not
+// renew, and the generator refuses (snowflake.ErrLeaseLost); Close still releases
+// the value.
+//
+// A lost lease that the session acquires again, possibly another value, does not
+// close it: the generator pauses (ErrLeaseLost) and resumes by itself, and
+// Status().Losses counts the losses.
+func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Err returns nil while the session runs. Once Done is closed it returns ErrClosed
+// if Close ended the session, or else the error that ended it.
+func (s *Session) Err() error { return context.Cause(s.ctx) }
+
+// Close ends the session: it stops renewing, stops the generator (ErrLeaseLost) and
+// releases the lease, keeping its mark, so another process can take the value at
+// once. The release is bounded by the TTL: past it the lease has expired anyway.
+//
+// Close may be called any number of times, from any goroutines at once, and after
+// the session ended by itself (Done): every call waits for the first to finish and
+// returns its result.
 func (s *Session) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	s.cancel()
-	<-s.done
-	s.g.Revoke(ErrClosedSession)
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Session) close() error {
+	s.cancel(ErrClosed)
+	<-s.stopped // the run loop writes and grants no more
+	s.g.Revoke(ErrClosed)
 	s.mu.Lock()
 	l, held, mark := s.l, s.held, s.mark
 	// Release with what the generator really issued, not the whole reservation, so
 	// the next holder of the value need not wait for the reservation to pass.
 	if it, ok := s.g.(interface{ IssuedThrough() int64 }); ok && held {
-		mark = min(mark, max(it.IssuedThrough(), s.above))
+		mark = min(mark, max(unixMilli(it.IssuedThrough()), s.above))
 	}
 	s.held, s.status.Held = false, false
 	s.mu.Unlock()
 	if !held {
 		return nil
 	}
-	ctx, cancel := clock.WithTimeout(context.Background(), s.opts.Clock, s.opts.TTL)
+	// s.ctx has ended; the release keeps its values, not its end.
+	ctx, cancel := clock.WithTimeout(context.WithoutCancel(s.ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
-	if err := s.opts.Store.Release(ctx, l, mark); err != nil && !errors.Is(err, ErrLost) {
+	if err := s.opts.Store.Release(ctx, l, int64(mark)); err != nil && !errors.Is(err, ErrLost) {
 		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, err)
 	}
 	return nil

@@ -252,6 +252,12 @@ func TestSessionLossReacquires(t *testing.T) {
 	if s.Status().Losses != 1 || !s.Status().Held || after < 500 || len(perNode) != 2 {
 		t.Errorf("status after a loss %+v", s.Status())
 	}
+	// A loss the session recovered from does not end it.
+	select {
+	case <-s.Done():
+		t.Errorf("Done closed by a loss the session recovered from: %v", s.Err())
+	default:
+	}
 }
 
 func TestSessionOptionErrors(t *testing.T) {
@@ -278,6 +284,8 @@ func TestSessionOptionErrors(t *testing.T) {
 			s.Close()
 			g.Close()
 			t.Errorf("NewGenerator(%+v) accepted", o)
+		} else if !errors.Is(err, lease.ErrBadConfig) {
+			t.Errorf("NewGenerator(%+v): %v; want an error matching ErrBadConfig", o, err)
 		}
 	}
 	// gopts.Node is the lease's to give.
@@ -345,7 +353,7 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	scope := leasetest.Scope(t)
 	fixed := int64(0)
 	l, _ := layout.Parse("twitter")
-	ahead := newHeldClock(time.Now())
+	ahead := clock.NewManual(time.Now())
 	g1, s1, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: ahead, Namespace: "a"},
 		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet})
 	if err != nil {
@@ -354,7 +362,7 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	first, _ := g1.Next(context.Background())
 	s1.Close()
 	g1.Close()
-	behind := newHeldClock(ahead.Time().Add(-5 * time.Second))
+	behind := clock.NewManual(ahead.Time().Add(-5 * time.Second))
 	g2, s2, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Clock: behind, Namespace: "b"},
 		lease.Options{Store: store(t, dir), Scope: scope, Fixed: &fixed, Logger: quiet, TTL: 20 * time.Second})
 	if err != nil {
@@ -454,50 +462,11 @@ func TestSessionScopeWithSeveralFixedFields(t *testing.T) {
 	}
 }
 
-// heldClock is a fake clock whose sleepers wait until the test moves it. clock.Fake's
-// SleepUntil jumps the clock forward at once, which would let a session's run loop,
-// whose waits are all on its clock, renew in a loop that races the fake time ahead.
-type heldClock struct {
-	*clock.Fake
-	mu    sync.Mutex
-	moved chan struct{}
-}
-
-func newHeldClock(t time.Time) *heldClock {
-	return &heldClock{Fake: clock.NewFake(t), moved: make(chan struct{})}
-}
-
-func (c *heldClock) wake() {
-	c.mu.Lock()
-	close(c.moved)
-	c.moved = make(chan struct{})
-	c.mu.Unlock()
-}
-
-func (c *heldClock) Set(t time.Time)     { c.Fake.Set(t); c.wake() }
-func (c *heldClock) Add(d time.Duration) { c.Fake.Add(d); c.wake() }
-
-func (c *heldClock) SleepUntil(ctx context.Context, t int64) error {
-	for {
-		c.mu.Lock()
-		ch := c.moved
-		c.mu.Unlock()
-		if c.Now() >= t {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		}
-	}
-}
-
 // The session waits on its clock, not on real time: with a clock that stands still it
 // never renews, and each step of the clock by the renewal interval brings one renewal.
 // Close ends the wait.
 func TestSessionRenewsOnItsClock(t *testing.T) {
-	clk := newHeldClock(time.Now())
+	clk := clock.NewManual(time.Now())
 	st := &counting{Store: store(t, t.TempDir())}
 	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Clock: clk, Namespace: t.Name()},
 		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: 3 * time.Second, Window: 100 * time.Millisecond, Logger: quiet})
