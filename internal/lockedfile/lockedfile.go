@@ -48,3 +48,19 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// MakeDir readies dir for a file store: it fails where Lock does not work (nothing is
+// created then), and otherwise creates dir with mode 0700 if it is missing. pkg
+// prefixes its errors.
+func MakeDir(pkg, dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%s: no directory given", pkg)
+	}
+	if err := Supported(); err != nil {
+		return fmt.Errorf("%s: %w", pkg, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", pkg, err)
+	}
+	return nil
+}

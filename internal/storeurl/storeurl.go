@@ -70,3 +70,16 @@ func Redact(rawURL string) string {
 	_, _, r, _ := ParseWithHosts(rawURL)
 	return r
 }
+
+// Register makes open the opener of every URL scheme of the engine family named
+// family (a buildtags.Family's Name), so that the scheme lists live in one place,
+// package buildtags. The tagged files of leaseurl and segmenturl call it.
+func Register[S any](m map[string]Opener[S], family string, open Opener[S]) {
+	for _, f := range buildtags.Families() {
+		if f.Name == family {
+			for _, s := range f.Schemes {
+				m[s] = open
+			}
+		}
+	}
+}

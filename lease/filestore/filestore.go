@@ -39,14 +39,8 @@ type Store struct {
 
 // New returns a store in dir, creating the directory (mode 0700) if needed.
 func New(dir string) (*Store, error) {
-	if dir == "" {
-		return nil, errors.New("lease/filestore: no directory given")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("lease/filestore: %w", err)
-	}
-	if err := lockedfile.Supported(); err != nil {
-		return nil, fmt.Errorf("lease/filestore: %w", err)
+	if err := lockedfile.MakeDir("lease/filestore", dir); err != nil {
+		return nil, err
 	}
 	return &Store{dir: dir}, nil
 }

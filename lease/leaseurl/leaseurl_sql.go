@@ -3,7 +3,6 @@
 package leaseurl
 
 import (
-
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/sqlstore"
@@ -11,7 +10,5 @@ import (
 
 func addSQL(m map[string]storeurl.Opener[lease.Store]) {
 	sql := storeurl.ParseOpen[lease.Store](sqlstore.ParseURL, sqlstore.Open)
-	for _, s := range []string{"sqlite", "postgres", "postgresql", "mysql"} {
-		m[s] = sql
-	}
+	storeurl.Register(m, "SQL", sql)
 }

@@ -52,14 +52,8 @@ type Store struct {
 // New returns a store in dir, creating the directory (mode 0700) if needed. The
 // state file is written by the first change (Create).
 func New(dir string) (*Store, error) {
-	if dir == "" {
-		return nil, errors.New("segment/filestore: no directory given")
-	}
-	if err := lockedfile.Supported(); err != nil {
-		return nil, fmt.Errorf("segment/filestore: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("segment/filestore: %w", err)
+	if err := lockedfile.MakeDir("segment/filestore", dir); err != nil {
+		return nil, err
 	}
 	return &Store{dir: dir}, nil
 }

@@ -3,7 +3,6 @@
 package segmenturl
 
 import (
-
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/redisstore"
@@ -11,8 +10,5 @@ import (
 
 func addRedis(m map[string]storeurl.Opener[segment.Store]) {
 	rds := storeurl.ParseOpen[segment.Store](redisstore.ParseURL, redisstore.Open)
-	// redis+sentinel: the primary of a master name, followed through failovers.
-	for _, s := range []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"} {
-		m[s] = rds
-	}
+	storeurl.Register(m, "Redis", rds)
 }

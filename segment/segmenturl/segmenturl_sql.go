@@ -21,9 +21,7 @@ func addSQL(m map[string]storeurl.Opener[segment.Store], skipCreate bool) {
 		o.SkipCreate = skipCreate && plainSchema(u)
 		return sqlstore.OpenAny(ctx, o)
 	}
-	for _, s := range []string{"sqlite", "postgres", "postgresql", "mysql"} {
-		m[s] = sql
-	}
+	storeurl.Register(m, "SQL", sql)
 }
 
 // plainSchema reports whether a SQL URL uses flurry's own tables by default (no
