@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# contention.sh: the snowflake contention variants (add, mutex, hybrid, merge; see
+# contention.sh: the snowflake contention variants (add, mutex, hybrid; see
 # snowflake/generator.go, type contention) and bwmarrin, interleaved: ROUNDS rounds,
 # each running every variant once with -count 6 -benchtime 200ms -cpu 1,2, so that a
 # change in the machine's load hits all of them alike. Prints, per benchmark, the
@@ -23,7 +23,7 @@ rounds=${ROUNDS:-4}
 	echo "loadavg-before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out/meta.txt"
 for r in $(seq "$rounds"); do
-	for v in add mutex hybrid merge; do
+	for v in add mutex hybrid; do
 		(cd "$root/snowflake" && "$tmp/snowflake.test" -test.run '^$' -test.bench "^BenchmarkContention/$v\$" \
 			-test.count 6 -test.benchtime 200ms -test.cpu 1,2 -test.benchmem) | grep '^Benchmark' | sed "s/^/r$r /" >>"$out/raw.txt"
 	done

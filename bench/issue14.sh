@@ -109,7 +109,8 @@ idle
 	footer
 } | tee "$out/snowflake.txt"
 # The contention variants the default was chosen from (add: fetch-and-add, the old
-# default; mutex; hybrid: the default; merge: per-P lanes), serial and two goroutines,
+# default; mutex; hybrid: the default; the per-P lanes-merge variant lost at 185 ns/ID
+# and was removed), serial and two goroutines,
 # with switches/kID (how often a goroutine's next ID was not its last plus one).
 idle
 {

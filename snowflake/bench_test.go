@@ -75,9 +75,6 @@ func BenchmarkContention(b *testing.B) {
 			// cache line went to another CPU and back. switches/kID counts them, a
 			// figure the machine's load changes less than the time per ID.
 			step := flurry.ID(1) << g.seqShift
-			if c == contendMerge {
-				step <<= g.mergeShift
-			}
 			var gaps, ids atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()

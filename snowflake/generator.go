@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/bitcodec"
+	"github.com/flurryid/flurry/internal/fastdiv"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -29,6 +29,7 @@ type Generator struct {
 	clk       clock.Clock
 	epochNs   int64
 	unitNs    int64
+	unit      fastdiv.Divisor // unitNs, divided by without a hardware divide
 	maxTick   int64
 	timeShift uint
 	seqShift  uint
@@ -51,7 +52,6 @@ type Generator struct {
 	onLifeLow  func(time.Duration, time.Time)
 	lanesN     int
 	contention contention // how one lane serves concurrent callers
-	mergeShift uint       // lanes-merge variant: bits of the lane index
 
 	nodes  []*node
 	active atomic.Pointer[node]
@@ -104,10 +104,6 @@ const (
 	// contendHybrid: fetch-and-add while one CPU uses the lane; the mutex for a while
 	// after an add shows another CPU's add in between.
 	contendHybrid
-	// contendMerge: Generator.Next uses the lane of the caller's processor, and each
-	// lane issues above every lane's last ID (mergeFloor). The lane index takes the
-	// low bits of the sequence, so a lane used alone gets 1/lanes of a tick's values.
-	contendMerge
 )
 
 // defaultContention is the variant New uses.
@@ -178,6 +174,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 		clk:       opts.Clock,
 		epochNs:   l.Epoch().UnixNano(),
 		unitNs:    int64(l.Unit()),
+		unit:      fastdiv.New(int64(l.Unit())),
 		maxTick:   codec.MaxTick(),
 		timeShift: codec.TimeShift,
 		seqShift:  codec.SeqShift,
@@ -205,16 +202,6 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	}
 	seqBits := codec.SeqBits
 	g.contention = c
-	if c == contendMerge {
-		if lanes > 1 {
-			return nil, fmt.Errorf("snowflake: the lanes-merge variant sets its own lanes")
-		}
-		for lanes < runtime.GOMAXPROCS(0) || lanes < 2 {
-			lanes *= 2
-		}
-		lanes = min(lanes, 1<<seqBits)
-		g.mergeShift = uint(bits.TrailingZeros(uint(lanes)))
-	}
 	if lanes < 0 || lanes&(lanes-1) != 0 || lanes > 1<<seqBits {
 		return nil, fmt.Errorf("snowflake: Lanes %d must be a power of two from 1 to %d (2^%d sequence bits)", opts.Lanes, 1<<seqBits, seqBits)
 	}
@@ -226,9 +213,6 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
 	g.stateSeq = 1<<g.stateShift - 1
-	if c == contendMerge {
-		g.fastAdd = false // each call merges every lane's state: no fetch-and-add
-	}
 
 	drift := opts.MaxDrift
 	if drift < 0 {
@@ -407,14 +391,14 @@ func (g *Generator) tickAt(ns int64) (int64, error) {
 	if d < 0 {
 		return 0, fmt.Errorf("%w: the clock reads %s, before %s", ErrBeforeEpoch, time.Unix(0, ns).UTC().Format(time.RFC3339Nano), g.l.Epoch().Format(time.RFC3339Nano))
 	}
-	return d / g.unitNs, nil
+	return g.unit.Div(d), nil
 }
 
 // Next returns a new ID. With one lane, it is larger than every ID this generator
 // returned before the call started. It blocks only to wait for a tick (at most one
 // tick, or WaitThreshold for a clock step), and returns ctx.Err() if ctx ends first.
 func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
-	id, _, err := g.reserve(ctx, g.nextLane(), 1)
+	id, _, err := g.reserve(ctx, 0, 1)
 	return id, err
 }
 
@@ -422,15 +406,12 @@ func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
 // len(dst) unless an error stopped it, which it then returns. IDs of one tick are
 // reserved together, so a batch costs about one Next per tick it spans.
 func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
-	return g.nextN(ctx, g.nextLane(), dst)
+	return g.nextN(ctx, 0, dst)
 }
 
 func (g *Generator) nextN(ctx context.Context, laneIdx int, dst []flurry.ID) (int, error) {
 	filled := 0
 	step := flurry.ID(1) << g.seqShift
-	if g.contention == contendMerge {
-		step <<= g.mergeShift // the lane index is the sequence's low bits
-	}
 	for filled < len(dst) {
 		if err := ctx.Err(); err != nil {
 			return filled, err
@@ -491,11 +472,7 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 		if nd := g.active.Load(); nd != nil {
 			ln := &nd.lanes[laneIdx]
 			if ln.serialUntil.Load() == 0 {
-				id, ok, contended, nowNs := g.fast(nd, ln, laneIdx)
-				if contended {
-					g.contended(ln, nowNs)
-				}
-				if ok {
+				if id, _, ok := g.fast(nd, ln, laneIdx); ok {
 					return id, 1, nil
 				}
 			} else if id, ok := g.fastSerial(nd, ln, laneIdx); ok {
@@ -535,17 +512,12 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		return 0, 0, err
 	}
 	for {
-		// Step 1. Under the lanes-merge variant the lane continues after the largest
-		// of every lane's last ID (mergeFloor), but only its own word is written.
+		// Step 1.
 		old := ln.state.Load()
-		last := old
-		if g.contention == contendMerge {
-			last = g.mergeFloor(nd, laneIdx, old)
-		}
-		lastTick := int64(last >> g.stateShift)
+		lastTick := int64(old >> g.stateShift)
 		// A sequence field past laneMask holds fast-path adds that issued nothing
 		// because the tick was used up: the tick is full.
-		lastSeq := min(int64(last&g.stateSeq), g.laneMask)
+		lastSeq := min(int64(old&g.stateSeq), g.laneMask)
 
 		// Step 2. lastTick-now is how far the lane's last ID is ahead of the clock
 		// (negative once the clock has moved past it).
@@ -651,9 +623,6 @@ func (g *Generator) exhausted() error {
 // compose builds the ID of sequence value seq of tick in a lane of nd.
 func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
 	full := seq | int64(laneIdx)<<g.laneBits // lanes split the sequence field, lane 0 lowest
-	if g.contention == contendMerge {
-		full = seq<<g.mergeShift | int64(laneIdx) // the lane index is the lowest bits
-	}
 	return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift)
 }
 
@@ -663,7 +632,7 @@ func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
 // for runs of calls while the others wait, as bwmarrin's generator does.
 func (g *Generator) fastSerial(nd *node, ln *lane, laneIdx int) (flurry.ID, bool) {
 	ln.mu.Lock()
-	id, ok, _, nowNs := g.fast(nd, ln, laneIdx)
+	id, nowNs, ok := g.fast(nd, ln, laneIdx)
 	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
 			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
@@ -703,54 +672,33 @@ const hybridHold = int64(time.Millisecond)
 // compare-and-swap fails and retries whenever another CPU got there first. An add
 // that finds the tick used up lands in the guard bits above the sequence, issues
 // nothing, and leaves the tick change to reserveOn, so the fast path never moves the
-// state to another tick. It reports whether it issued, whether another caller's add
-// came between its load and its add, and its clock reading.
-func (g *Generator) fast(nd *node, ln *lane, laneIdx int) (id flurry.ID, ok, contended bool, nowNs int64) {
+// state to another tick. It returns its clock reading and whether it issued. An add
+// that finds another CPU's add between its load and its add tells the hybrid
+// variant (contended), here rather than in the caller, so that the common path
+// returns two words fewer.
+func (g *Generator) fast(nd *node, ln *lane, laneIdx int) (id flurry.ID, nowNs int64, ok bool) {
 	nowNs = g.clk.Now()
 	if nowNs < g.epochNs || nowNs >= nd.until.Load() {
-		return 0, false, false, nowNs
+		return 0, nowNs, false
 	}
-	now := (nowNs - g.epochNs) / g.unitNs
+	now := g.unit.Div(nowNs - g.epochNs)
+	// Every shift count is below 64 by construction; &63 says so to the compiler,
+	// which otherwise adds a compare and a mask to each shift.
+	stateShift := g.stateShift & 63
 	old := ln.state.Load()
-	if int64(old>>g.stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now >= g.warnTick || now > nd.through.Load() {
-		return 0, false, false, nowNs
+	if int64(old>>stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now >= g.warnTick || now > nd.through.Load() {
+		return 0, nowNs, false
 	}
 	v := ln.state.Add(1)
+	if v != old+1 {
+		g.contended(ln, nowNs)
+	}
 	seq := int64(v & g.stateSeq)
-	if v>>g.stateShift != old>>g.stateShift || seq > g.laneMask {
-		return 0, false, v != old+1, nowNs
+	if v>>stateShift != old>>stateShift || seq > g.laneMask {
+		return 0, nowNs, false
 	}
-	full := seq | int64(laneIdx)<<g.laneBits
-	return flurry.ID(now<<g.timeShift | nd.mask | full<<g.seqShift), true, v != old+1, nowNs
-}
-
-// mergeFloor is the lanes-merge variant's view of a lane's last ID: the largest
-// of every lane's last ID, where a lane below this one counts one sequence value
-// less. With the lane index in the lowest bits of the sequence, the ID of sequence
-// value s in lane i is above every ID with a smaller s, and above those with the
-// same s in lanes below i: so the next ID of this lane is above every ID any lane
-// returned, which keeps Next linearizable across lanes.
-func (g *Generator) mergeFloor(nd *node, laneIdx int, own uint64) uint64 {
-	f := own
-	for j := range nd.lanes {
-		s := nd.lanes[j].state.Load()
-		if j < laneIdx && s > 0 {
-			s-- // same tick and value, lower lane: may be reused by this lane
-		}
-		f = max(f, s)
-	}
-	return f
-}
-
-// nextLane is the lane of Generator.Next and NextN: lane 0, or under the lanes-merge
-// variant the lane of the processor the caller runs on.
-func (g *Generator) nextLane() int {
-	if g.contention != contendMerge {
-		return 0
-	}
-	p := procPin()
-	procUnpin()
-	return p & (g.lanesN - 1)
+	full := seq | int64(laneIdx)<<(g.laneBits&63)
+	return flurry.ID(now<<(g.timeShift&63) | nd.mask | full<<(g.seqShift&63)), nowNs, true
 }
 
 // noteDrift records how far ahead of the clock an ID was issued, and counts a tick

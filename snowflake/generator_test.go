@@ -39,10 +39,10 @@ func newGen(t testing.TB, o Options) *Generator {
 }
 
 // variants are the contention variants every property test runs against.
-var variants = []contention{contendAdd, contendMutex, contendHybrid, contendMerge}
+var variants = []contention{contendAdd, contendMutex, contendHybrid}
 
 func (c contention) String() string {
-	return [...]string{"add", "mutex", "hybrid", "merge"}[c]
+	return [...]string{"add", "mutex", "hybrid"}[c]
 }
 
 // newGenVariant is newGen with contention variant c.
@@ -619,7 +619,7 @@ func TestFastPathGuardBits(t *testing.T) {
 			l := lay(t, tc.layout)
 			f := clock.NewFake(t0)
 			g := newGenVariant(t, Options{Layout: l, Clock: f, Namespace: tc.layout + c.String()}, c)
-			if c != contendMerge && g.fastAdd != tc.fast {
+			if g.fastAdd != tc.fast {
 				t.Errorf("%s: fast path %v, want %v", tc.layout, g.fastAdd, tc.fast)
 			}
 			var mu sync.Mutex

@@ -123,9 +123,6 @@ func TestPropertyChaosClock(t *testing.T) {
 		{"lanes-4", Options{Lanes: 4, Overflow: Borrow, MaxDrift: 10 * time.Millisecond}, true},
 	} {
 		for _, c := range variants {
-			if c == contendMerge && tc.o.Lanes > 1 {
-				continue // the merge variant chooses its own lanes
-			}
 			t.Run(tc.name+"/"+c.String(), func(t *testing.T) {
 				f := clock.NewFake(t0)
 				f.LimitSleep(time.Millisecond) // sleepers wake early; a step back is not undone by a sleep
