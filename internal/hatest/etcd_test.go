@@ -1,3 +1,5 @@
+//go:build flurry_full || flurry_etcd
+
 package hatest
 
 import (

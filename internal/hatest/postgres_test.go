@@ -1,3 +1,5 @@
+//go:build flurry_full || flurry_sql
+
 package hatest
 
 import (

@@ -1,3 +1,5 @@
+//go:build flurry_full || flurry_redis
+
 package hatest
 
 import (
