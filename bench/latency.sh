@@ -7,8 +7,9 @@
 # `flurry bench --rate R`: open loop, each request scheduled at an intended send
 # time and its latency measured from that time (no coordinated omission). For each
 # round and each rate it drives `flurry serve` (the embedded default, namespace
-# "default") and then server/internal/barecounter (a bare net/http handler returning
-# an atomic counter) with the same command: GET /v1/default/next?count=1&format=text
+# "default") and server/internal/barecounter (a bare net/http handler returning
+# an atomic counter), flurry first in odd rounds and bare first in even ones, with
+# the same command: GET /v1/default/next?count=1&format=text
 # over HTTP/1.1 keep-alive. Both servers run throughout, on the same CPU; only the
 # one driven does work. It prints, per rate, the medians over the rounds of p50,
 # p99 and p999 for both and flurry's ratio to bare, and writes the raw JSON lines
@@ -77,7 +78,11 @@ out=results/latency-$(date -u +%F-%H%M%S).txt
 } >"$out"
 for round in $(seq "$rounds"); do
 	for rate in $rates; do
-		for target in flurry bare; do
+		# Odd rounds drive flurry first, even rounds bare first: neither always
+		# runs on the CPU the other has just warmed (or left busy).
+		order="flurry bare"
+		[ $((round % 2)) -eq 0 ] && order="bare flurry"
+		for target in $order; do
 			url=http://127.0.0.1:$fport
 			[ "$target" = bare ] && url=http://127.0.0.1:$bport
 			line=$(taskset -c "$lcpu" "$tmp/flurry" bench --server "$url" --rate "$rate" --duration "$duration" \
