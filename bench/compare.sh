@@ -31,8 +31,9 @@ declare -A pattern=(
 	[./segment/]='^BenchmarkNext$|NextParallel|NextN1000'
 	[./client/]='NextBuffered|NextParallel'
 	[./redisgen/]='Redis/(Next|INCR|NextN1000)$'
+	[./server/]='NextOneText$|Next1000Text$|BareHandler$'
 )
-pkgs=${PKGS:-./snowflake/ ./segment/ ./client/ ./redisgen/}
+pkgs=${PKGS:-./snowflake/ ./segment/ ./client/ ./redisgen/ ./server/}
 
 benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
 if [ ! -x "$benchstat" ]; then
