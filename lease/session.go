@@ -233,7 +233,7 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	if total > 22 {
 		return nil, badConfig("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
 	}
-	if _, err := l.NodeMask(opts.Node); err != nil {
+	if err := l.CheckNodeValues(opts.Node); err != nil {
 		return nil, &configError{msg: "lease: " + err.Error(), err: err}
 	}
 	for j, f := range fields {
@@ -359,7 +359,7 @@ func refused(err error) error {
 var ErrBadConfig = errors.New("lease: bad configuration")
 
 // ErrClosed is the cause a session that Close ended reports: Err returns it, and the
-// generator's refusals (snowflake.ErrLeaseLost) after Close name it.
+// generator's refusals (ErrLost) after Close name it.
 var ErrClosed = errors.New("lease: session closed")
 
 // ErrClosedSession is the former name of ErrClosed.
@@ -641,11 +641,11 @@ func (s *Session) Status() Status {
 // or when the session lost its lease for good, because an error that retrying cannot
 // cure met a renewal or the acquisition after a loss (a closed generator, a store that
 // refuses the configuration). Err then says which. From then on the session does not
-// renew, and the generator refuses (snowflake.ErrLeaseLost); Close still releases
+// renew, and the generator refuses (ErrLost); Close still releases
 // the value.
 //
 // A lost lease that the session acquires again, possibly another value, does not
-// close it: the generator pauses (ErrLeaseLost) and resumes by itself, and
+// close it: the generator pauses (ErrLost) and resumes by itself, and
 // Status().Losses counts the losses.
 func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
 
@@ -653,7 +653,7 @@ func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
 // if Close ended the session, or else the error that ended it.
 func (s *Session) Err() error { return context.Cause(s.ctx) }
 
-// Close ends the session: it stops renewing, stops the generator (ErrLeaseLost) and
+// Close ends the session: it stops renewing, stops the generator (ErrLost) and
 // releases the lease, keeping its mark, so another process can take the value at
 // once. The release is bounded by the TTL: past it the lease has expired anyway.
 //

@@ -132,7 +132,7 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s version: %v\n%s", name, err, out)
 	}
-	want := fmt.Sprintf("flurry %s rev %s %s %s/%s\n", testVersion, testCommit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	want := fmt.Sprintf("flurry %s rev %s %s %s/%s (flurry_full)\n", testVersion, testCommit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	if string(out) != want {
 		t.Errorf("version printed %q, want %q", out, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 )
@@ -85,7 +86,7 @@ func (s *Server) issueError(ns *namespace, err error) *apiError {
 	switch {
 	case errors.Is(err, snowflake.ErrExhausted), rc.exhausted, errors.Is(err, segment.ErrExhausted):
 		what, e.retry = "has run out of IDs", 3600
-	case errors.Is(err, snowflake.ErrLeaseLost):
+	case errors.Is(err, lease.ErrLost):
 		what = "holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"
 	case errors.Is(err, snowflake.ErrClockBehind), rc.behind:
 		what = "stands behind its clock's high-water mark (retry after Retry-After)"

@@ -14,6 +14,7 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 	"github.com/spf13/cobra"
@@ -193,7 +194,7 @@ func defaultNodeWarning(l *layout.Layout) string {
 
 // generate writes n IDs from g to stdout, one per line. A closed pipe ends it
 // quietly; a cancelled ctx ends it with exit code 130 after flushing. With pause,
-// a lost lease (snowflake.ErrLeaseLost) or a clock behind the mark
+// a lost lease (lease.ErrLost) or a clock behind the mark
 // (snowflake.ErrClockBehind) does not end it: it flushes, reports the pause as one
 // line on stderr, and tries again until the generator issues or ctx ends; and IDs
 // not above the last one printed (after a move to another node value) are skipped.
@@ -284,7 +285,7 @@ func pauseFor(err error) (time.Duration, bool) {
 	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
 		return min(max(cb.Gap, 10*time.Millisecond), time.Second), true
 	}
-	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, snowflake.ErrLeaseLost) ||
+	if errors.Is(err, snowflake.ErrClockBehind) || errors.Is(err, lease.ErrLost) ||
 		errors.Is(err, segment.ErrUnavailable) || redisClockBehind(err) {
 		return poll, true
 	}

@@ -31,16 +31,7 @@ A store is named by a URL:
                                                 (processes of one machine only; not
                                                 on a network file system)
   sqlite:///var/lib/flurry/leases.db            SQLite (*)
-  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
-  mysql://user:pass@host:3306/db                MySQL or MariaDB (*)
-  redis://[:pass@]host:6379/0                   Redis (**)
-  redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel (**)
-  etcd://host:2379[,host:2379]/prefix           etcd (***)
-(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
--tags flurry_full has them all.
-Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
-docs/high-availability.md has the replicated forms and what a failover can lose.
-This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
+` + storeURLForms + `This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
 
 Values live in scopes: gen's --scope (default "default") followed by the node
 fields it does not lease, e.g. default/datacenter=1. A --fixed value is leased in

@@ -21,16 +21,7 @@ import (
 const segmentStoresHelp = `A segment store is named by a URL:
   file:///var/lib/flurry/segments               a directory on this machine
   sqlite:///var/lib/flurry/segments.db          SQLite, a file on this machine (*)
-  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
-  mysql://user:pass@host:3306/db                MySQL or MariaDB (*)
-  redis://[:pass@]host:6379/0                   Redis (**)
-  redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel (**)
-  etcd://host:2379[,host:2379]/prefix           etcd (***)
-(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
--tags flurry_full has them all.
-Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
-docs/high-availability.md has the replicated forms and what a failover can lose.
-The SQL stores keep tags in a table shaped as Meituan Leaf's leaf_alloc (default
+` + storeURLForms + `The SQL stores keep tags in a table shaped as Meituan Leaf's leaf_alloc (default
 name flurry_segment); add ?table=leaf_alloc to serve an existing Leaf table as it is.`
 
 func newSegmentCmd() *cobra.Command {
@@ -222,3 +213,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// storeURLForms is the part of the lease and segment commands' help that names the
+// store URLs both kinds of store take, after each one's file and SQLite lines.
+const storeURLForms = `  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
+  mysql://user:pass@host:3306/db                MySQL or MariaDB (*)
+  redis://[:pass@]host:6379/0                   Redis (**)
+  redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel (**)
+  etcd://host:2379[,host:2379]/prefix           etcd (***)
+(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
+-tags flurry_full has them all.
+Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
+docs/high-availability.md has the replicated forms and what a failover can lose.
+`

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/spf13/cobra"
 )
 
@@ -14,7 +15,8 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version of flurry and of Go it was built with",
 		Long: `version prints the module version of this binary ("(devel)" when built from a
 work tree rather than installed with go install ...@version), the VCS revision when
-known, the Go version and the platform.`,
+known, the Go version, the platform and the engines built in: "lean" (the file
+stores only) or the build tags (flurry_full, flurry_sql, ...; docs/building.md).`,
 		Example: `  flurry version`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,8 +37,9 @@ var (
 	commit  string // the release's VCS revision
 )
 
-// versionLine returns e.g. "flurry v0.3.0 go1.26.8 linux/amd64" or, from a work
-// tree, "flurry (devel) rev 1a2b3c4d5e6f+dirty go1.26.8 linux/amd64". A release
+// versionLine returns e.g. "flurry v0.3.0 go1.26.8 linux/amd64 (flurry_full)" or,
+// from a work tree, "flurry (devel) rev 1a2b3c4d5e6f+dirty go1.26.8 linux/amd64
+// (lean)". A release
 // build's stamped version and commit win over the build info (a cross-build with
 // -trimpath from a work tree has no module version of its own).
 func versionLine() string {
@@ -75,5 +78,13 @@ func versionString(stampVersion, stampCommit string) string {
 	if rev != "" {
 		s += " rev " + rev
 	}
-	return fmt.Sprintf("%s %s %s/%s", s, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("%s %s %s/%s (%s)", s, runtime.Version(), runtime.GOOS, runtime.GOARCH, engines())
+}
+
+// engines names the engine families built in: their build tags, or "lean".
+func engines() string {
+	if t := buildtags.Tags(); t != "" {
+		return t
+	}
+	return "lean"
 }

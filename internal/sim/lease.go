@@ -265,7 +265,7 @@ func (n *leaseNode) run() {
 		switch {
 		case err == nil:
 			n.account(&w.Acct.OK)
-		case errors.Is(err, snowflake.ErrLeaseLost):
+		case errors.Is(err, lease.ErrLost):
 			n.account(&w.Acct.Fenced)
 		case errors.Is(err, snowflake.ErrClockBehind):
 			n.account(&w.Acct.Behind)

@@ -9,6 +9,5 @@ import (
 )
 
 func addRedis(m map[string]storeurl.Opener[lease.Store]) {
-	rds := storeurl.ParseOpen[lease.Store](redisstore.ParseURL, redisstore.Open)
-	storeurl.Register(m, "Redis", rds)
+	storeurl.Register(m, "Redis", storeurl.ParseOpen[lease.Store](redisstore.ParseURL, redisstore.Open))
 }

@@ -9,6 +9,5 @@ import (
 )
 
 func addSQL(m map[string]storeurl.Opener[lease.Store]) {
-	sql := storeurl.ParseOpen[lease.Store](sqlstore.ParseURL, sqlstore.Open)
-	storeurl.Register(m, "SQL", sql)
+	storeurl.Register(m, "SQL", storeurl.ParseOpen[lease.Store](sqlstore.ParseURL, sqlstore.Open))
 }

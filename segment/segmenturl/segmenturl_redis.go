@@ -9,6 +9,5 @@ import (
 )
 
 func addRedis(m map[string]storeurl.Opener[segment.Store]) {
-	rds := storeurl.ParseOpen[segment.Store](redisstore.ParseURL, redisstore.Open)
-	storeurl.Register(m, "Redis", rds)
+	storeurl.Register(m, "Redis", storeurl.ParseOpen[segment.Store](redisstore.ParseURL, redisstore.Open))
 }

@@ -92,7 +92,7 @@ func (s *LeafTable) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) e
 		return err
 	}
 	err := s.h.InTx(ctx, fn)
-	if err == nil || errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrRangeExhausted) || errors.Is(err, segment.ErrTagExists) {
+	if err == nil || errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrExhausted) || errors.Is(err, segment.ErrTagExists) {
 		return err
 	}
 	return fmt.Errorf("segment/sqlstore: %s in %s: %w", what, s.h.Table, err)

@@ -185,7 +185,7 @@ func (s *TinyID) advance(ctx context.Context, tag string, next func(r tinyRow) (
 			return err
 		})
 		if err != nil {
-			if errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrRangeExhausted) {
+			if errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrExhausted) {
 				return err
 			}
 			return fmt.Errorf("segment/sqlstore: biz_type %s in %s: %w", tag, s.h.Table, err)
@@ -333,7 +333,7 @@ func (s *TinyID) NextSegment(ctx context.Context, tag string) (Segment, error) {
 			return 0, fmt.Errorf("segment/sqlstore: biz_type %s has step %d; give it a positive step", tag, r.step)
 		}
 		if r.maxID > math.MaxInt64-r.step {
-			return 0, fmt.Errorf("segment/sqlstore: biz_type %s: %w", tag, segment.ErrRangeExhausted)
+			return 0, fmt.Errorf("segment/sqlstore: biz_type %s: %w", tag, segment.ErrExhausted)
 		}
 		seg = Segment{CurrentID: r.maxID, LoadingID: r.maxID + r.step*20/100, MaxID: r.maxID + r.step, Delta: r.delta, Remainder: r.rem}
 		return seg.MaxID, nil
