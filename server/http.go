@@ -359,43 +359,31 @@ func (s *Server) appendIDs(b []byte, ns *namespace, format int, one flurry.ID, i
 	if ids == nil {
 		ids = []flurry.ID{one}[:1:1] // does not escape: appendIDs is not retained
 	}
-	switch format {
-	case fmtText:
-		b = appendLines(b, ids)
-	case fmtNumber:
-		if first {
-			b = append(b, `{"namespace":"`...)
-			b = append(b, ns.name...)
-			b = append(b, `","ids":[`...)
+	if format == fmtText {
+		return appendLines(b, ids)
+	}
+	// number and json share the envelope; json writes each ID as a string.
+	quote := format != fmtNumber
+	if first {
+		b = append(b, `{"namespace":"`...)
+		b = append(b, ns.name...)
+		b = append(b, `","ids":[`...)
+	}
+	ps, pe := 0, 0
+	for i, id := range ids {
+		if i > 0 || !first {
+			b = append(b, ',')
 		}
-		ps, pe := 0, 0
-		for i, id := range ids {
-			if i > 0 || !first {
-				b = append(b, ',')
-			}
-			b, ps, pe = appendID(b, id, i > 0 && id == ids[i-1]+1, ps, pe)
-		}
-		if last {
-			b = append(b, "]}\n"...)
-		}
-	default:
-		if first {
-			b = append(b, `{"namespace":"`...)
-			b = append(b, ns.name...)
-			b = append(b, `","ids":[`...)
-		}
-		ps, pe := 0, 0
-		for i, id := range ids {
-			if i > 0 || !first {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b, ps, pe = appendID(b, id, i > 0 && id == ids[i-1]+1, ps, pe)
+		if quote {
 			b = append(b, '"')
 		}
-		if last {
-			b = append(b, "]}\n"...)
+		b, ps, pe = appendID(b, id, i > 0 && id == ids[i-1]+1, ps, pe)
+		if quote {
+			b = append(b, '"')
 		}
+	}
+	if last {
+		b = append(b, "]}\n"...)
 	}
 	return b
 }
