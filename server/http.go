@@ -717,20 +717,32 @@ func (x *rpc) Next(ctx context.Context, req *connect.Request[flurryv1.NextReques
 // rpcInts issues count integer IDs for an RPC answer, through a pooled piece.
 func (s *Server) rpcInts(ctx context.Context, ns *namespace, count int) ([]int64, error) {
 	out := make([]int64, count)
+	err := s.inPieces(ctx, ns, count, func(done int, ids []flurry.ID) {
+		for i, id := range ids {
+			out[done+i] = int64(id)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// inPieces issues count IDs of ns through one pooled piece at a time and hands
+// each piece to use, with how many IDs came before it.
+func (s *Server) inPieces(ctx context.Context, ns *namespace, count int, use func(done int, ids []flurry.ID)) error {
 	ip := s.idBufs.Get().(*[]flurry.ID)
 	defer s.idBufs.Put(ip)
 	ids := (*ip)[:cap(*ip)]
 	for done := 0; done < count; {
 		n := min(len(ids), count-done)
 		if err := ns.nextN(ctx, ids[:n]); err != nil {
-			return nil, err
+			return err
 		}
-		for i, id := range ids[:n] {
-			out[done+i] = int64(id)
-		}
+		use(done, ids[:n])
 		done += n
 	}
-	return out, nil
+	return nil
 }
 
 // rpcPacked issues count integer IDs for an RPC answer as packed_ids: 8 bytes
@@ -752,19 +764,14 @@ func (s *Server) rpcPacked(ctx context.Context, ns *namespace, count int, held *
 	} else {
 		out = make([]byte, 8*count)
 	}
-	ip := s.idBufs.Get().(*[]flurry.ID)
-	defer s.idBufs.Put(ip)
-	ids := (*ip)[:cap(*ip)]
-	for done := 0; done < count; {
-		n := min(len(ids), count-done)
-		if err := ns.nextN(ctx, ids[:n]); err != nil {
-			return nil, err
-		}
-		b := out[8*done : 8*(done+n)]
-		for i, id := range ids[:n] {
+	err := s.inPieces(ctx, ns, count, func(done int, ids []flurry.ID) {
+		b := out[8*done : 8*(done+len(ids))]
+		for i, id := range ids {
 			binary.LittleEndian.PutUint64(b[8*i:], uint64(id))
 		}
-		done += n
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
