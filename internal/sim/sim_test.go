@@ -177,8 +177,18 @@ func TestSegmentSim(t *testing.T) {
 			for _, v := range r.Violations {
 				t.Error(v)
 			}
-			if r.IDs == 0 || r.Returns == 0 || r.Kills == 0 || r.Outages == 0 {
+			switch {
+			case r.IDs == 0 || r.Kills == 0:
 				t.Errorf("the run exercised too little: %s", r.Summary())
+			case r.Returns == 0 || r.Outages == 0:
+				// A hand-back needs a graceful restart (one kill in three) while its
+				// store answers and with a range to spare: a random seed may draw
+				// none. The fixed seed shows the setup exercises them.
+				if seed == 1 {
+					t.Errorf("the run exercised too little: %s", r.Summary())
+				} else {
+					t.Logf("this seed handed nothing back or had no outage; seed 1 covers both")
+				}
 			}
 		})
 	}
