@@ -23,6 +23,8 @@ type Manual struct {
 	now   atomic.Int64
 	mu    sync.Mutex
 	moved chan struct{} // closed, and replaced, each time the clock moves
+
+	sleepers atomic.Int32 // goroutines inside SleepUntil
 }
 
 // NewManual returns a Manual clock standing at t.
@@ -62,6 +64,8 @@ func (m *Manual) wake() {
 // SleepUntil blocks until Now() >= t, or until ctx is done, in which case it returns
 // ctx.Err(). It returns at once when t has passed.
 func (m *Manual) SleepUntil(ctx context.Context, t int64) error {
+	m.sleepers.Add(1)
+	defer m.sleepers.Add(-1)
 	for {
 		// Take the channel before reading the time: a move between the two closes
 		// this channel, so it is never missed.
@@ -78,3 +82,8 @@ func (m *Manual) SleepUntil(ctx context.Context, t int64) error {
 		}
 	}
 }
+
+// Sleepers returns how many goroutines are inside SleepUntil. A test that moves the
+// clock to wake code sleeping on it waits for the sleeper first: moved before the
+// code computed its deadline, the clock would push that deadline out by the move.
+func (m *Manual) Sleepers() int { return int(m.sleepers.Load()) }

@@ -49,3 +49,28 @@ func TestManualSleepersWaitForTheTest(t *testing.T) {
 		t.Errorf("a cancelled sleep: %v; want context.Canceled", err)
 	}
 }
+
+// TestManualSleepers: Sleepers counts the goroutines inside SleepUntil, so that a
+// test can move the clock after the code under test went to sleep on it.
+func TestManualSleepers(t *testing.T) {
+	m := NewManual(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
+	if n := m.Sleepers(); n != 0 {
+		t.Fatalf("%d sleepers before any sleep", n)
+	}
+	done := make(chan struct{})
+	go func() {
+		m.SleepUntil(context.Background(), m.Now()+int64(time.Second))
+		close(done)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); m.Sleepers() != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sleepers; want the one", m.Sleepers())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m.Add(time.Second)
+	<-done
+	if n := m.Sleepers(); n != 0 {
+		t.Errorf("%d sleepers after the sleeper woke", n)
+	}
+}

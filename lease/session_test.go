@@ -482,8 +482,14 @@ func TestSessionRenewsOnItsClock(t *testing.T) {
 		t.Fatalf("%d renewals while the clock stood still", n)
 	}
 	for want := int64(1); want <= 3; want++ {
-		clk.Add(100 * time.Millisecond)
+		// Move the clock once the session sleeps on it: moved while the session is
+		// between a renewal and its next sleep, the clock would put that sleep's end
+		// a whole interval past the move (CI saw it: 1 renewal after 2 steps).
 		deadline := time.Now().Add(10 * time.Second)
+		for clk.Sleepers() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		clk.Add(100 * time.Millisecond)
 		for s.Status().Renewals < want && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
