@@ -360,12 +360,11 @@ func (g *Generator) readNode(ctx context.Context) (*issuer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// node checked every value against its field's range.
-	var mask flurry.ID
-	for i, f := range g.params.nodes {
-		mask |= flurry.ID(nv[i]) << f.shift
+	mask, err := g.params.codec.NodeMask(nv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: namespace %q: %w", ErrNodeInvalid, g.ns, err)
 	}
-	is := &issuer{mask: mask, raw: raw, manyKeys: g.keys}
+	is := &issuer{mask: flurry.ID(mask), raw: raw, manyKeys: g.keys}
 	one := issueScript(g.params, raw, true)
 	is.one = redis.NewScript(one)
 	is.many = redis.NewScript(issueScript(g.params, raw, false))

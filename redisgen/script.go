@@ -21,6 +21,7 @@ type scriptParams struct {
 	timeShift, seqShift          int
 	layout                       string // the layout's text form
 	nodes                        []scriptNode
+	codec                        *bitcodec.Codec // composes the node mask
 }
 
 // scriptNode is one node field: its hash field name, largest value and shift.
@@ -36,7 +37,7 @@ func paramsOf(l *layout.Layout) (scriptParams, error) {
 	c := bitcodec.New(l.Fields(), l.Unit(), l.Epoch(), layout.ErrInvalid)
 	p := scriptParams{epoch: c.EpochMs, unit: c.UnitMs, maxTick: c.MaxTick(),
 		seqMax: c.MaxSequence(), timeBits: int(c.TimeBits), seqBits: int(c.SeqBits),
-		timeShift: int(c.TimeShift), seqShift: int(c.SeqShift), layout: l.String()}
+		timeShift: int(c.TimeShift), seqShift: int(c.SeqShift), layout: l.String(), codec: c}
 	for _, n := range c.Nodes {
 		if n.Bits > maxNodeBits {
 			return p, fmt.Errorf("redisgen: node field %q has %d bits; the script carries at most %d (Lua numbers are doubles)", n.Name, n.Bits, maxNodeBits)

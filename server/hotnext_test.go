@@ -72,8 +72,11 @@ func TestHotNextAgreesWithMux(t *testing.T) {
 // (a namespace that needs unescaping goes through the mux).
 func TestHotNextServes(t *testing.T) {
 	s, _ := newServer(t, basicYAML, nil)
-	if !s.hotNextOn {
+	if !hotNextSafe(s.compatRoutes()) {
 		t.Fatal("the one-ID route goes through the mux on a server without compatibility routes under /v1")
+	}
+	if hotNextSafe([]route{{"/v1/id/nextId", nil}}) {
+		t.Error("a compatibility route under /v1 left the one-ID route before the mux")
 	}
 	for _, target := range []string{"/v1/default/next?format=text", "/v1/%64efault/next?format=text"} {
 		rec := httptest.NewRecorder()

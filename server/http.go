@@ -86,19 +86,23 @@ func (s *Server) routes() http.Handler {
 	for _, rt := range s.routeList() {
 		mux.Handle(rt.pattern, rt.h)
 	}
-	// The server's own routes never compete with nextPattern for a path; a
-	// compatibility route under a configured prefix could (tinyid's prefix is the
-	// operator's): then the mux decides every request.
-	s.hotNextOn = true
-	for _, rt := range s.compatRoutes() {
-		if strings.Contains(rt.pattern, "/v1") {
-			s.hotNextOn = false
-		}
-	}
-	if !s.hotNextOn {
+	if !hotNextSafe(s.compatRoutes()) {
 		return s.recoverer(mux)
 	}
 	return s.recoverer(s.hotNext(mux))
+}
+
+// hotNextSafe reports whether hotNext may serve nextPattern's paths before the
+// mux: the server's own routes never compete with it for a path, but a
+// compatibility route under a configured prefix could (tinyid's prefix is the
+// operator's), and then the mux decides every request.
+func hotNextSafe(compat []route) bool {
+	for _, rt := range compat {
+		if strings.Contains(rt.pattern, "/v1") {
+			return false
+		}
+	}
+	return true
 }
 
 // nextPattern is the one-ID route's pattern.

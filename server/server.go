@@ -83,7 +83,6 @@ type Server struct {
 	shutdown time.Duration
 
 	readTimeout, writeTimeout time.Duration // limits.read_timeout, write_timeout
-	hotNextOn                 bool          // routes serves nextPattern before the mux (hotNext)
 
 	namespaces map[string]*namespace
 	order      []*namespace

@@ -512,7 +512,7 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		return 0, 0, err
 	}
 	for {
-		// Step 1.
+		// Step 1: the lane's last ID.
 		old := ln.state.Load()
 		lastTick := int64(old >> g.stateShift)
 		// A sequence field past laneMask holds fast-path adds that issued nothing

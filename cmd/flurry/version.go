@@ -39,9 +39,8 @@ var (
 
 // versionLine returns e.g. "flurry v0.3.0 go1.26.8 linux/amd64 (flurry_full)" or,
 // from a work tree, "flurry (devel) rev 1a2b3c4d5e6f+dirty go1.26.8 linux/amd64
-// (lean)". A release
-// build's stamped version and commit win over the build info (a cross-build with
-// -trimpath from a work tree has no module version of its own).
+// (lean)". A release build's stamped version and commit win over the build info
+// (a cross-build with -trimpath from a work tree has no module version of its own).
 func versionLine() string {
 	return versionString(version, commit)
 }
