@@ -17,17 +17,53 @@ import (
 	"github.com/flurryid/flurry/layout"
 )
 
-// startCluster starts a throwaway Redis Cluster of three masters on loopback ports
-// and returns their addresses. It skips when redis-server is not on PATH (fails
-// with FLURRY_TEST_REQUIRE=1). The servers are stopped when the test ends.
-func startCluster(t *testing.T) []string {
+// startServer starts a throwaway redis-server on a loopback port with the extra
+// arguments, waits until it answers and returns its address. It skips when
+// redis-server is not on PATH (fails with FLURRY_TEST_REQUIRE=1). The server is
+// stopped when the test ends.
+func startServer(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
 	server, err := exec.LookPath("redis-server")
-	if err == nil {
-		_, err = exec.LookPath("redis-cli")
-	}
 	if err != nil {
-		msg := "redis-server and redis-cli are needed on PATH for the Redis Cluster test: " + err.Error()
+		msg := "redis-server is needed on PATH for this test: " + err.Error()
+		if testenv.Required() {
+			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
+		}
+		t.Skip(msg)
+	}
+	port := testenv.FreePort(t)
+	args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
+		"--logfile", filepath.Join(dir, name+".log")}, args...)
+	cmd := exec.Command(server, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	ctx := testCtx(t)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for c.Ping(ctx).Err() != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("redis-server on %s does not answer", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return addr
+}
+
+// startCluster starts a throwaway Redis Cluster of three masters on loopback ports
+// and returns their addresses. It skips when redis-server or redis-cli is not on
+// PATH (fails with FLURRY_TEST_REQUIRE=1). The servers are stopped when the test
+// ends.
+func startCluster(t *testing.T) []string {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		msg := "redis-cli is needed on PATH for the Redis Cluster test: " + err.Error()
 		if testenv.Required() {
 			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 		}
@@ -36,33 +72,12 @@ func startCluster(t *testing.T) []string {
 	dir := t.TempDir()
 	var addrs []string
 	for i := range 3 {
-		port, bus := testenv.FreePort(t), testenv.FreePort(t)
-		cmd := exec.Command(server,
-			"--port", strconv.Itoa(port), "--cluster-port", strconv.Itoa(bus),
-			"--bind", "127.0.0.1", "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i)),
-			"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
-			"--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", i)))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
+		bus := testenv.FreePort(t)
+		addrs = append(addrs, startServer(t, dir, fmt.Sprintf("redis-%d", i),
+			"--cluster-port", strconv.Itoa(bus), "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i))))
 	}
 	ctx := testCtx(t)
-	for _, a := range addrs { // wait until each server answers
-		c := redis.NewClient(&redis.Options{Addr: a})
-		for c.Ping(ctx).Err() != nil {
-			if ctx.Err() != nil {
-				t.Fatalf("redis-server on %s does not answer", a)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		c.Close()
-	}
 	args := append([]string{"--cluster", "create"}, addrs...)
 	args = append(args, "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -82,8 +83,9 @@ func TestCounterFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts, _ := l.Decompose(id)
-	want := map[string]string{"layout": p.marker(), p.counterField(): itoa(parts.Tick*p.slots() + parts.Sequence + 1)}
-	if len(h) != len(want) || h["layout"] != want["layout"] || h[p.counterField()] != want[p.counterField()] {
+	f := p.counterField([]string{"3", "4"})
+	want := map[string]string{"layout": p.marker(), "floor": "0", f: itoa(parts.Tick*p.slots() + parts.Sequence + 1)}
+	if len(h) != len(want) || h["layout"] != want["layout"] || h[f] != want[f] || h["floor"] != want["floor"] {
 		t.Fatalf("last key holds %v after ID %d (%+v); want %v", h, id, parts, want)
 	}
 }
@@ -122,7 +124,7 @@ func TestMigrateFromHashFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := h["tick"]; ok || h["layout"] != g.params.marker() || h[g.params.counterField()] != itoa(ahead*4096+4001) {
+	if _, ok := h["tick"]; ok || h["layout"] != g.params.marker() || h[g.params.counterField([]string{"2", "9"})] != itoa(ahead*4096+4001) || h["floor"] != itoa(ahead*4096+4001) {
 		t.Fatalf("after migration the last key holds %v", h)
 	}
 	if _, status, err := old.next(ctx); err != nil || status != statusLayout {
@@ -261,7 +263,7 @@ func TestFormatsRefuseEachOther(t *testing.T) {
 		}
 		before, _ := c.HGetAll(ctx, lastKey(ns)).Result()
 		_, err := b.Next(ctx)
-		if !errors.Is(err, ErrLayoutMismatch) || !strings.Contains(err.Error(), a.l.String()) || strings.Contains(err.Error(), markerSuffix) {
+		if !errors.Is(err, ErrLayoutMismatch) || !strings.Contains(err.Error(), a.l.String()) || strings.Contains(err.Error(), markerSuffix) || strings.Contains(err.Error(), markerSuffixV1) {
 			t.Fatalf("%s on a %s namespace: %v; want ErrLayoutMismatch naming %s", tc.second, tc.first, err, a.l)
 		}
 		after, _ := c.HGetAll(ctx, lastKey(ns)).Result()
@@ -275,14 +277,19 @@ func TestFormatsRefuseEachOther(t *testing.T) {
 }
 
 // TestNodeChanges: the script compares the node hash with the values the client
-// read on every call, so a new value (SetNode, or written by hand) is in the next
-// ID, and a broken one stops the generator until it is fixed.
+// read on every call, so a new value (SetNode, or written by hand) is in the first
+// ID after the plain path's window (PlainWindow, measured on the Generator's
+// clock, here a manual one), and a broken one stops the generator
+// until it is fixed. Within the window Next may still issue with the old values,
+// but only in the tick a script confirmed for them.
 func TestNodeChanges(t *testing.T) {
 	c := newClient(t)
 	l := mustLayout(t, "twitter")
 	ns := freshNamespace(t, c)
 	ctx := testCtx(t)
-	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l})
+	m := clock.NewManual(time.Now())
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m})
+	var confirmed int64 // the tick of the last ID before a change
 	nodeOf := func() layout.NodeValues {
 		t.Helper()
 		id, err := g.Next(ctx)
@@ -290,6 +297,7 @@ func TestNodeChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, _ := l.Decompose(id)
+		confirmed = p.Tick
 		return p.Nodes
 	}
 	if err := g.SetNode(ctx, layout.NodeValues{1, 1}); err != nil {
@@ -301,14 +309,25 @@ func TestNodeChanges(t *testing.T) {
 	if err := g.SetNode(ctx, layout.NodeValues{7, 8}); err != nil {
 		t.Fatal(err)
 	}
+	// Within the window: the old values, in the confirmed tick, or the new ones.
+	id, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := l.Decompose(id); p.Nodes != (layout.NodeValues{7, 8}) && (p.Nodes != (layout.NodeValues{1, 1}) || p.Tick != confirmed) {
+		t.Fatalf("ID %+v within the window after SetNode(7, 8): neither the new values nor the old ones in tick %d", p, confirmed)
+	}
+	m.Add(DefaultPlainWindow)
 	if got := nodeOf(); got != (layout.NodeValues{7, 8}) {
-		t.Fatalf("node %v after SetNode(7, 8)", got)
+		t.Fatalf("node %v after SetNode(7, 8) and one window", got)
 	}
 	c.HSet(ctx, nodeKey(ns), "worker", "012") // by hand, with a leading zero
+	m.Add(DefaultPlainWindow)
 	if got := nodeOf(); got != (layout.NodeValues{7, 12}) {
 		t.Fatalf("node %v after worker was set to 012 by hand", got)
 	}
 	c.HSet(ctx, nodeKey(ns), "worker", "1e1")
+	m.Add(DefaultPlainWindow)
 	if _, err := g.Next(ctx); !errors.Is(err, ErrNodeInvalid) {
 		t.Fatalf("Next with worker 1e1: %v; want ErrNodeInvalid", err)
 	}
@@ -323,6 +342,7 @@ func TestNodeChanges(t *testing.T) {
 	// The node key replaced by a string while the generator runs.
 	c.Del(ctx, nodeKey(ns))
 	c.Set(ctx, nodeKey(ns), "7", 0)
+	m.Add(DefaultPlainWindow)
 	if _, err := g.Next(ctx); err == nil {
 		t.Fatal("Next with a string node key succeeded")
 	}

@@ -56,22 +56,38 @@ func (p scriptParams) counter() bool { return p.timeBits+p.seqBits <= 53 }
 // slots is the number of sequence values in one tick.
 func (p scriptParams) slots() int64 { return p.seqMax + 1 }
 
-// counterField is the {ns}:last hash field that holds the counter of a layout:
-// named after the layout, so that a generator of another layout finds no counter
-// of its own and takes the slow path, where the layout is checked.
-func (p scriptParams) counterField() string {
+// counterField is the {ns}:last hash field that holds the counter of a layout and
+// one set of node values (raw, as Redis holds them): named after both, so that a
+// generator of another layout finds no counter of its own and takes the slow path,
+// where the layout is checked, and so that Next's plain HINCRBY (see
+// Generator.Next) can only ever move the counter of the node values it composes
+// its IDs with. On a Redis that does not hold those values the field is missing
+// and HINCRBY answers a slot near the epoch, which the client refuses.
+func (p scriptParams) counterField(raw []string) string {
+	sum := sha256.Sum256([]byte(p.layout))
+	return "slot@" + hex.EncodeToString(sum[:8]) + "/" + strings.Join(raw, ",")
+}
+
+// counterFieldV1 is the field of the first counter format: one counter for every
+// node value. The slow path moves it into the node values' own field.
+func (p scriptParams) counterFieldV1() string {
 	sum := sha256.Sum256([]byte(p.layout))
 	return "next@" + hex.EncodeToString(sum[:8])
 }
 
 // markerSuffix follows the layout's text form in the layout field of a namespace
-// in the counter format. A generator of the hash format (this package before the
-// counter format, or a layout too wide for it) compares the field with its layout
-// text, finds them different and refuses with ErrLayoutMismatch, naming the field:
-// it can never issue from the hash-format state the counter replaced.
-const markerSuffix = " (counter format: upgrade clients older than it)"
+// in the counter format. A generator of an older format (the hash format, the
+// first counter format, or a layout too wide for it) compares the field with its
+// own marker or layout text, finds them different and refuses with
+// ErrLayoutMismatch, naming the field: it can never issue from the state the
+// counter replaced.
+const markerSuffix = " (counter format 2: upgrade clients older than it)"
 
-func (p scriptParams) marker() string { return p.layout + markerSuffix }
+// markerSuffixV1 is markerSuffix of the first counter format.
+const markerSuffixV1 = " (counter format: upgrade clients older than it)"
+
+func (p scriptParams) marker() string   { return p.layout + markerSuffix }
+func (p scriptParams) markerV1() string { return p.layout + markerSuffixV1 }
 
 // issueScript returns the script that issues IDs of one tick atomically inside
 // Redis for the layout p describes, checking that the node hash holds the values
@@ -82,21 +98,27 @@ func (p scriptParams) marker() string { return p.layout + markerSuffix }
 // KEYS[1] {ns}:node  hash: node field name -> value (decimal)
 // KEYS[2] {ns}:last  hash, in one of two formats, by the layout:
 //
-//	counter format (time and sequence bits <= 53): next@<layout hash> -> the next
-//	  free slot, tick*2^seqBits + seq + 1 of the last ID issued (0: none);
-//	  layout -> the layout's text form followed by markerSuffix
+//	counter format (time and sequence bits <= 53): slot@<layout hash>/<node values>
+//	  -> the next free slot of those node values, tick*2^seqBits + seq + 1 of the
+//	  last ID issued with them (0: none); layout -> the layout's text form
+//	  followed by markerSuffix; floor -> the first counter format's counter when
+//	  the namespace moved from it (no counter starts below it)
 //	hash format (wider layouts, and every layout before the counter format):
 //	  tick -> the last tick issued, seq -> the last sequence value used in it,
 //	  layout -> the layout's text form
 //
 // The counter format takes one HINCRBY per call: the script adds the count to the
 // counter and, when the slots it got lie in the current tick (all but the first call
-// of a tick), is done. Otherwise it corrects the counter with a second HINCRBY: the
-// first call of a tick moves it to the tick's start; a tick used up or a clock behind
-// the last slot puts it back. A missing counter means a new namespace, a namespace
-// of the hash format (its last tick and sequence become the counter, and the layout
-// field gets the marker, atomically) or a namespace of another layout (refused,
-// the counter removed again).
+// of a tick), is done. Otherwise (the slow path) it checks the layout field and
+// corrects the counter with a second HINCRBY: the first call of a tick moves it to
+// the tick's start; a tick used up or a clock behind the last slot puts it back.
+// The layout field decides what the slow path does with a namespace: one of this
+// format goes on; a new one, one of the hash format or of the first counter
+// format moves to this format atomically (the old state becomes the counter, the
+// old fields are deleted and the layout field gets the marker, so that older
+// clients are refused from then on); one of another layout is refused and the
+// counter removed again. Seen from outside the script the counter never goes back:
+// every correction is made in the same run as the HINCRBY it corrects.
 //
 // Replies:
 //
@@ -156,7 +178,7 @@ if ms < %[1]d then return {7, %[1]d * 1000 - (s * 1000000 + us)} end
 	}
 	fmt.Fprintf(&b, "if tick > %d then return {3, tick} end\n", p.maxTick)
 	if p.counter() {
-		counterScript(&b, p, one)
+		counterScript(&b, p, raw, one)
 	} else {
 		hashScript(&b, p)
 	}
@@ -164,7 +186,7 @@ if ms < %[1]d then return {7, %[1]d * 1000 - (s * 1000000 + us)} end
 }
 
 // counterScript writes the counter format's part of issueScript.
-func counterScript(b *strings.Builder, p scriptParams, one bool) {
+func counterScript(b *strings.Builder, p scriptParams, raw []string, one bool) {
 	// issued(slot expression, tick offset expression, count expression)
 	ret := func(slot, seq, g string) string {
 		if one {
@@ -179,26 +201,29 @@ func counterScript(b *strings.Builder, p scriptParams, one bool) {
 	if one {
 		incr = `"1"`
 	}
+	field := luaQuote(p.counterField(raw))
 	fmt.Fprintf(b, `local S = %[1]d
 local t0 = tick * S
 local e = redis.call('HINCRBY', KEYS[2], %[2]s, %[4]s)
 local first = e - n
 if e > n and first >= t0 and e <= t0 + S then %[3]s end
-`, S, luaQuote(p.counterField()), ret("first", "first - t0", "n"), incr)
+`, S, field, ret("first", "first - t0", "n"), incr)
 	b.WriteString(luaInt)
 	fmt.Fprintf(b, `local nowUs = s * 1000000 + us
 local prev = first
-if prev == 0 then
-  local st = redis.call('HMGET', KEYS[2], 'layout', 'tick', 'seq')
-  if st[1] ~= %[4]s then
-    if st[1] and st[1] ~= %[5]s then
-      redis.call('HDEL', KEYS[2], %[2]s)
-      return {6, st[1]}
-    end
-    if st[2] and st[3] then prev = tonumber(st[2]) * S + tonumber(st[3]) + 1 end
-    redis.call('HDEL', KEYS[2], 'tick', 'seq')
-    redis.call('HSET', KEYS[2], 'layout', %[4]s)
+local st = redis.call('HMGET', KEYS[2], 'layout', 'floor')
+if st[1] ~= %[4]s then
+  if st[1] and st[1] ~= %[5]s and st[1] ~= %[10]s then
+    redis.call('HDEL', KEYS[2], %[2]s)
+    return {6, st[1]}
   end
+  local old = redis.call('HMGET', KEYS[2], %[11]s, 'tick', 'seq')
+  if old[1] then prev = math.max(prev, tonumber(old[1])) end
+  if old[2] and old[3] then prev = math.max(prev, tonumber(old[2]) * S + tonumber(old[3]) + 1) end
+  redis.call('HDEL', KEYS[2], %[11]s, 'tick', 'seq')
+  redis.call('HSET', KEYS[2], 'layout', %[4]s, 'floor', int(prev))
+elseif st[2] then
+  prev = math.max(prev, tonumber(st[2]))
 end
 local ts = t0 + S
 if prev < t0 then
@@ -214,8 +239,9 @@ redis.call('HINCRBY', KEYS[2], %[2]s, int(prev - e))
 if prev == ts then return {1, ((tick + 1) * %[8]d + %[9]d) * 1000 - nowUs} end
 local last = (prev - 1 - (prev - 1) %% S) / S
 return {2, (last * %[8]d + %[9]d) * 1000 - nowUs, last, tick}
-`, S, luaQuote(p.counterField()), ret("first", "first - t0", "n"), luaQuote(p.marker()), luaQuote(p.layout),
-		ret("t0", "0", "n"), ret("prev", "prev - t0", "g"), p.unit, p.epoch)
+`, S, field, ret("first", "first - t0", "n"), luaQuote(p.marker()), luaQuote(p.layout),
+		ret("t0", "0", "n"), ret("prev", "prev - t0", "g"), p.unit, p.epoch,
+		luaQuote(p.markerV1()), luaQuote(p.counterFieldV1()))
 }
 
 // hashScript writes the hash format's part of issueScript: the state is the last

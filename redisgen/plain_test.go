@@ -1,0 +1,403 @@
+package redisgen
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/layout"
+)
+
+// commands is a go-redis hook that counts the commands a client sends, by name,
+// and can run a function after a HINCRBY's reply arrives (before the caller sees
+// it): how these tests make a reply late on the Generator's manual clock.
+type commands struct {
+	mu        sync.Mutex
+	n         map[string]int
+	afterIncr func(reply int64)
+}
+
+func (h *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		name := strings.ToLower(cmd.Name())
+		h.mu.Lock()
+		if h.n == nil {
+			h.n = map[string]int{}
+		}
+		h.n[name]++
+		after := h.afterIncr
+		h.mu.Unlock()
+		if c, ok := cmd.(*redis.Cmd); ok && name == "hincrby" && after != nil && err == nil {
+			v, _ := c.Int64()
+			after(v)
+		}
+		return err
+	}
+}
+
+func (h *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// counts returns how many script calls and plain HINCRBYs were sent.
+func (h *commands) counts() (scripts, plain int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n["evalsha"], h.n["hincrby"] // a NOSCRIPT EVALSHA is followed by an EVAL
+}
+
+// TestPlainPath: after a script call, Next takes IDs with one HINCRBY for
+// PlainWindow on the Generator's clock; one goroutine runs the script a
+// quarter of a tick early; a reply that arrives after the window is not taken
+// (its slot is burned and the script issues instead); a negative PlainWindow
+// turns the plain path off.
+func TestPlainPath(t *testing.T) {
+	c := newClient(t)
+	h := &commands{}
+	c.AddHook(h)
+	l := mustLayout(t, "twitter")
+	ns := freshNamespace(t, c)
+	ctx := testCtx(t)
+	m := clock.NewManual(time.Now())
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m})
+	if err := g.SetNode(ctx, layout.NodeValues{4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[flurry.ID]bool{}
+	var last flurry.ID
+	next := func() layout.Parts {
+		t.Helper()
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] || id <= last {
+			t.Fatalf("ID %d after %d: repeated or not increasing", id, last)
+		}
+		seen[id], last = true, id
+		p, err := l.Decompose(id)
+		if err != nil || p.Nodes != (layout.NodeValues{4, 5}) {
+			t.Fatalf("ID %d decodes to %+v, %v", id, p, err)
+		}
+		return p
+	}
+	want := func(scripts, plain int, when string) {
+		t.Helper()
+		if s, p := h.counts(); s != scripts || p != plain {
+			t.Fatalf("%s: %d script calls and %d HINCRBYs; want %d and %d", when, s, p, scripts, plain)
+		}
+	}
+	first := next()
+	for range 99 {
+		if p := next(); p.Tick != first.Tick {
+			t.Fatalf("plain ID %+v outside the confirmed tick %d", p, first.Tick)
+		}
+	}
+	want(1, 99, "100 IDs within one window")
+
+	unit := DefaultPlainWindow // the twitter layout's unit is shorter
+	m.Add(unit - unit/4)       // three quarters of the window: one goroutine renews it
+	next()
+	want(2, 99, "the first call in the last quarter of the window")
+	next()
+	want(2, 100, "after the early script call")
+
+	m.Add(2 * unit) // past the window: the script again
+	next()
+	want(3, 100, "after the window")
+
+	// A reply that arrives after the window is not taken.
+	var burned int64
+	h.mu.Lock()
+	h.afterIncr = func(v int64) {
+		burned = v - 1
+		m.Add(2 * unit)
+	}
+	h.mu.Unlock()
+	p := next()
+	h.mu.Lock()
+	h.afterIncr = nil
+	h.mu.Unlock()
+	want(4, 101, "a late plain reply")
+	if slot := p.Tick*4096 + p.Sequence; slot == burned {
+		t.Fatalf("the late reply's slot %d was issued", burned)
+	}
+
+	// A negative PlainWindow: every call is a script call.
+	h2 := &commands{}
+	c2 := newClient(t)
+	c2.AddHook(h2)
+	g2 := newGen(t, Options{Client: c2, Namespace: ns, Layout: l, Clock: m, PlainWindow: -1})
+	for range 20 {
+		if _, err := g2.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, p := h2.counts(); s != 20 || p != 0 {
+		t.Fatalf("PlainWindow -1: %d script calls and %d HINCRBYs for 20 IDs", s, p)
+	}
+}
+
+// TestPlainPathOtherServer: a client whose connection moves to another Redis (a
+// VIP or DNS name that now points elsewhere) while its window is open sends its
+// plain HINCRBY there. That server has no counter for the client's node values,
+// so the slot it answers is refused; the script then finds the other server's
+// node values, and the client issues with them, from that server's counter: no
+// ID is issued twice, and none carries the old node values from the new server.
+func TestPlainPathOtherServer(t *testing.T) {
+	dir := t.TempDir()
+	addrA := startServer(t, dir, "a")
+	addrB := startServer(t, dir, "b")
+	c := redis.NewClient(&redis.Options{Addr: addrA, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	l := mustLayout(t, "twitter")
+	ns := freshNamespace(t, c)
+	ctx := testCtx(t)
+	m := clock.NewManual(time.Now())
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m})
+	if err := g.SetNode(ctx, layout.NodeValues{1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	cb := redis.NewClient(&redis.Options{Addr: addrB})
+	t.Cleanup(func() { cb.Close() })
+	native := newGen(t, Options{Client: cb, Namespace: ns, Layout: l})
+	if err := native.SetNode(ctx, layout.NodeValues{2, 2}); err != nil {
+		t.Fatal(err)
+	}
+
+	ids := map[flurry.ID]string{}
+	add := func(id flurry.ID, who string) {
+		t.Helper()
+		if other, dup := ids[id]; dup {
+			t.Fatalf("ID %d issued to %s and %s", id, other, who)
+		}
+		ids[id] = who
+	}
+	for range 50 {
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(id, "the client on A")
+	}
+	// B issues too, so that its counter of node 2,2 stands in the current tick.
+	for range 50 {
+		id, err := native.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(id, "B's own generator")
+	}
+	// Point the Generator's connection at B, as a moved VIP or DNS name
+	// would, within its window (the manual clock does not move).
+	moved := redis.NewClient(&redis.Options{Addr: addrB, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { moved.Close() })
+	g.client = moved
+
+	for i := range 100 {
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := l.Decompose(id)
+		if p.Nodes != (layout.NodeValues{2, 2}) {
+			t.Fatalf("ID %d from B carries node %v (call %d after the move)", id, p.Nodes, i)
+		}
+		add(id, "the client moved to B")
+		nid, err := native.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(nid, "B's own generator")
+	}
+	// The one plain call that reached B moved a counter of node 1,1 that B never
+	// had from nothing to 1, and its slot (near the epoch) was refused.
+	stray, err := cb.HGet(ctx, lastKey(ns), g.params.counterField([]string{"1", "1"})).Result()
+	if err != nil || stray != "1" {
+		t.Fatalf("B's counter of node 1,1: %q, %v; want the one refused plain call's 1", stray, err)
+	}
+}
+
+// v1Client runs the script of the first counter format (one counter for every
+// node value), as a process that was not upgraded would.
+type v1Client struct {
+	c      redis.UniversalClient
+	script *redis.Script
+	keys   []string
+	p      scriptParams
+	mask   flurry.ID
+}
+
+func newV1Client(t testing.TB, c redis.UniversalClient, ns string, l *layout.Layout, nv layout.NodeValues) *v1Client {
+	t.Helper()
+	p, err := paramsOf(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []string
+	for i := range p.nodes {
+		raw = append(raw, itoa(nv[i]))
+	}
+	mask, err := p.codec.NodeMask(nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &v1Client{c: c, script: redis.NewScript(v1IssueScript(p, raw, false)),
+		keys: []string{nodeKey(ns), lastKey(ns)}, p: p, mask: flurry.ID(mask)}
+}
+
+// next issues one ID, or returns the status the script answered with.
+func (o *v1Client) next(ctx context.Context) (flurry.ID, int64, error) {
+	v, err := o.script.Run(ctx, o.c, o.keys, 1).Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := parseReply(v, &o.p, 1)
+	if err != nil || r.status != statusIssued {
+		return 0, r.status, err
+	}
+	return flurry.ID(r.tick)<<o.p.timeShift | o.mask | flurry.ID(r.seq)<<o.p.seqShift, 0, nil
+}
+
+// TestMigrateFromV1: a namespace of the first counter format moves to the
+// per-node-value counters on the first call of a new client, which continues
+// from the old counter (here 3000 ticks ahead of Redis's clock) and keeps it as
+// the floor of every counter; the old script is refused from then on.
+func TestMigrateFromV1(t *testing.T) {
+	c := newClient(t)
+	l := mustLayout(t, "twitter")
+	ns := freshNamespace(t, c)
+	ctx := testCtx(t)
+	nv := layout.NodeValues{2, 9}
+	if err := c.HSet(ctx, nodeKey(ns), "datacenter", 2, "worker", 9).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := newV1Client(t, c, ns, l, nv)
+	if _, status, err := old.next(ctx); err != nil || status != 0 {
+		t.Fatalf("v1 script: status %d, %v", status, err)
+	}
+	p, _ := paramsOf(l)
+	ahead := redisTick(t, c, l) + 3000
+	if err := c.HSet(ctx, lastKey(ns), p.counterFieldV1(), ahead*4096+4001).Err(); err != nil {
+		t.Fatal(err)
+	}
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, BehindWait: -1})
+	_, err := g.Next(ctx)
+	if cb, ok := errors.AsType[*ClockBehindError](err); !ok || cb.LastTick != ahead {
+		t.Fatalf("first Next after the v1 counter: %v; want a *ClockBehindError at the old last tick %d", err, ahead)
+	}
+	h, err := c.HGetAll(ctx, lastKey(ns)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.counterField([]string{"2", "9"})
+	if _, ok := h[p.counterFieldV1()]; ok || h["layout"] != p.marker() || h[f] != itoa(ahead*4096+4001) || h["floor"] != itoa(ahead*4096+4001) {
+		t.Fatalf("after migration the last key holds %v", h)
+	}
+	if _, status, err := old.next(ctx); err != nil || status != statusLayout {
+		t.Fatalf("v1 script after migration: status %d, %v; want the layout mismatch %d", status, err, statusLayout)
+	}
+	// Another node value's counter starts at the floor, not below it.
+	if err := c.HSet(ctx, nodeKey(ns), "worker", 10).Err(); err != nil {
+		t.Fatal(err)
+	}
+	g2 := newGen(t, Options{Client: c, Namespace: ns, Layout: l, BehindWait: -1})
+	if _, err := g2.Next(ctx); !errors.Is(err, ErrClockBehind) {
+		t.Fatalf("a new node value's first Next below the floor: %v; want ErrClockBehind", err)
+	}
+}
+
+// TestV1AndNewClients runs the first counter format's script and new generators
+// (plain path on) on one namespace at once: the first new call migrates, the old
+// clients are refused from then on, and no ID is issued twice.
+func TestV1AndNewClients(t *testing.T) {
+	c := newClient(t)
+	l := mustLayout(t, "twitter")
+	ns := freshNamespace(t, c)
+	ctx := testCtx(t)
+	nv := layout.NodeValues{5, 6}
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, BehindWait: time.Second})
+	if err := g.SetNode(ctx, nv); err != nil {
+		t.Fatal(err)
+	}
+	old := newV1Client(t, c, ns, l, nv)
+	const per = 500
+	var (
+		mu      sync.Mutex
+		ids     = map[flurry.ID]string{}
+		refused int
+		wg      sync.WaitGroup
+		errs    = make(chan error, 4)
+	)
+	add := func(id flurry.ID, who string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if other, dup := ids[id]; dup {
+			return errors.New("ID " + itoa(int64(id)) + " issued to " + other + " and " + who)
+		}
+		ids[id] = who
+		return nil
+	}
+	// The old clients start first, so that the namespace is in the v1 format
+	// when the new ones begin.
+	if id, status, err := old.next(ctx); err != nil || status != 0 {
+		t.Fatalf("v1 script: status %d, %v", status, err)
+	} else {
+		add(id, "an old client")
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for range per {
+				if w%2 == 0 {
+					id, status, err := old.next(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if status == statusLayout {
+						mu.Lock()
+						refused++
+						mu.Unlock()
+						continue
+					}
+					if status != 0 {
+						continue // a full tick: the old script asks to wait
+					}
+					if err := add(id, "an old client"); err != nil {
+						errs <- err
+						return
+					}
+					continue
+				}
+				id, err := g.Next(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if err := add(id, "a new client"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, status, err := old.next(ctx); err != nil || status != statusLayout {
+		t.Fatalf("v1 script after the new clients: status %d, %v; want the layout mismatch", status, err)
+	}
+	t.Logf("%d IDs, %d old calls refused", len(ids), refused)
+}
