@@ -33,7 +33,8 @@
 // everything else atomically inside Redis:
 //   - checks that the node key still holds the values read, by string equality;
 //     when it does not (set-node, SetNode or a hand edit changed them) it answers
-//     -1 and the Generator reads them again, so the next ID carries the new value;
+//     -1 and the Generator reads them again, so the next scripted ID carries the
+//     new value;
 //   - reads TIME and turns it into a tick of the layout (any unit, any epoch);
 //   - takes the IDs from the namespace's last key: one HINCRBY of a counter of
 //     slots (tick*2^seqBits + seq) in the counter format, a read and a write of the
@@ -53,25 +54,38 @@
 // NextN takes up to a whole tick's sequence values in one run, so a client gets
 // thousands of IDs per round trip.
 //
+// Next takes most IDs without the script (the plain path): within
+// Options.PlainWindow (10 ms) of a script call that issued an ID of tick T, it
+// sends one HINCRBY of its node values' counter and takes the slot when the slot is
+// in T and both calls were sent and answered within the window. The counter only
+// grows and is named after the node values, so the slot is unique; the window
+// bounds how far such IDs lag behind TIME and keeps a failover to a lagging replica
+// (seconds) from handing out a slot twice. docs/redisgen.md, "The plain path", has
+// the argument, and internal/model/redisplain.pml checks it.
+//
 // # Keys
 //
 // A namespace has two keys, both with the hash tag {namespace}:
 //
 //	{orders}:node   hash  node field name -> value, e.g. datacenter 1, worker 3
 //	{orders}:last   hash, counter format (time and sequence bits at most 53):
-//	                  next@<layout hash> -> the next free slot, tick*2^seqBits+seq+1
+//	                  slot@<layout hash>/<node values> -> the next free slot of
+//	                    those node values, tick*2^seqBits+seq+1
 //	                  layout -> the layout's text form and a marker (see below)
+//	                  floor -> the first counter format's counter, once moved
 //	                hash, hash format (wider layouts, and all before the counter format):
 //	                  tick -> last tick issued, seq -> last sequence value used in it,
 //	                  layout -> the layout's text form
 //
 // Neither expires. The last key is the namespace's high-water mark: deleting it
 // while Redis's clock is behind the tick it held allows duplicates. A namespace in
-// the hash format of a layout that fits the counter format (written by an older
-// version of this package) moves to the counter format on the first call, in that
-// script run: the counter continues after the old tick and sequence, which are
-// deleted, and the layout field gets the marker, which an older client takes for
-// another layout, so it refuses every call with ErrLayoutMismatch. An old and a new
+// the hash format of a layout that fits the counter format, or in the first
+// counter format (one next@<layout hash> counter for every node value), both
+// written by older versions of this package, moves to the counter format on the
+// first call, in that script run: the counter continues after the old state, which
+// is deleted (and kept as floor), and the layout field gets the marker, which an
+// older client takes for another layout, so it refuses every call with
+// ErrLayoutMismatch. An old and a new
 // client never both issue from states of their own; the move is one way.
 //
 // # Redis Cluster
