@@ -9,7 +9,7 @@
 #    (BenchmarkNextRealServer with FLURRY_BENCH_SERVER), HTTP and gRPC, default
 #    Options and Batch 100,000; -count 5. Target >= 20M IDs/s at the defaults.
 # 2. redisgen.txt: the Redis generator beside INCR on the same client, same run
-#    (BenchmarkRedis, -count 5), and redis-benchmark's INCR pipelined 16 deep for
+#    (BenchmarkRedis, -count 1 five times, so that Next and INCR alternate), and redis-benchmark's INCR pipelined 16 deep for
 #    NextN's per-ID cost. Targets: Next >= 0.9 x INCR's ids/s from 1 and from 64
 #    goroutines; NextN per ID at least as cheap as INCR -P16.
 # 3. snowflake.txt: BenchmarkNext and BenchmarkNextParallel of the bench module
@@ -86,10 +86,15 @@ fi
 
 # 2. The Redis generator beside INCR.
 if want redisgen; then
+(cd "$root" && go test -c -o "$tmp/redisgen.test" ./redisgen/)
 idle
 {
-	header "FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis go test -run '^\$' -bench . -benchmem -count $count ./redisgen/; redis-benchmark -P 16 INCR"
-	(cd "$root" && FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis go test -run '^$' -bench . -benchmem -count "$count" ./redisgen/) 2>&1
+	header "FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis ./redisgen.test -test.run '^\$' -test.bench . -test.benchmem -test.count 1, $count times (Next and INCR interleaved); redis-benchmark -P 16 INCR"
+	# One test binary run count times with -count 1, so that Next and INCR
+	# alternate and a drift of the machine's speed shows on both sides.
+	for _ in $(seq "$count"); do
+		(cd "$root/redisgen" && FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis "$tmp/redisgen.test" -test.run '^$' -test.bench . -test.benchmem -test.count 1) 2>&1
+	done
 	hp=$(python3 -c "import urllib.parse as u; p=u.urlparse('$redis'); print(p.hostname or '127.0.0.1', p.port or 6379)")
 	set -- $hp
 	for _ in $(seq "$count"); do
