@@ -1,6 +1,7 @@
-// Package model checks lease.pml, a Promela model of the lease protocol, with SPIN:
-// the real protocol must pass an exhaustive search, and every known-bad variant must
-// give a counterexample. docs/correctness.md explains the model and its numbers.
+// Package model checks two Promela models with SPIN: lease.pml, the lease protocol,
+// and redisplain.pml, redisgen's plain path. The real protocol must pass an
+// exhaustive search, and every known-bad variant must give a counterexample.
+// docs/correctness.md explains the models and their numbers.
 package model
 
 import (
@@ -12,7 +13,7 @@ import (
 	"testing"
 )
 
-// run is one check of lease.pml: the -D flags it is generated with, and, for a
+// run is one check of a model: the -D flags it is generated with, and, for a
 // known-bad variant, the assertion pan must report as violated.
 type run struct {
 	name  string
@@ -24,6 +25,8 @@ const (
 	i1 = "(pend[h]!=w_tick)||(ptok[h]==w_tok)"
 	i2 = "pend[h]<=s_mark"
 	i4 = "pex[h]||((s_tok==ptok[h])&&("
+	// dup is redisplain.pml's invariant: no (node value, slot) is taken twice.
+	dup = "id!=w_id"
 )
 
 var (
@@ -36,7 +39,7 @@ func with(base []string, more ...string) []string {
 	return append(append([]string{}, base...), more...)
 }
 
-var runs = []run{
+var leaseRuns = []run{
 	// The real protocol: exhaustive, no error.
 	{"protocol/one-holder", one, ""},
 	{"protocol/two-holders", two, ""},
@@ -66,7 +69,7 @@ var (
 func tools(t *testing.T) {
 	for _, tool := range []string{"spin", "gcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			msg := tool + " is not installed (Debian: apt-get install spin gcc); the lease model is not checked"
+			msg := tool + " is not installed (Debian: apt-get install spin gcc); the SPIN models are not checked"
 			if os.Getenv("FLURRY_TEST_REQUIRE") == "1" {
 				t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 			}
@@ -75,9 +78,45 @@ func tools(t *testing.T) {
 	}
 }
 
+// redisplain.pml's configurations: two primaries holding values 0 and 1; one
+// holding value 0 and one holding none, the operator moving it; a primary and
+// its replica, which takes over.
+var (
+	twoValues = []string{"-DH1=1", "-DOPS=0", "-DNG=1", "-DHORIZON=4"}
+	move      = []string{"-DNG=1", "-DHORIZON=6"}
+	failover  = []string{"-DREPLICA", "-DNG=1", "-DHORIZON=5"}
+)
+
+var plainRuns = []run{
+	// The real protocol: exhaustive, no error.
+	{"protocol/two-values", twoValues, ""},
+	{"protocol/move", move, ""},
+	{"protocol/move-flight", []string{"-DNG=2", "-DHORIZON=3"}, ""},
+	{"protocol/failover", []string{"-DREPLICA", "-DNG=1", "-DHORIZON=8", "-DW=4", "-DFAILOVER=5"}, ""},
+	{"protocol/failover-flight", []string{"-DREPLICA", "-DNG=2", "-DHORIZON=4"}, ""},
+	// Known-bad variants and failed assumptions: each must issue an ID twice.
+	{"bad/shared-field", with(twoValues, "-DBUG_SHARED_FIELD"), dup},
+	{"bad/no-window", with(failover, "-DBUG_NOWINDOW"), dup},
+	{"bad/no-tick", with(failover, "-DBUG_NOTICK"), dup},
+	{"bad/failover-within-tick", with(failover, "-DFAILOVER=1"), dup},
+	{"bad/failover-within-window", with(failover, "-DFAILOVER=2"), dup},
+	{"bad/gap-one-tick", with(move, "-DGAP=1"), dup},
+	{"bad/too-many-strays", []string{"-DNG=1", "-DHORIZON=5", "-DBT=2", "-DSTRAY=3"}, dup},
+}
+
 func TestLeaseModel(t *testing.T) {
+	verify(t, "lease.pml", leaseRuns)
+}
+
+func TestRedisPlainModel(t *testing.T) {
+	verify(t, "redisplain.pml", plainRuns)
+}
+
+// verify checks every run of a model: the real protocol completes an exhaustive
+// search without error, a known-bad variant breaks the assertion named.
+func verify(t *testing.T, model string, runs []run) {
 	tools(t)
-	src, err := filepath.Abs("lease.pml")
+	src, err := filepath.Abs(model)
 	if err != nil {
 		t.Fatal(err)
 	}
