@@ -3,7 +3,6 @@ package redisgen
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -89,8 +88,6 @@ func TestCounterFormat(t *testing.T) {
 		t.Fatalf("last key holds %v after ID %d (%+v); want %v", h, id, parts, want)
 	}
 }
-
-func itoa(x int64) string { return strconv.FormatInt(x, 10) }
 
 // TestMigrateFromHashFormat: a namespace the previous script wrote moves to the
 // counter format on the first call of a new client, which continues from the old

@@ -3,6 +3,7 @@ package redisgen
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +74,9 @@ func TestPlainPath(t *testing.T) {
 	if err := g.SetNode(ctx, layout.NodeValues{4, 5}); err != nil {
 		t.Fatal(err)
 	}
+	h.mu.Lock()
+	h.n = nil // SetNode runs a script of its own
+	h.mu.Unlock()
 	seen := map[flurry.ID]bool{}
 	var last flurry.ID
 	next := func() layout.Parts {
@@ -220,11 +224,85 @@ func TestPlainPathOtherServer(t *testing.T) {
 		}
 		add(nid, "B's own generator")
 	}
-	// The one plain call that reached B moved a counter of node 1,1 that B never
-	// had from nothing to 1, and its slot (near the epoch) was refused.
+	// The one plain call that reached B made a counter of node 1,1 that B never
+	// had, its slot (near the epoch) was refused, and the script that found B's
+	// node values poisoned that counter: plain calls that still reach B with
+	// node 1,1 get slots below zero.
 	stray, err := cb.HGet(ctx, lastKey(ns), g.params.counterField([]string{"1", "1"})).Result()
-	if err != nil || stray != "1" {
-		t.Fatalf("B's counter of node 1,1: %q, %v; want the one refused plain call's 1", stray, err)
+	if err != nil || stray != poisoned {
+		t.Fatalf("B's counter of node 1,1: %q, %v; want it poisoned (%s)", stray, err, poisoned)
+	}
+}
+
+// TestSetNodePoisons: SetNode poisons the counter of the values it replaces, so
+// that a plain HINCRBY still sent with them gets a slot below zero (refused by
+// every client); the old counter is kept in floor, and when the values come back
+// their IDs continue above the old ones.
+func TestSetNodePoisons(t *testing.T) {
+	c := newClient(t)
+	l := mustLayout(t, "twitter")
+	ns := freshNamespace(t, c)
+	ctx := testCtx(t)
+	var logs syncBuffer
+	m := clock.NewManual(time.Now())
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := g.SetNode(ctx, layout.NodeValues{1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	var last flurry.ID
+	for range 20 {
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = id
+	}
+	f := g.params.counterField([]string{"1", "1"})
+	before, err := c.HGet(ctx, lastKey(ns), f).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetNode(ctx, layout.NodeValues{2, 2}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := c.HGetAll(ctx, lastKey(ns)).Result()
+	if h[f] != poisoned || h["floor"] != itoa(before) {
+		t.Fatalf("after SetNode(2, 2) the last key holds %v; want %s poisoned and floor %d", h, f, before)
+	}
+	// The Generator's window is still open (the manual clock stands): its next
+	// plain call gets a slot below zero, refuses it, and the script issues with
+	// the new values.
+	id, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := l.Decompose(id); p.Nodes != (layout.NodeValues{2, 2}) {
+		t.Fatalf("ID after SetNode(2, 2) within the window: %+v", p)
+	}
+	if !strings.Contains(logs.String(), "not this Generator's") {
+		t.Errorf("no warning about the poisoned counter:\n%s", logs.String())
+	}
+	// Setting the same values again poisons nothing.
+	if err := g.SetNode(ctx, layout.NodeValues{2, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.HGet(ctx, lastKey(ns), g.params.counterField([]string{"2", "2"})).Result(); v == poisoned {
+		t.Fatal("SetNode with the values the hash holds poisoned their counter")
+	}
+	// Back to 1,1: its counter restarts from floor, above its old IDs.
+	if err := g.SetNode(ctx, layout.NodeValues{1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	m.Add(DefaultPlainWindow)
+	id, err = g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := l.Decompose(id); p.Nodes != (layout.NodeValues{1, 1}) || id <= last {
+		t.Fatalf("ID %d (%+v) with node 1,1 again is not above its last %d", id, p, last)
+	}
+	if v, err := c.HGet(ctx, lastKey(ns), f).Int64(); err != nil || v <= before {
+		t.Fatalf("node 1,1's counter after it came back: %d, %v; want above %d", v, err, before)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,10 +115,15 @@ type Generator struct {
 	log        *slog.Logger
 	cur        atomic.Pointer[issuer] // nil until the node values are read
 	closed     atomic.Bool
-	behind     atomic.Bool // a clock-behind refusal was logged; cleared by the next issue
-	where      string      // names the server in messages, without a password
-	clk        clock.Clock // the plain path's window
-	window     int64       // ns: how long after a script's send a plain reply is taken; 0: never
+	behind     atomic.Bool   // a clock-behind refusal was logged; cleared by the next issue
+	where      string        // names the server in messages, without a password
+	clk        clock.Clock   // the plain path's window
+	setNode    *redis.Script // SetNode's script (counter format)
+	window     int64         // ns: how long after a script's send a plain reply is taken; 0: never
+	// foreignTicks: a plain slot more ticks than this behind the last confirmed
+	// tick is from a counter that is not this Generator's (two windows, and two
+	// ticks of slack for reordered replies).
+	foreignTicks int64
 }
 
 // issuer holds the scripts made for one reading of the node hash: they check that
@@ -137,7 +143,11 @@ type issuer struct {
 	plain []any                    // HINCRBY {ns}:last <the node values' counter field> 1
 	valid atomic.Pointer[validity] // the last two confirmations; nil: none usable
 	mu    sync.Mutex               // guards fl; never held across I/O
-	fl    *flight                  // the script call other goroutines wait for, if any
+	// plainOff is the time on Generator.clk until which Next takes no plain
+	// path with this issuer (see foreign); warned says foreign logged.
+	plainOff atomic.Int64
+	warned   atomic.Bool
+	fl       *flight // the script call other goroutines wait for, if any
 }
 
 // confirmation says that a script call of this issuer, sent at sent and answered
@@ -257,12 +267,16 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 		if g.window == 0 {
 			g.window = int64(max(DefaultPlainWindow, l.Unit()))
 		}
+		g.foreignTicks = 2*g.window/int64(l.Unit()) + 2
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	for _, f := range p.nodes {
 		g.nodeNames = append(g.nodeNames, f.name)
+	}
+	if p.counter() {
+		g.setNode = redis.NewScript(setNodeScript(p))
 	}
 
 	call, dial := redisconn.ClientCall(opts.Client, redisconn.Settings{}), time.Duration(0)
@@ -374,6 +388,27 @@ func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
 	return one[0], err
 }
 
+// foreignOff is how long an issuer takes no plain path after a foreign reply:
+// long enough that plain calls of one Generator that reach a stale counter move
+// it by at most its goroutines a minute, far slower than a new holder's ticks
+// move away from it.
+const foreignOff = time.Minute
+
+// foreign handles a plain reply from a counter that cannot be the confirmed one:
+// poisoned (below zero), never used here (near the epoch), or standing more than
+// two windows behind the last confirmed tick — the call reached a Redis that no
+// longer holds, or never held, the node values (a moved VIP or DNS name, a pool
+// with connections to two servers). The issuer runs the script for every ID for
+// foreignOff, so that such calls cannot go on moving that counter, and says so
+// once.
+func (g *Generator) foreign(is *issuer, now, slot int64) {
+	is.plainOff.Store(now + int64(foreignOff))
+	if !is.warned.Swap(true) {
+		g.log.Warn("redisgen: a plain HINCRBY reached a counter that is not this Generator's (another Redis, or a stale or poisoned counter); Next runs the script for every ID for a while",
+			"namespace", g.ns, "node", strings.Join(is.raw, ","), "slot", slot, "off_for", foreignOff)
+	}
+}
+
 // nextPlain is Next's plain path: ok reports whether it issued. When it did not,
 // mine is the flight the caller must end after its script call, if the caller's
 // is the script call that confirms a tick for the others.
@@ -388,7 +423,7 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	}
 	sent := g.clk.Now()
 	v := is.valid.Load()
-	if v == nil {
+	if v == nil || sent < is.plainOff.Load() {
 		return 0, false, nil, nil
 	}
 	if age := sent - v.cur.sent; age >= g.window/2 {
@@ -422,11 +457,12 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	}
 	p := &g.params
 	slot := x - 1
-	if slot < 0 {
-		return 0, false, nil, nil
-	}
 	tick := slot / p.slots()
 	if v = is.valid.Load(); v == nil {
+		return 0, false, nil, nil
+	}
+	if slot < 0 || tick < v.cur.tick-g.foreignTicks {
+		g.foreign(is, recv, slot)
 		return 0, false, nil, nil
 	}
 	if !v.covers(tick, sent, recv, g.window) {
@@ -652,6 +688,8 @@ func decimal(s string) (int64, bool) {
 	return v, true
 }
 
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
 func clip(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "…"
@@ -676,11 +714,23 @@ func (g *Generator) SetNode(ctx context.Context, nv layout.NodeValues) error {
 	if err := g.l.CheckNodeValues(nv); err != nil {
 		return fmt.Errorf("%w: %w", ErrNodeInvalid, err)
 	}
-	vals := make([]any, 0, 2*len(g.nodeNames))
-	for i, name := range g.nodeNames {
-		vals = append(vals, name, nv[i])
+	var err error
+	if g.params.counter() {
+		// One script: the new values, and the old values' counter poisoned,
+		// so that plain calls still sent with them get nothing from it.
+		args := make([]any, len(g.nodeNames))
+		for i := range g.nodeNames {
+			args[i] = itoa(nv[i])
+		}
+		err = g.setNode.Run(ctx, g.client, g.keys, args...).Err()
+	} else {
+		vals := make([]any, 0, 2*len(g.nodeNames))
+		for i, name := range g.nodeNames {
+			vals = append(vals, name, nv[i])
+		}
+		err = g.client.HSet(ctx, g.keys[0], vals...).Err()
 	}
-	if err := g.client.HSet(ctx, g.keys[0], vals...).Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf("redisgen: namespace %q: setting the node value: %w", g.ns, err)
 	}
 	return nil

@@ -144,13 +144,21 @@ func issueScript(p scriptParams, raw []string, one bool) string {
 	} else {
 		b.WriteString("tonumber(ARGV[1])\n")
 	}
+	// What the script does when the node hash no longer holds raw: in the
+	// counter format it poisons raw's counter first (see poisonScript), so that
+	// plain HINCRBYs still reaching this Redis with those values get slots below
+	// zero, which every client refuses.
+	gone := "return -1"
+	if p.counter() && len(p.nodes) > 0 {
+		gone = poisonScript(p.counterField(raw), "KEYS[2]") + " return -1"
+	}
 	// The node check: the values the caller composes the IDs from are still the
 	// node hash's. Strings from Redis are interned Lua strings, so comparing with
 	// a literal is cheap; no pattern match, no tonumber.
 	switch len(p.nodes) {
 	case 0:
 	case 1:
-		fmt.Fprintf(&b, "if redis.call('HGET', KEYS[1], %s) ~= %s then return -1 end\n", luaQuote(p.nodes[0].name), luaQuote(raw[0]))
+		fmt.Fprintf(&b, "if redis.call('HGET', KEYS[1], %s) ~= %s then %s end\n", luaQuote(p.nodes[0].name), luaQuote(raw[0]), gone)
 	default:
 		b.WriteString("local v = redis.call('HMGET', KEYS[1]")
 		for _, f := range p.nodes {
@@ -163,7 +171,7 @@ func issueScript(p scriptParams, raw []string, one bool) string {
 			}
 			fmt.Fprintf(&b, "v[%d] ~= %s", i+1, luaQuote(raw[i]))
 		}
-		b.WriteString(" then return -1 end\n")
+		b.WriteString(" then " + gone + " end\n")
 	}
 	// TIME is two decimal strings; + 0 converts them. ms is whole milliseconds.
 	fmt.Fprintf(&b, `local t = redis.call('TIME')
@@ -209,7 +217,15 @@ local first = e - n
 if e > n and first >= t0 and e <= t0 + S then %[3]s end
 `, S, field, ret("first", "first - t0", "n"), incr)
 	b.WriteString(luaInt)
+	// A poisoned counter (poisonScript): this Redis holds the values again. It
+	// restarts from nothing here, and floor (which kept its old value) puts it
+	// back above its old IDs; no arithmetic is done on the poisoned value, which
+	// a double does not hold exactly.
 	fmt.Fprintf(b, `local nowUs = s * 1000000 + us
+if e < -1e15 then
+  redis.call('HSET', KEYS[2], %[2]s, int(n))
+  e, first = n, 0
+end
 local prev = first
 local st = redis.call('HMGET', KEYS[2], 'layout', 'floor')
 if st[1] ~= %[4]s then
@@ -272,6 +288,52 @@ else
 end
 return {0, tick, first, granted}
 `, p.epoch, p.unit, p.maxTick, luaQuote(p.layout), p.seqMax)
+}
+
+// poisoned is what a poisoned counter is set to: far below zero, so that the
+// slots plain HINCRBYs take from it stay negative for 2^60 increments, and a
+// script that finds it (the Redis holds the values again) moves it up to the
+// tick's start, or to floor, like any counter behind the clock.
+const poisoned = "-1152921504606846976" // -2^60
+
+// poisonScript returns Lua statements that poison counter field f of the last
+// key lastKey (a Lua expression): a node value's counter on a Redis that no longer
+// holds that value. A plain HINCRBY (Generator.Next) sent with the old values,
+// over a connection still open to this Redis (a moved VIP or DNS name, a pool
+// with connections to two servers), would otherwise take the next slot of a
+// counter that stands where the old tenure ended; enough such calls would move it
+// into ticks a new holder of the value issues in. The counter's value is kept in
+// floor first, so that no counter of the namespace on this Redis starts below it
+// again (the value coming back to this Redis continues above its old IDs).
+func poisonScript(f, lastKey string) string {
+	return fmt.Sprintf(`do
+  local c = tonumber(redis.call('HGET', %[2]s, %[1]s))
+  if c and c > -1e15 then
+    local fl = tonumber(redis.call('HGET', %[2]s, 'floor'))
+    if not fl or c > fl then redis.call('HSET', %[2]s, 'floor', string.format('%%.0f', c)) end
+    redis.call('HSET', %[2]s, %[1]s, '%[3]s')
+  end
+end`, luaQuote(f), lastKey, poisoned)
+}
+
+// setNodeScript returns the script SetNode runs for a layout of the counter
+// format: it writes the node values (ARGV, in the order of p.nodes) and, when the
+// hash held other values before, poisons their counter (poisonScript).
+func setNodeScript(p scriptParams) string {
+	var b strings.Builder
+	b.WriteString("local old = redis.call('HMGET', KEYS[1]")
+	for _, f := range p.nodes {
+		b.WriteString(", " + luaQuote(f.name))
+	}
+	b.WriteString(")\nredis.call('HSET', KEYS[1]")
+	for i, f := range p.nodes {
+		fmt.Fprintf(&b, ", %s, ARGV[%d]", luaQuote(f.name), i+1)
+	}
+	b.WriteString(")\nlocal same, raw = true, {}\nfor i = 1, #old do\n  if not old[i] then return 0 end\n  if old[i] ~= ARGV[i] then same = false end\n  raw[i] = old[i]\nend\nif same then return 0 end\n")
+	fmt.Fprintf(&b, "local f = %s .. table.concat(raw, ',')\n", luaQuote(p.counterField(nil)))
+	b.WriteString(poisonScript("__F__", "KEYS[2]"))
+	b.WriteString("\nreturn 1\n")
+	return strings.ReplaceAll(b.String(), luaQuote("__F__"), "f")
 }
 
 // luaInt defines int(x), which returns x for redis.call to write: the number below
