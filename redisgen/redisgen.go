@@ -33,6 +33,11 @@ const DefaultBehindWait = 10 * time.Millisecond
 // seconds a Sentinel or Cluster failover takes.
 const DefaultPlainWindow = 10 * time.Millisecond
 
+// maxPlainWindow is the longest Options.PlainWindow New accepts (or the layout's
+// unit, if longer): Sentinel's fastest practical failovers take about a second,
+// and the window must stay shorter than any failover.
+const maxPlainWindow = time.Second
+
 // DefaultNamespace is the namespace of Options with an empty Namespace.
 const DefaultNamespace = "flurry"
 
@@ -84,7 +89,8 @@ type Options struct {
 	// Next and docs/redisgen.md, "The plain path"). It is also how far such IDs
 	// may lag behind Redis TIME, and how soon after a failover a reply from the
 	// new primary is no longer taken. Zero means DefaultPlainWindow or the
-	// layout's unit, whichever is longer; negative turns the plain path off, so
+	// layout's unit, whichever is longer; more than a second (or the unit) is
+	// refused, as a failover could be that fast; negative turns the plain path off, so
 	// that every call runs the script and the node check is atomic with each ID.
 	// Layouts of the hash format never take the plain path.
 	PlainWindow time.Duration
@@ -261,6 +267,10 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	g.clk = opts.Clock
 	if g.clk == nil {
 		g.clk = clock.NewSystem()
+	}
+	if longest := max(maxPlainWindow, l.Unit()); opts.PlainWindow > longest {
+		return nil, fmt.Errorf("redisgen: Options.PlainWindow %v is longer than %v: a failover to a lagging replica faster than the window could hand out a slot twice; use at most %v (the default %v is enough for 64 goroutines)",
+			opts.PlainWindow, longest, longest, DefaultPlainWindow)
 	}
 	if p.counter() && opts.PlainWindow >= 0 {
 		g.window = int64(opts.PlainWindow)

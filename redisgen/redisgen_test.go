@@ -503,6 +503,7 @@ func TestOptions(t *testing.T) {
 		{"no client", Options{Layout: l}, "neither Options.Client nor Options.URL"},
 		{"both", Options{Client: c, URL: "redis://127.0.0.1:6379/0", Layout: l}, "both"},
 		{"brace", Options{Client: c, Layout: l, Namespace: "a{b"}, "contains '{'"},
+		{"plain window", Options{Client: c, Layout: l, PlainWindow: 2 * time.Second}, "PlainWindow 2s is longer than 1s"},
 		{"space", Options{Client: c, Layout: l, Namespace: "a b"}, "contains ' '"},
 		{"long", Options{Client: c, Layout: l, Namespace: strings.Repeat("n", 201)}, "at most 200"},
 		{"scheme", Options{URL: "http://127.0.0.1:6379", Layout: l}, "scheme must be redis"},
