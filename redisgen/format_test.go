@@ -158,68 +158,8 @@ func TestOldAndNewClients(t *testing.T) {
 			if err := g.SetNode(ctx, nv); err != nil {
 				t.Fatal(err)
 			}
-			const per = 400
-			var (
-				mu      sync.Mutex
-				ids     = map[flurry.ID]string{}
-				refused int
-				wg      sync.WaitGroup
-				errs    = make(chan error, 4)
-			)
-			add := func(id flurry.ID, who string) error {
-				mu.Lock()
-				defer mu.Unlock()
-				if other, dup := ids[id]; dup {
-					return errors.New("ID " + itoa(int64(id)) + " issued to " + other + " and " + who)
-				}
-				ids[id] = who
-				return nil
-			}
 			old := newOldClient(t, c, ns, l)
-			for w := range 4 {
-				wg.Go(func() {
-					if w%2 == 0 {
-						o := old
-						for range per {
-							id, status, err := o.next(ctx)
-							if err != nil {
-								errs <- err
-								return
-							}
-							if status == statusLayout {
-								mu.Lock()
-								refused++
-								mu.Unlock()
-								continue
-							}
-							if status != 0 {
-								continue // a full tick or a short clock step: the old script asks to wait
-							}
-							if err := add(id, "an old client"); err != nil {
-								errs <- err
-								return
-							}
-						}
-						return
-					}
-					for range per {
-						id, err := g.Next(ctx)
-						if err != nil {
-							errs <- err
-							return
-						}
-						if err := add(id, "a new client"); err != nil {
-							errs <- err
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
+			n, refused := mixOldAndNew(t, ctx, g, old.next, 400)
 			// Whatever the interleaving was, the new client has issued: the old
 			// script is refused from now on in the counter format, and shares the
 			// state in the hash format.
@@ -233,9 +173,74 @@ func TestOldAndNewClients(t *testing.T) {
 			if !g.params.counter() && (status == statusLayout || refused > 0) {
 				t.Errorf("old script on a hash-format namespace refused (status %d, %d refusals); old and new share that format", status, refused)
 			}
-			t.Logf("%d IDs, %d old calls refused", len(ids), refused)
+			t.Logf("%d IDs, %d old calls refused", n, refused)
 		})
 	}
+}
+
+// mixOldAndNew runs an older client's next from two goroutines and g.Next from
+// two, per calls each, at once on one namespace, and fails the test on an ID
+// issued twice. It returns how many IDs were issued and how many of the older
+// client's calls were refused with the layout mismatch.
+func mixOldAndNew(t *testing.T, ctx context.Context, g *Generator, old func(context.Context) (flurry.ID, int64, error), per int) (issued, refused int) {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		ids  = map[flurry.ID]string{}
+		wg   sync.WaitGroup
+		errs = make(chan error, 4)
+	)
+	add := func(id flurry.ID, who string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if other, dup := ids[id]; dup {
+			return errors.New("ID " + itoa(int64(id)) + " issued to " + other + " and " + who)
+		}
+		ids[id] = who
+		return nil
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for range per {
+				if w%2 == 0 {
+					id, status, err := old(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if status == statusLayout {
+						mu.Lock()
+						refused++
+						mu.Unlock()
+						continue
+					}
+					if status != 0 {
+						continue // a full tick or a short clock step: the old script asks to wait
+					}
+					if err := add(id, "an old client"); err != nil {
+						errs <- err
+						return
+					}
+					continue
+				}
+				id, err := g.Next(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if err := add(id, "a new client"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return len(ids), refused
 }
 
 // TestFormatsRefuseEachOther: a generator of another layout, in either format, is

@@ -409,73 +409,14 @@ func TestV1AndNewClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := newV1Client(t, c, ns, l, nv)
-	const per = 500
-	var (
-		mu      sync.Mutex
-		ids     = map[flurry.ID]string{}
-		refused int
-		wg      sync.WaitGroup
-		errs    = make(chan error, 4)
-	)
-	add := func(id flurry.ID, who string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if other, dup := ids[id]; dup {
-			return errors.New("ID " + itoa(int64(id)) + " issued to " + other + " and " + who)
-		}
-		ids[id] = who
-		return nil
-	}
-	// The old clients start first, so that the namespace is in the v1 format
-	// when the new ones begin.
-	if id, status, err := old.next(ctx); err != nil || status != 0 {
+	// The old client issues first, so that the namespace is in the v1 format
+	// when the new one begins.
+	if _, status, err := old.next(ctx); err != nil || status != 0 {
 		t.Fatalf("v1 script: status %d, %v", status, err)
-	} else {
-		add(id, "an old client")
 	}
-	for w := range 4 {
-		wg.Go(func() {
-			for range per {
-				if w%2 == 0 {
-					id, status, err := old.next(ctx)
-					if err != nil {
-						errs <- err
-						return
-					}
-					if status == statusLayout {
-						mu.Lock()
-						refused++
-						mu.Unlock()
-						continue
-					}
-					if status != 0 {
-						continue // a full tick: the old script asks to wait
-					}
-					if err := add(id, "an old client"); err != nil {
-						errs <- err
-						return
-					}
-					continue
-				}
-				id, err := g.Next(ctx)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if err := add(id, "a new client"); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	n, refused := mixOldAndNew(t, ctx, g, old.next, 500)
 	if _, status, err := old.next(ctx); err != nil || status != statusLayout {
 		t.Fatalf("v1 script after the new clients: status %d, %v; want the layout mismatch", status, err)
 	}
-	t.Logf("%d IDs, %d old calls refused", len(ids), refused)
+	t.Logf("%d IDs, %d old calls refused", n, refused)
 }
