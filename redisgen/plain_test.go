@@ -420,3 +420,62 @@ func TestV1AndNewClients(t *testing.T) {
 	}
 	t.Logf("%d IDs, %d old calls refused", n, refused)
 }
+
+// TestPlainPathCounterWentBack: a counter found below the tick confirmed before
+// the call was sent (a failover to a replica that lacks the last writes, within
+// the window) is not the confirmed counter: the slot is refused, the script
+// issues from TIME, and the plain path stays off for a while, with one warning.
+func TestPlainPathCounterWentBack(t *testing.T) {
+	c := newClient(t)
+	h := &commands{}
+	c.AddHook(h)
+	l := mustLayout(t, "twitter")
+	ns := freshNamespace(t, c)
+	ctx := testCtx(t)
+	var logs syncBuffer
+	m := clock.NewManual(time.Now())
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := g.SetNode(ctx, layout.NodeValues{3, 3}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[flurry.ID]bool{}
+	next := func() flurry.ID {
+		t.Helper()
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			t.Fatalf("ID %d issued twice", id)
+		}
+		seen[id] = true
+		return id
+	}
+	first := next()
+	for range 10 {
+		next()
+	}
+	// The counter goes back 5 s: the "replica" lacks the last writes, and its
+	// TIME is past them.
+	fp, _ := l.Decompose(first)
+	setLast(t, c, ns, l, fp.Tick-5000, 0)
+	h.mu.Lock()
+	h.n = nil
+	h.mu.Unlock()
+	id := next()
+	if p, _ := l.Decompose(id); p.Tick < fp.Tick {
+		t.Fatalf("ID %+v after the counter went back: below the first ID's tick %d", p, fp.Tick)
+	}
+	if s, p := h.counts(); s != 1 || p != 1 {
+		t.Fatalf("the call after the counter went back: %d script calls and %d HINCRBYs; want 1 and 1", s, p)
+	}
+	for range 5 {
+		next()
+	}
+	if s, p := h.counts(); s != 6 || p != 1 {
+		t.Fatalf("5 calls after a foreign reply: %d script calls and %d HINCRBYs in all; want 6 and 1 (plain path off)", s, p)
+	}
+	if n := strings.Count(logs.String(), "not this Generator's"); n != 1 {
+		t.Errorf("%d warnings about the foreign counter, want 1:\n%s", n, logs.String())
+	}
+}

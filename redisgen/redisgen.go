@@ -126,10 +126,6 @@ type Generator struct {
 	clk        clock.Clock   // the plain path's window
 	setNode    *redis.Script // SetNode's script (counter format)
 	window     int64         // ns: how long after a script's send a plain reply is taken; 0: never
-	// foreignTicks: a plain slot more ticks than this behind the last confirmed
-	// tick is from a counter that is not this Generator's (two windows, and two
-	// ticks of slack for reordered replies).
-	foreignTicks int64
 }
 
 // issuer holds the scripts made for one reading of the node hash: they check that
@@ -277,7 +273,6 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 		if g.window == 0 {
 			g.window = int64(max(DefaultPlainWindow, l.Unit()))
 		}
-		g.foreignTicks = 2*g.window/int64(l.Unit()) + 2
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -405,9 +400,11 @@ func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
 const foreignOff = time.Minute
 
 // foreign handles a plain reply from a counter that cannot be the confirmed one:
-// poisoned (below zero), never used here (near the epoch), or standing more than
-// two windows behind the last confirmed tick — the call reached a Redis that no
-// longer holds, or never held, the node values (a moved VIP or DNS name, a pool
+// poisoned (below zero), never used here (near the epoch), or below the tick this
+// Generator had confirmed before it sent the call (that script ran before the
+// call was sent, and the confirmed counter only grows, however late the reply
+// comes) — the call reached a Redis that no longer holds, or never held, the
+// node values, or a counter that went back (a failover to a lagging replica) (a moved VIP or DNS name, a pool
 // with connections to two servers). The issuer runs the script for every ID for
 // foreignOff, so that such calls cannot go on moving that counter, and says so
 // once.
@@ -454,6 +451,9 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 			}
 		}
 	}
+	// The confirmed counter stood at least in this tick before the call was
+	// sent: a slot below it is not that counter's.
+	least := v.cur.tick
 	x, err := g.client.Do(ctx, is.plain...).Int64()
 	recv := g.clk.Now()
 	if err != nil {
@@ -471,7 +471,7 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	if v = is.valid.Load(); v == nil {
 		return 0, false, nil, nil
 	}
-	if slot < 0 || tick < v.cur.tick-g.foreignTicks {
+	if slot < 0 || tick < least {
 		g.foreign(is, recv, slot)
 		return 0, false, nil, nil
 	}
