@@ -57,26 +57,44 @@ func (h *commands) counts() (scripts, plain int) {
 	return h.n["evalsha"], h.n["hincrby"] // a NOSCRIPT EVALSHA is followed by an EVAL
 }
 
+// rig is a twitter Generator on the test Redis with its node values set, a
+// manual clock for its window, a count of the commands its client sends (from
+// after SetNode) and its log.
+type rig struct {
+	c    *redis.Client
+	h    *commands
+	l    *layout.Layout
+	ns   string
+	ctx  context.Context
+	m    *clock.Manual
+	logs *syncBuffer
+	g    *Generator
+}
+
+func newRig(t *testing.T, nv layout.NodeValues) *rig {
+	t.Helper()
+	r := &rig{c: newClient(t), h: &commands{}, l: mustLayout(t, "twitter"), ctx: testCtx(t),
+		m: clock.NewManual(time.Now()), logs: &syncBuffer{}}
+	r.c.AddHook(r.h)
+	r.ns = freshNamespace(t, r.c)
+	r.g = newGen(t, Options{Client: r.c, Namespace: r.ns, Layout: r.l, Clock: r.m, Logger: slog.New(slog.NewTextHandler(r.logs, nil))})
+	if err := r.g.SetNode(r.ctx, nv); err != nil {
+		t.Fatal(err)
+	}
+	r.h.mu.Lock()
+	r.h.n = nil // SetNode runs a script of its own
+	r.h.mu.Unlock()
+	return r
+}
+
 // TestPlainPath: after a script call, Next takes IDs with one HINCRBY for
-// PlainWindow on the Generator's clock; one goroutine runs the script a
-// quarter of a tick early; a reply that arrives after the window is not taken
+// PlainWindow on the Generator's clock; one goroutine runs the script in the
+// second half of the window; a reply that arrives after the window is not taken
 // (its slot is burned and the script issues instead); a negative PlainWindow
 // turns the plain path off.
 func TestPlainPath(t *testing.T) {
-	c := newClient(t)
-	h := &commands{}
-	c.AddHook(h)
-	l := mustLayout(t, "twitter")
-	ns := freshNamespace(t, c)
-	ctx := testCtx(t)
-	m := clock.NewManual(time.Now())
-	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m})
-	if err := g.SetNode(ctx, layout.NodeValues{4, 5}); err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.n = nil // SetNode runs a script of its own
-	h.mu.Unlock()
+	r := newRig(t, layout.NodeValues{4, 5})
+	h, l, ns, ctx, m, g := r.h, r.l, r.ns, r.ctx, r.m, r.g
 	seen := map[flurry.ID]bool{}
 	var last flurry.ID
 	next := func() layout.Parts {
@@ -239,16 +257,8 @@ func TestPlainPathOtherServer(t *testing.T) {
 // every client); the old counter is kept in floor, and when the values come back
 // their IDs continue above the old ones.
 func TestSetNodePoisons(t *testing.T) {
-	c := newClient(t)
-	l := mustLayout(t, "twitter")
-	ns := freshNamespace(t, c)
-	ctx := testCtx(t)
-	var logs syncBuffer
-	m := clock.NewManual(time.Now())
-	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err := g.SetNode(ctx, layout.NodeValues{1, 1}); err != nil {
-		t.Fatal(err)
-	}
+	r := newRig(t, layout.NodeValues{1, 1})
+	c, l, ns, ctx, m, logs, g := r.c, r.l, r.ns, r.ctx, r.m, r.logs, r.g
 	var last flurry.ID
 	for range 20 {
 		id, err := g.Next(ctx)
@@ -426,18 +436,8 @@ func TestV1AndNewClients(t *testing.T) {
 // the window) is not the confirmed counter: the slot is refused, the script
 // issues from TIME, and the plain path stays off for a while, with one warning.
 func TestPlainPathCounterWentBack(t *testing.T) {
-	c := newClient(t)
-	h := &commands{}
-	c.AddHook(h)
-	l := mustLayout(t, "twitter")
-	ns := freshNamespace(t, c)
-	ctx := testCtx(t)
-	var logs syncBuffer
-	m := clock.NewManual(time.Now())
-	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l, Clock: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err := g.SetNode(ctx, layout.NodeValues{3, 3}); err != nil {
-		t.Fatal(err)
-	}
+	r := newRig(t, layout.NodeValues{3, 3})
+	c, h, l, ns, ctx, logs, g := r.c, r.h, r.l, r.ns, r.ctx, r.logs, r.g
 	seen := map[flurry.ID]bool{}
 	next := func() flurry.ID {
 		t.Helper()
