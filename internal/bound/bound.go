@@ -77,12 +77,23 @@ type Call struct {
 // deadline passed (its own or ctx's), replaces the error with a *NoAnswerError
 // that wraps it; an error after ctx was cancelled is left as it is.
 func (c Call) Start(ctx context.Context) (_ context.Context, end func(*error)) {
-	within, cancel := time.Duration(0), context.CancelFunc(func() {})
+	within := time.Duration(0)
 	if d, ok := ctx.Deadline(); ok {
 		within = time.Until(d)
-	} else if t := c.timeout(); t > 0 {
-		within = t
-		ctx, cancel = context.WithTimeout(ctx, t)
+	}
+	return c.start(ctx, within)
+}
+
+// start is Start with the bound the message names: within, when ctx has a
+// deadline, else c.Timeout.
+func (c Call) start(ctx context.Context, within time.Duration) (_ context.Context, end func(*error)) {
+	cancel := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		within = 0
+		if t := c.timeout(); t > 0 {
+			within = t
+			ctx, cancel = context.WithTimeout(ctx, t)
+		}
 	}
 	return ctx, func(errp *error) {
 		if *errp != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(*errp, ErrNoAnswer) {
@@ -98,8 +109,15 @@ func (c Call) Dial(ctx context.Context, d time.Duration) (context.Context, func(
 	if d <= 0 {
 		d = DefaultTimeout
 	}
+	// The message names d itself, not the time left when the deadline is read
+	// (999ms for a 1s dial on a busy machine), unless ctx's own deadline is
+	// sooner.
+	within := d
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		within = time.Until(dl)
+	}
 	ctx, cancel := context.WithTimeout(ctx, d)
-	ctx, end := c.Start(ctx)
+	ctx, end := c.start(ctx, within)
 	return ctx, func(errp *error) {
 		end(errp)
 		cancel()
