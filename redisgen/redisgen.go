@@ -403,11 +403,11 @@ const foreignOff = time.Minute
 // poisoned (below zero), never used here (near the epoch), or below the tick this
 // Generator had confirmed before it sent the call (that script ran before the
 // call was sent, and the confirmed counter only grows, however late the reply
-// comes) — the call reached a Redis that no longer holds, or never held, the
-// node values, or a counter that went back (a failover to a lagging replica) (a moved VIP or DNS name, a pool
-// with connections to two servers). The issuer runs the script for every ID for
-// foreignOff, so that such calls cannot go on moving that counter, and says so
-// once.
+// comes). The call reached a Redis that no longer holds, or never held, the
+// node values (a moved VIP or DNS name, a pool with connections to two servers),
+// or a counter that went back (a failover to a lagging replica). The issuer runs
+// the script for every ID for foreignOff, so that such calls cannot go on moving
+// that counter, and says so once.
 func (g *Generator) foreign(is *issuer, now, slot int64) {
 	is.plainOff.Store(now + int64(foreignOff))
 	if !is.warned.Swap(true) {
