@@ -178,16 +178,18 @@ func TestSegmentSim(t *testing.T) {
 				t.Error(v)
 			}
 			switch {
-			case r.IDs == 0 || r.Kills == 0:
+			case r.IDs == 0:
 				t.Errorf("the run exercised too little: %s", r.Summary())
-			case r.Returns == 0 || r.Outages == 0:
-				// A hand-back needs a graceful restart (one kill in three) while its
+			case r.Kills == 0 || r.Returns == 0 || r.Outages == 0:
+				// Kills are drawn at random over a short run (CI drew none in
+				// 7.5 simulated minutes with seed 215353702837454906), and a
+				// hand-back needs a graceful restart (one kill in three) while its
 				// store answers and with a range to spare: a random seed may draw
 				// none. The fixed seed shows the setup exercises them.
 				if seed == 1 {
 					t.Errorf("the run exercised too little: %s", r.Summary())
 				} else {
-					t.Logf("this seed handed nothing back or had no outage; seed 1 covers both")
+					t.Logf("this seed killed nothing, handed nothing back or had no outage; seed 1 covers all three")
 				}
 			}
 		})
