@@ -143,7 +143,7 @@ type issuer struct {
 	// The plain path (Next): nil plain means it is off (a negative PlainWindow, or a
 	// layout of the hash format).
 	plain []any                    // HINCRBY {ns}:last <the node values' counter field> 1
-	valid atomic.Pointer[validity] // the last two confirmations; nil: none usable
+	valid atomic.Pointer[validity] // the last two confirmations; nil until the first
 	mu    sync.Mutex               // guards fl; never held across I/O
 	// plainOff is the time on Generator.clk until which Next takes no plain
 	// path with this issuer (see foreign); warned says foreign logged.
@@ -446,7 +446,7 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 				return 0, false, nil, err
 			}
 			sent = g.clk.Now()
-			if v = is.valid.Load(); v == nil || sent-v.cur.sent >= g.window {
+			if v = is.valid.Load(); sent-v.cur.sent >= g.window {
 				return 0, false, nil, nil
 			}
 		}
@@ -468,9 +468,7 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	p := &g.params
 	slot := x - 1
 	tick := slot / p.slots()
-	if v = is.valid.Load(); v == nil {
-		return 0, false, nil, nil
-	}
+	v = is.valid.Load() // never nil again once set
 	if slot < 0 || tick < least {
 		g.foreign(is, recv, slot)
 		return 0, false, nil, nil
@@ -490,7 +488,7 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 		if err := wait(f); err != nil {
 			return 0, false, nil, err
 		}
-		if v = is.valid.Load(); v == nil || !v.covers(tick, sent, recv, g.window) {
+		if v = is.valid.Load(); !v.covers(tick, sent, recv, g.window) {
 			return 0, false, nil, nil
 		}
 	}
