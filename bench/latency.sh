@@ -1,32 +1,49 @@
 #!/usr/bin/env bash
 # latency.sh: flurry's tail latency as a ratio to a bare net/http handler under the
-# identical setup (issue 14).
+# identical setup (issue 14), with the measurement's own noise beside it.
 #
-# The server under test runs pinned to SERVER_CPU and the load generator to
+# The servers under test run pinned to SERVER_CPU and the load generator to
 # LOAD_CPU (taskset), so they do not take each other's CPU. The generator is
 # `flurry bench --rate R`: open loop, each request scheduled at an intended send
-# time and its latency measured from that time (no coordinated omission). For each
-# round and each rate it drives `flurry serve` (the embedded default, namespace
-# "default") and server/internal/barecounter (a bare net/http handler returning
-# an atomic counter), flurry first in odd rounds and bare first in even ones, with
-# the same command: GET /v1/default/next?count=1&format=text
-# over HTTP/1.1 keep-alive. Both servers run throughout, on the same CPU; only the
-# one driven does work. It prints, per rate, the medians over the rounds of p50,
-# p99 and p999 for both and flurry's ratio to bare, and writes the raw JSON lines
-# and the table to results/latency-<time>.txt.
+# time and its latency measured from that time (no coordinated omission).
+#
+# Each run interleaves two servers in slices of SLICE (`flurry bench --baseline
+# --slice`): the schedule alternates between them every SLICE, so a slow moment
+# of the machine (a stall of the VM, its CPU time stolen by the host) falls on
+# both alike, where back-to-back runs gave it to whichever ran then. Per round and
+# rate there are two runs:
+#   - flurry/bare: `flurry serve` (the embedded default, namespace "default")
+#     against server/internal/barecounter (a bare net/http handler returning an
+#     atomic counter);
+#   - bare/bare (the control): a second barecounter against the first. Its ratio
+#     would be 1.00 on a quiet machine; its spread is the resolution of the
+#     flurry/bare ratio on this one.
+# Every request is GET /v1/default/next?count=1&format=text over HTTP/1.1
+# keep-alive. All three servers run throughout on the same CPU; only the one
+# driven does work. For each run the script also records the CPU time each
+# server used (utime+stime from /proc, per request served: the server's own cost,
+# which a stall does not inflate) and the CPU time the host stole from this VM
+# (/proc/stat's steal column).
+#
+# It prints, per rate, the medians over the rounds of p50, p99 and p999 for
+# flurry and bare, flurry's ratio to bare, the control's ratio (median and
+# range), both servers' CPU per request and the steal, and writes the raw JSON
+# lines and the table to results/latency-<time>.txt.
 #
 #   bench/latency.sh
 #   RATES='5000 10000 20000' ROUNDS=5 DURATION=20s bench/latency.sh
 #
-# Environment: RATES (default "5000 10000 20000"), ROUNDS (3), DURATION (10s),
-# WARMUP (2s), CONCURRENCY (64 workers and connections), SERVER_CPU (0), LOAD_CPU
-# (1), WAIT_IDLE (as in run.sh: wait up to 10 minutes for an idle machine first).
+# Environment: RATES (default "5000 10000 20000"), ROUNDS (3), DURATION (10s,
+# measured per server), SLICE (500ms), WARMUP (2s), CONCURRENCY (64 workers and
+# connections per server), SERVER_CPU (0), LOAD_CPU (1), WAIT_IDLE (as in run.sh:
+# wait up to 10 minutes for an idle machine first).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
 rates=${RATES:-5000 10000 20000}
 rounds=${ROUNDS:-3}
 duration=${DURATION:-10s}
+slice=${SLICE:-500ms}
 warmup=${WARMUP:-2s}
 conc=${CONCURRENCY:-64}
 scpu=${SERVER_CPU:-0}
@@ -42,6 +59,11 @@ busy() {
 if [ -n "${WAIT_IDLE:-}" ]; then
 	for _ in $(seq 200); do [ "$(busy)" -lt 5 ] && break; done
 fi
+# cputicks PID: the process's user+system CPU time, in clock ticks.
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# steal: the CPU time the hypervisor gave to others while this VM wanted it, in ticks.
+steal() { awk '/^cpu /{print $9}' /proc/stat; }
+hz=$(getconf CLK_TCK)
 
 tmp=$(mktemp -d /tmp/flurry-latency.XXXXXX)
 pids=()
@@ -54,13 +76,16 @@ trap cleanup EXIT
 (cd "$root" && go build -o "$tmp/flurry" ./cmd/flurry && go build -o "$tmp/bare" ./server/internal/barecounter)
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-fport=$(port); bport=$(port)
+fport=$(port); bport=$(port); cport=$(port)
 taskset -c "$scpu" "$tmp/flurry" serve --listen "127.0.0.1:$fport" --data "$tmp/data" >"$tmp/serve.log" 2>&1 &
-pids+=($!)
+fpid=$!; pids+=($fpid)
 taskset -c "$scpu" "$tmp/bare" --listen "127.0.0.1:$bport" >"$tmp/bare.log" 2>&1 &
-pids+=($!)
+bpid=$!; pids+=($bpid)
+taskset -c "$scpu" "$tmp/bare" --listen "127.0.0.1:$cport" >"$tmp/bare2.log" 2>&1 &
+cpid=$!; pids+=($cpid)
 for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$fport/healthz" >/dev/null && curl -sf "http://127.0.0.1:$bport/" >/dev/null && break
+	curl -sf "http://127.0.0.1:$fport/healthz" >/dev/null && curl -sf "http://127.0.0.1:$bport/" >/dev/null &&
+		curl -sf "http://127.0.0.1:$cport/" >/dev/null && break
 	sleep 0.1
 done
 
@@ -68,51 +93,62 @@ mkdir -p results
 out=results/latency-$(date -u +%F-%H%M%S).txt
 {
 	echo "date: $(date -u +%FT%TZ)"
-	echo "nproc: $(nproc); server on CPU $scpu, load generator on CPU $lcpu"
+	echo "nproc: $(nproc); servers on CPU $scpu, load generator on CPU $lcpu; clock ticks/s $hz"
 	echo "go: $(go version)"
 	echo "flurry-commit: $(git rev-parse --short HEAD) (plus any uncommitted changes)"
 	echo "cpu-busy-before: $(busy)%"
 	echo "loadavg-before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "command: taskset -c $lcpu flurry bench --server URL --rate R --duration $duration --warmup $warmup --concurrency $conc --count 1 --json"
+	echo "command: taskset -c $lcpu flurry bench --server URL --baseline BARE_URL --slice $slice --rate R --duration $duration --warmup $warmup --concurrency $conc --count 1 --json"
 	echo
 } >"$out"
+# drive NAME URL PID BASE_URL BASE_PID RATE: one interleaved run, its line in $out.
+drive() {
+	local name=$1 url=$2 pid=$3 burl=$4 bpid=$5 rate=$6 c0 b0 s0 t0 js
+	c0=$(cputicks "$pid"); b0=$(cputicks "$bpid"); s0=$(steal); t0=$(date +%s%N)
+	js=$(taskset -c "$lcpu" "$tmp/flurry" bench --server "$url" --baseline "$burl" --slice "$slice" --rate "$rate" \
+		--duration "$duration" --warmup "$warmup" --concurrency "$conc" --count 1 --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))')
+	echo "raw round=$round rate=$rate run=$name cpu_ticks=$(( $(cputicks "$pid") - c0 )) base_cpu_ticks=$(( $(cputicks "$bpid") - b0 )) steal_ticks=$(( $(steal) - s0 )) wall_ms=$(( ($(date +%s%N) - t0) / 1000000 )) $js" >>"$out"
+}
 for round in $(seq "$rounds"); do
 	for rate in $rates; do
-		# Odd rounds drive flurry first, even rounds bare first: neither always
-		# runs on the CPU the other has just warmed (or left busy).
-		order="flurry bare"
-		[ $((round % 2)) -eq 0 ] && order="bare flurry"
-		for target in $order; do
-			url=http://127.0.0.1:$fport
-			[ "$target" = bare ] && url=http://127.0.0.1:$bport
-			line=$(taskset -c "$lcpu" "$tmp/flurry" bench --server "$url" --rate "$rate" --duration "$duration" \
-				--warmup "$warmup" --concurrency "$conc" --count 1 --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[0]))')
-			echo "raw round=$round rate=$rate target=$target $line" >>"$out"
-		done
+		drive flurry "http://127.0.0.1:$fport" "$fpid" "http://127.0.0.1:$bport" "$bpid" "$rate"
+		drive control "http://127.0.0.1:$cport" "$cpid" "http://127.0.0.1:$bport" "$bpid" "$rate"
 	done
 	echo "round $round/$rounds done" >&2
 done
 echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out"
 
-python3 - "$out" <<'PY' | tee -a "$out"
+python3 - "$out" "$hz" <<'PY' | tee -a "$out"
 import json, re, statistics, sys
-rows = {}
+hz = int(sys.argv[2])
+runs = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"raw round=(\d+) rate=(\d+) target=(\w+) (.*)", line)
+    m = re.match(r"raw round=(\d+) rate=(\d+) run=(\w+) cpu_ticks=(\d+) base_cpu_ticks=(\d+) steal_ticks=(\d+) wall_ms=(\d+) (.*)", line)
     if m:
-        rows.setdefault((int(m[2]), m[3]), []).append(json.loads(m[4]))
+        res = json.loads(m[8])
+        runs.setdefault((int(m[2]), m[3]), []).append(dict(a=res[0], b=res[1], cpu=int(m[4]), bcpu=int(m[5]), steal=int(m[6]), wall=int(m[7]) / 1e3))
+med = statistics.median
+keys = ("p50_ns", "p99_ns", "p999_ns")
+ms = lambda vals: " / ".join(f"{v/1e6:.3f}" for v in vals)
 print()
-print("| rate (req/s) | achieved flurry / bare | flurry p50 / p99 / p999 (ms) | bare p50 / p99 / p999 (ms) | ratio p50 / p99 / p999 |")
-print("|---|---|---|---|---|")
-for rate in sorted({r for r, _ in rows}):
-    med = {}
-    for t in ("flurry", "bare"):
-        rs = rows.get((rate, t), [])
-        med[t] = {k: statistics.median(r[k] for r in rs) for k in ("p50_ns", "p99_ns", "p999_ns", "requests_per_second")}
-    f, b = med["flurry"], med["bare"]
-    ms = lambda d: " / ".join(f"{d[k]/1e6:.3f}" for k in ("p50_ns", "p99_ns", "p999_ns"))
-    ratio = " / ".join(f"{f[k]/b[k]:.2f}" for k in ("p50_ns", "p99_ns", "p999_ns"))
-    print(f"| {rate} | {f['requests_per_second']:.0f} / {b['requests_per_second']:.0f} | {ms(f)} | {ms(b)} | {ratio} |")
-print(f"\nmedians of {len(next(iter(rows.values())))} rounds; target: flurry p99 <= 1.1 x bare at each rate")
+print("| rate (req/s) | achieved flurry / bare | flurry p50 / p99 / p999 (ms) | bare p50 / p99 / p999 (ms) | flurry / bare, p50 / p99 / p999 | control bare / bare, p50 / p99 / p999 | control p99 range | CPU per request, flurry / bare (us) | steal (% of 2 CPUs) |")
+print("|---|---|---|---|---|---|---|---|---|")
+for rate in sorted({r for r, _ in runs}):
+    fl, co = runs.get((rate, "flurry"), []), runs.get((rate, "control"), [])
+    if not fl or not co:
+        continue
+    f = [med(r["a"][k] for r in fl) for k in keys]
+    b = [med(r["b"][k] for r in fl) for k in keys]
+    ratio = [med(r["a"][k] / r["b"][k] for r in fl) for k in keys]
+    cratio = [med(r["a"][k] / r["b"][k] for r in co) for k in keys]
+    c99 = [r["a"]["p99_ns"] / r["b"]["p99_ns"] for r in co]
+    cpu_f = med(r["cpu"] / hz / r["a"]["requests"] * 1e6 for r in fl if r["a"]["requests"])
+    cpu_b = med(r["bcpu"] / hz / r["b"]["requests"] * 1e6 for r in fl if r["b"]["requests"])
+    st = med(r["steal"] / hz / (2 * r["wall"]) * 100 for r in fl + co)
+    ach = f"{med(r['a']['requests_per_second'] for r in fl):.0f} / {med(r['b']['requests_per_second'] for r in fl):.0f}"
+    print(f"| {rate} | {ach} | {ms(f)} | {ms(b)} | {' / '.join(f'{x:.2f}' for x in ratio)} | {' / '.join(f'{x:.2f}' for x in cratio)} | {min(c99):.2f}-{max(c99):.2f} | {cpu_f:.1f} / {cpu_b:.1f} | {st:.0f}% |")
+n = len(next(iter(runs.values())))
+print(f"\nratios are medians over {n} rounds of each round's ratio (both servers measured in the same interleaved run);")
+print("target: flurry p99 <= 1.1 x bare at each rate. The control's ratio shows what the same method reports for two identical servers.")
 PY
 echo "raw output in bench/$out" >&2

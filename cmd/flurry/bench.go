@@ -23,6 +23,7 @@ import (
 
 	flurryv1 "github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
+	"github.com/flurryid/flurry/client"
 )
 
 // benchFlags are bench's settings.
@@ -34,6 +35,8 @@ type benchFlags struct {
 	warmup      time.Duration
 	rate        float64
 	redisURL    string
+	baseline    []string
+	slice       time.Duration
 	jsonOut     bool
 }
 
@@ -61,13 +64,25 @@ over gRPC (HTTP/2, h2c for http://) instead. With several --server values the
 workers are spread over them.
 
 --redis redis://host:6379/0 then runs the same load as INCRBY (INCR when --count
-is 1) of one key against Redis, for a baseline side by side.
+is 1) of one key against Redis, for a baseline side by side. --baseline URL does
+the same against any other HTTP server (the same request path; every answer with
+status 200 counts), such as a bare net/http handler, to tell the server's cost
+from the machine's and the load generator's.
+
+Several targets run one after another, each for --warmup plus --duration. With
+--slice D they run interleaved instead: the schedule alternates between them
+every D, so that each gets --duration in all, spread over the whole run, and a
+slow moment of the machine (another process, a stall of the VM) falls on all of
+them alike rather than on whichever ran then. Each target keeps its own
+connections; the comparison then prints each one's percentiles as a ratio to the
+last target's.
 
 The first --warmup of the run is not counted. Latencies are kept in log-linear
 buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
 		Example: `  flurry bench --server http://127.0.0.1:8080 --concurrency 64 --count 1 --duration 10s
   flurry bench --rate 20000 --duration 30s --redis redis://127.0.0.1:6379/0
-  flurry bench --grpc --count 1000 --concurrency 8`,
+  flurry bench --grpc --count 1000 --concurrency 8
+  flurry bench --rate 10000 --duration 20s --slice 1s --baseline http://127.0.0.1:8081`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			servers, err := bf.serverList()
@@ -85,6 +100,17 @@ buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
 				return usageErr("--warmup must not be negative")
 			case bf.rate < 0 || bf.rate != bf.rate:
 				return usageErr("--rate must not be negative")
+			case bf.slice < 0:
+				return usageErr("--slice must not be negative")
+			case bf.slice > bf.duration:
+				return usageErr("--slice %v is longer than --duration %v: each target needs at least one slice", bf.slice, bf.duration)
+			}
+			baseline, err := splitURLs(bf.baseline, "--baseline")
+			if err != nil {
+				return err
+			}
+			if len(baseline) > 0 && bf.grpc {
+				return usageErr("--baseline is driven with the plain GET route, not gRPC: drop --grpc or --baseline")
 			}
 			var targets []benchTarget
 			t, err := newFlurryTarget(servers, &bf)
@@ -99,6 +125,16 @@ buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
 				}
 				targets = append(targets, rt)
 			}
+			if len(baseline) > 0 {
+				bt, err := newBaselineTarget(baseline, &bf)
+				if err != nil {
+					return usageErr("--baseline: %v", err)
+				}
+				targets = append(targets, bt)
+			}
+			if bf.slice > 0 && len(targets) < 2 {
+				return usageErr("--slice interleaves several targets: add --baseline or --redis")
+			}
 			defer func() {
 				for _, t := range targets {
 					t.close()
@@ -106,14 +142,23 @@ buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
 			}()
 			out := cmd.OutOrStdout()
 			var results []benchResult
-			for _, t := range targets {
-				r := runBench(cmd.Context(), t, &bf)
-				results = append(results, r)
+			if bf.slice > 0 {
+				results = runBench(cmd.Context(), targets, &bf)
 				if !bf.jsonOut {
-					r.print(out)
+					for _, r := range results {
+						r.print(out)
+					}
 				}
-				if cmd.Context().Err() != nil {
-					break
+			} else {
+				for _, t := range targets {
+					r := runBench(cmd.Context(), []benchTarget{t}, &bf)[0]
+					results = append(results, r)
+					if !bf.jsonOut {
+						r.print(out)
+					}
+					if cmd.Context().Err() != nil {
+						break
+					}
 				}
 			}
 			if bf.jsonOut {
@@ -122,8 +167,8 @@ buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
 				if err := enc.Encode(results); err != nil {
 					return quietPipe(err)
 				}
-			} else if len(results) == 2 {
-				printComparison(out, results[0], results[1])
+			} else if len(results) >= 2 {
+				printComparison(out, results)
 			}
 			for _, r := range results {
 				if r.Requests == 0 && r.Errors > 0 {
@@ -141,6 +186,8 @@ buckets (1.6% wide), so percentiles are exact to within 1.6%.`,
 	f.DurationVar(&bf.warmup, "warmup", time.Second, "load sent first and not counted")
 	f.Float64Var(&bf.rate, "rate", 0, "open loop at this many requests/s in total; 0 means closed loop")
 	f.StringVar(&bf.redisURL, "redis", "", "also run the load as INCR against this Redis, redis://host:6379/0")
+	f.StringSliceVar(&bf.baseline, "baseline", nil, "also run the load against this other HTTP server (same path), repeated or comma-separated")
+	f.DurationVar(&bf.slice, "slice", 0, "interleave the targets, alternating every this long (0: one after another)")
 	f.BoolVar(&bf.jsonOut, "json", false, "print the results as JSON")
 	bf.count = 1
 	return cmd
@@ -159,6 +206,7 @@ type benchTarget interface {
 // measures, and on a small machine that would be what bench reports. https://
 // servers go through net/http.
 type httpTarget struct {
+	label   string // "baseline " for --baseline, else empty
 	servers []string
 	paths   []string // request path and query, per server
 	addrs   []string // host:port to dial, per server
@@ -232,7 +280,33 @@ func (t *httpTarget) name() string {
 	for i, s := range t.servers {
 		urls = append(urls, s+t.paths[i])
 	}
-	return "GET " + strings.Join(urls, " ") + " (HTTP/1.1 keep-alive)"
+	return t.label + "GET " + strings.Join(urls, " ") + " (HTTP/1.1 keep-alive)"
+}
+
+// newBaselineTarget drives the --baseline servers with the flurry target's
+// request over plain HTTP/1.1.
+func newBaselineTarget(servers []string, bf *benchFlags) (benchTarget, error) {
+	plain := *bf
+	plain.grpc = false
+	t, err := newFlurryTarget(servers, &plain)
+	if err != nil {
+		return nil, err
+	}
+	t.(*httpTarget).label = "baseline "
+	return t, nil
+}
+
+// splitURLs parses the URLs of a repeated, comma-separated flag.
+func splitURLs(vals []string, flag string) ([]string, error) {
+	var out []string
+	for _, v := range vals {
+		l, err := client.ParseServers(v)
+		if err != nil {
+			return nil, usageErr("%s: %v", flag, err)
+		}
+		out = append(out, l...)
+	}
+	return out, nil
 }
 
 func (t *httpTarget) do(ctx context.Context, worker int) (int, error) {
@@ -433,18 +507,53 @@ type benchResult struct {
 	// ServiceP99 is the p99 of the time from actual send to answer, open loop only:
 	// the gap to P99 is time requests waited for a free worker or a late timer.
 	ServiceP99 time.Duration `json:"service_p99_ns,omitempty"`
+	// Slice is --slice when the targets ran interleaved; Seconds is then this
+	// target's share of the measured time.
+	Slice time.Duration `json:"slice_ns,omitempty"`
 }
 
-// runBench runs bf's load against t for --warmup plus --duration, or until ctx ends.
-func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
+// runBench runs bf's load against targets for --warmup plus --duration each, or
+// until ctx ends, and returns one result per target. With one target, or
+// --slice 0, targets must be one. With --slice D the schedule is cut into slices
+// of D, given to the targets in turn: slice k of the run goes to target k mod
+// len(targets), warmup included, so each target gets the same share of every
+// stretch of the run.
+func runBench(ctx context.Context, targets []benchTarget, bf *benchFlags) []benchResult {
 	workers := bf.concurrency
-	hists := make([]histogram, workers)
-	svc := make([]histogram, workers)
-	var ids, errs atomic.Int64
-	var firstErr atomic.Pointer[string]
+	nt := len(targets)
+	hists := make([][]histogram, nt) // per target, per worker
+	svc := make([][]histogram, nt)
+	ids := make([]atomic.Int64, nt)
+	errs := make([]atomic.Int64, nt)
+	firstErr := make([]atomic.Pointer[string], nt)
+	for i := range targets {
+		hists[i] = make([]histogram, workers)
+		svc[i] = make([]histogram, workers)
+	}
+	slice := bf.slice
+	span := bf.duration // measured time per target
+	if nt > 1 {
+		// Whole slices only, so every target is measured for the same time.
+		slices := max(1, int64((bf.duration+slice/2)/slice))
+		span = time.Duration(slices) * slice
+	}
 	start := time.Now()
 	measureFrom := start.Add(bf.warmup)
-	end := measureFrom.Add(bf.duration)
+	end := measureFrom.Add(span * time.Duration(nt))
+	// which returns the target of a request meant for t: slices count from
+	// measureFrom, backwards through the warmup, so that the measured part starts
+	// with the first target.
+	which := func(t time.Time) int {
+		if nt == 1 {
+			return 0
+		}
+		d := t.Sub(measureFrom)
+		k := int64(d / slice)
+		if d < 0 {
+			k = int64((d+1)/slice) - 1
+		}
+		return int(((k % int64(nt)) + int64(nt)) % int64(nt))
+	}
 	var period time.Duration
 	if bf.rate > 0 {
 		period = time.Duration(float64(time.Second) / bf.rate)
@@ -458,7 +567,6 @@ func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			h, sh := &hists[w], &svc[w]
 			timer := time.NewTimer(time.Hour)
 			defer timer.Stop()
 			for rctx.Err() == nil {
@@ -485,7 +593,8 @@ func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
 					}
 					intended = sent
 				}
-				n, err := t.do(rctx, w)
+				ti := which(intended)
+				n, err := targets[ti].do(rctx, w)
 				done := time.Now()
 				if intended.Before(measureFrom) {
 					continue
@@ -494,52 +603,59 @@ func runBench(ctx context.Context, t benchTarget, bf *benchFlags) benchResult {
 					if rctx.Err() != nil {
 						return
 					}
-					if errs.Add(1) == 1 {
+					if errs[ti].Add(1) == 1 {
 						s := oneLine(err)
-						firstErr.Store(&s)
+						firstErr[ti].Store(&s)
 					}
 					continue
 				}
-				ids.Add(int64(n))
-				h.record(done.Sub(intended))
-				sh.record(done.Sub(sent))
+				ids[ti].Add(int64(n))
+				hists[ti][w].record(done.Sub(intended))
+				svc[ti][w].record(done.Sub(sent))
 			}
 		})
 	}
 	wg.Wait()
-	elapsed := min(time.Since(measureFrom), bf.duration)
+	elapsed := min(time.Since(measureFrom), span*time.Duration(nt)) / time.Duration(nt)
 	if elapsed <= 0 {
 		elapsed = time.Nanosecond
 	}
-	var all, allSvc histogram
-	for i := range hists {
-		all.merge(&hists[i])
-		allSvc.merge(&svc[i])
+	out := make([]benchResult, nt)
+	for ti, t := range targets {
+		var all, allSvc histogram
+		for i := range hists[ti] {
+			all.merge(&hists[ti][i])
+			allSvc.merge(&svc[ti][i])
+		}
+		r := benchResult{
+			Target:      t.name(),
+			Mode:        "closed loop",
+			Concurrency: workers,
+			Count:       bf.count,
+			Seconds:     elapsed.Seconds(),
+			Requests:    int64(all.n),
+			IDs:         ids[ti].Load(),
+			Errors:      errs[ti].Load(),
+			P50:         all.quantile(0.50),
+			P99:         all.quantile(0.99),
+			P999:        all.quantile(0.999),
+			Max:         all.max,
+		}
+		if nt > 1 {
+			r.Slice = slice
+		}
+		if period > 0 {
+			r.Mode, r.Rate = "open loop", bf.rate
+			r.ServiceP99 = allSvc.quantile(0.99)
+		}
+		if p := firstErr[ti].Load(); p != nil {
+			r.FirstError = *p
+		}
+		r.RequestsPS = float64(r.Requests) / r.Seconds
+		r.IDsPS = float64(r.IDs) / r.Seconds
+		out[ti] = r
 	}
-	r := benchResult{
-		Target:      t.name(),
-		Mode:        "closed loop",
-		Concurrency: workers,
-		Count:       bf.count,
-		Seconds:     elapsed.Seconds(),
-		Requests:    int64(all.n),
-		IDs:         ids.Load(),
-		Errors:      errs.Load(),
-		P50:         all.quantile(0.50),
-		P99:         all.quantile(0.99),
-		P999:        all.quantile(0.999),
-		Max:         all.max,
-	}
-	if period > 0 {
-		r.Mode, r.Rate = "open loop", bf.rate
-		r.ServiceP99 = allSvc.quantile(0.99)
-	}
-	if p := firstErr.Load(); p != nil {
-		r.FirstError = *p
-	}
-	r.RequestsPS = float64(r.Requests) / r.Seconds
-	r.IDsPS = float64(r.IDs) / r.Seconds
-	return r
+	return out
 }
 
 func (r benchResult) print(w io.Writer) {
@@ -564,14 +680,34 @@ func (r benchResult) print(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-func printComparison(w io.Writer, a, b benchResult) {
+// printComparison prints the results side by side and, for each one but the
+// last, its percentiles as a ratio to the last one's: the baseline when
+// --baseline is given, else Redis.
+func printComparison(w io.Writer, rs []benchResult) {
+	label := func(r benchResult) string {
+		switch {
+		case strings.HasPrefix(r.Target, "baseline "):
+			return "baseline"
+		case strings.HasPrefix(r.Target, "Redis "):
+			return "redis"
+		}
+		return "flurry"
+	}
 	fmt.Fprintf(w, "%-10s %14s %14s %10s %10s %10s %10s\n", "", "requests/s", "IDs/s", "p50", "p99", "p999", "max")
-	for _, r := range []struct {
-		label string
-		r     benchResult
-	}{{"flurry", a}, {"redis", b}} {
-		fmt.Fprintf(w, "%-10s %14s %14s %10v %10v %10v %10v\n", r.label, group(uint64(r.r.RequestsPS+0.5)), group(uint64(r.r.IDsPS+0.5)),
-			round(r.r.P50), round(r.r.P99), round(r.r.P999), round(r.r.Max))
+	for _, r := range rs {
+		fmt.Fprintf(w, "%-10s %14s %14s %10v %10v %10v %10v\n", label(r), group(uint64(r.RequestsPS+0.5)), group(uint64(r.IDsPS+0.5)),
+			round(r.P50), round(r.P99), round(r.P999), round(r.Max))
+	}
+	base := rs[len(rs)-1]
+	ratio := func(a, b time.Duration) string {
+		if b <= 0 {
+			return "-"
+		}
+		return strconv.FormatFloat(float64(a)/float64(b), 'f', 2, 64)
+	}
+	for _, r := range rs[:len(rs)-1] {
+		fmt.Fprintf(w, "%s / %s: p50 %s  p99 %s  p999 %s  max %s\n", label(r), label(base),
+			ratio(r.P50, base.P50), ratio(r.P99, base.P99), ratio(r.P999, base.P999), ratio(r.Max, base.Max))
 	}
 }
 

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,6 +95,11 @@ func TestBenchErrors(t *testing.T) {
 		{"duration", []string{"--duration", "0s"}, 2, []string{"--duration"}},
 		{"rate", []string{"--rate", "-1"}, 2, []string{"--rate"}},
 		{"redis", []string{"--redis", "http://x"}, 2, []string{"--redis"}},
+		{"baseline url", []string{"--baseline", "ftp://x"}, 2, []string{"--baseline"}},
+		{"baseline over grpc", []string{"--baseline", ts.URL, "--grpc"}, 2, []string{"--baseline", "--grpc"}},
+		{"slice alone", []string{"--server", ts.URL, "--slice", "10ms"}, 2, []string{"--slice", "--baseline"}},
+		{"slice negative", []string{"--slice", "-1s"}, 2, []string{"--slice"}},
+		{"slice too long", []string{"--baseline", ts.URL, "--slice", "1s"}, 2, []string{"--slice", "--duration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"bench", "--duration", "100ms", "--warmup", "0s", "--concurrency", "2"}, tc.args...)
@@ -108,6 +116,68 @@ func TestBenchErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBenchInterleaved runs a flurry server and a bare one in slices: each gets
+// its exact share of the open-loop schedule, and the bare one sees its requests
+// in separate stretches spread over the whole run, not in one block.
+func TestBenchInterleaved(t *testing.T) {
+	ts := startFlurryServer(t)
+	start := time.Now()
+	var mu sync.Mutex
+	var seen []time.Duration
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, time.Since(start))
+		mu.Unlock()
+		w.Write([]byte("1"))
+	}))
+	t.Cleanup(bare.Close)
+	r := cli(t, "", "bench", "--server", ts.URL, "--baseline", bare.URL, "--slice", "100ms", "--rate", "1000",
+		"--duration", "400ms", "--warmup", "0s", "--concurrency", "8", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	var res []benchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 2 {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	// 800 ms at 1000/s is 800 requests, alternating every 100: 400 each.
+	for i, want := range []string{"GET " + ts.URL, "baseline GET " + bare.URL} {
+		got := res[i]
+		if !strings.HasPrefix(got.Target, want) || got.Requests != 400 || got.Errors != 0 || got.Slice != 100*time.Millisecond {
+			t.Errorf("result %d: %+v; want target %q, 400 requests, no errors, slice 100ms", i, got, want)
+		}
+		if got.Seconds < 0.35 || got.Seconds > 0.45 {
+			t.Errorf("result %d: %v seconds, want this target's 0.4", i, got.Seconds)
+		}
+	}
+	if res[0].IDs != 400 || res[1].IDs != 0 {
+		t.Errorf("IDs %d and %d, want 400 from flurry, none from the bare server", res[0].IDs, res[1].IDs)
+	}
+	mu.Lock()
+	got := slices.Clone(seen)
+	mu.Unlock()
+	if len(got) != 400 {
+		t.Fatalf("the bare server saw %d requests, want 400", len(got))
+	}
+	slices.Sort(got)
+	gaps := 0
+	for i := 1; i < len(got); i++ {
+		if got[i]-got[i-1] >= 50*time.Millisecond {
+			gaps++
+		}
+	}
+	// Its slices are the 2nd, 4th, 6th and 8th of the run: from 100 to 800 ms,
+	// with flurry's slices between them.
+	if span := got[len(got)-1] - got[0]; span < 550*time.Millisecond || gaps < 3 {
+		t.Errorf("the bare server's requests span %v with %d gaps of 50ms or more; want them spread over the run (about 700ms, 3 gaps)", span, gaps)
+	}
+	text := cli(t, "", "bench", "--server", ts.URL, "--baseline", bare.URL, "--slice", "50ms",
+		"--duration", "100ms", "--warmup", "0s", "--concurrency", "2")
+	if text.code != 0 || !strings.Contains(text.stdout, "flurry / baseline: p50 ") || !strings.Contains(text.stdout, "baseline GET") {
+		t.Errorf("exit %d, output lacks the baseline or the ratio line:\n%s%s", text.code, text.stdout, text.stderr)
 	}
 }
 
