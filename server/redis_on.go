@@ -25,7 +25,8 @@ func (b *builder) redis(ctx context.Context, ns *namespace, c *config.Redis) err
 	ns.redisURL = lease.RedactURL(c.URL)
 	g, err := redisgen.New(ctx, redisgen.Options{
 		URL: c.URL, Namespace: key, Layout: l, BehindWait: c.BehindWait.Or(0),
-		Logger: b.opts.Logger.With("namespace", ns.name),
+		PlainWindow: c.PlainWindow.Or(0),
+		Logger:      b.opts.Logger.With("namespace", ns.name),
 	})
 	if err != nil {
 		return err

@@ -280,6 +280,12 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 		k.add(append(p, "key"), "%q: no braces, spaces or control characters, at most 200 bytes", key)
 	}
 	k.duration(append(p, "behind_wait"), r.BehindWait, true)
+	if k.duration(append(p, "plain_window"), r.PlainWindow, true) && l != nil {
+		// redisgen.New's bound, reported here with the key's line.
+		if longest := max(time.Second, l.Unit()); r.PlainWindow.d > longest {
+			k.add(append(p, "plain_window"), "%q is longer than %v: a failover to a lagging replica within the window could hand out a slot twice; use at most %v, or leave it out for the default", r.PlainWindow.text, longest, longest)
+		}
+	}
 }
 
 func (k *checker) oneOf(p []string, v string, allowed ...string) {

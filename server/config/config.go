@@ -199,6 +199,12 @@ type Redis struct {
 	Node string `yaml:"node"`
 	// BehindWait is how long a call waits for Redis's clock (empty means 10ms).
 	BehindWait Duration `yaml:"behind_wait"`
+	// PlainWindow is redisgen.Options.PlainWindow: how long after a script call
+	// one-ID requests are served by a plain HINCRBY (docs/redisgen.md, "The plain
+	// path"). Empty means redisgen's default (10ms, or the layout's unit if
+	// longer); a negative duration (-1ms) turns the plain path off, so every ID
+	// runs the script; more than 1s (or the unit, if longer) is refused.
+	PlainWindow Duration `yaml:"plain_window"`
 }
 
 // Problem is one thing wrong in a configuration.

@@ -20,7 +20,7 @@ var redisNamespace = func() string {
 	}
 	return `  r:
     strategy: redis
-    redis: {url: 'redis://127.0.0.1:6379/0', behind_wait: -1ms}
+    redis: {url: 'redis://127.0.0.1:6379/0', behind_wait: -1ms, plain_window: 20ms}
 `
 }()
 
@@ -60,6 +60,9 @@ namespaces:
 		if got := c.Namespaces["r"].Redis.BehindWait.Or(0); got != -time.Millisecond {
 			t.Errorf("behind_wait: %v, want -1ms", got)
 		}
+		if got := c.Namespaces["r"].Redis.PlainWindow.Or(0); got != 20*time.Millisecond {
+			t.Errorf("plain_window: %v, want 20ms", got)
+		}
 	}
 	if !c.ShutdownTimeout.IsSet() || c.Limits.WriteTimeout.IsSet() || c.ShutdownTimeout.String() != "5s" {
 		t.Errorf("IsSet/String: %v %v %q", c.ShutdownTimeout.IsSet(), c.Limits.WriteTimeout.IsSet(), c.ShutdownTimeout)
@@ -98,5 +101,38 @@ namespaces:
 	code.ShutdownTimeout = DurationOf(2 * time.Second)
 	if err := code.Check(nil); err != nil || code.ShutdownTimeout.Or(DefaultShutdown) != 2*time.Second {
 		t.Errorf("DurationOf: %v %v", code.ShutdownTimeout, err)
+	}
+}
+
+// TestPlainWindowBound: plain_window beyond redisgen's bound (1s, or the layout's
+// unit if longer) is refused with its line; a negative one (the plain path off)
+// and one at the bound are not.
+func TestPlainWindowBound(t *testing.T) {
+	if !buildtags.Redis {
+		t.Skip("this build has no Redis engines (lean build)")
+	}
+	for _, tc := range []struct {
+		window, layout, want string
+	}{
+		{"-1ms", "", ""},
+		{"1s", "", ""},
+		{"1001ms", "", `t.yaml:5: namespaces.r.redis.plain_window: "1001ms" is longer than 1s`},
+		{"soon", "", `t.yaml:5: namespaces.r.redis.plain_window: "soon" is not a duration`},
+		{"1s", "sonyflake", ""},
+	} {
+		_, err := Parse("t.yaml", []byte(`namespaces:
+  r:
+    strategy: redis
+    redis:
+      plain_window: `+tc.window+`
+      url: redis://127.0.0.1:6379/0
+      layout: '`+tc.layout+`'
+`), nil)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %s: %v", tc.window, tc.layout, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s %s: %v, want %q", tc.window, tc.layout, err, tc.want)
+		}
 	}
 }
