@@ -9,11 +9,13 @@
 #    (BenchmarkNextRealServer with FLURRY_BENCH_SERVER), HTTP and gRPC, default
 #    Options and Batch 100,000; -count 5. Target >= 20M IDs/s at the defaults.
 # 2. redisgen.txt: the Redis generator beside INCR on the same client, same run
-#    (BenchmarkRedis, -count 1 five times, so that Next and INCR alternate), and redis-benchmark's INCR pipelined 16 deep for
+#    (BenchmarkRedis, one benchmark per run of the binary, -count 1, five rounds:
+#    Next and INCR alternate, INCR first in even rounds), and redis-benchmark's INCR pipelined 16 deep for
 #    NextN's per-ID cost. Targets: Next >= 0.9 x INCR's ids/s from 1 and from 64
 #    goroutines; NextN per ID at least as cheap as INCR -P16.
 # 3. snowflake.txt: BenchmarkNext and BenchmarkNextParallel of the bench module
-#    (flurry and its peers, bwmarrin among them), -count 5. Targets: the default's
+#    (flurry and bwmarrin, one benchmark per run of the binary, five rounds,
+#    bwmarrin first in even rounds; then every peer once). Targets: the default's
 #    two-goroutine cost <= 60 ns/ID in 5 of 5; serial <= bwmarrin; 0 allocs. Then
 #    snowflake-variants.txt: BenchmarkContention of ./snowflake (-cpu 1,2), the
 #    contention variants side by side.
@@ -89,11 +91,17 @@ if want redisgen; then
 (cd "$root" && go test -c -o "$tmp/redisgen.test" ./redisgen/)
 idle
 {
-	header "FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis ./redisgen.test -test.run '^\$' -test.bench . -test.benchmem -test.count 1, $count times (Next and INCR interleaved); redis-benchmark -P 16 INCR"
-	# One test binary run count times with -count 1, so that Next and INCR
-	# alternate and a drift of the machine's speed shows on both sides.
-	for _ in $(seq "$count"); do
-		(cd "$root/redisgen" && FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis "$tmp/redisgen.test" -test.run '^$' -test.bench . -test.benchmem -test.count 1) 2>&1
+	header "FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis ./redisgen.test -test.run '^\$' -test.bench . -test.benchmem -test.count 1, one benchmark a run, $count rounds (Next and INCR interleaved, INCR first in even rounds); redis-benchmark -P 16 INCR"
+	# One benchmark per run of the test binary, -count 1, count rounds: Next and
+	# INCR alternate, and which of the two runs first alternates by round, so
+	# that a machine speeding up or slowing down during the run (the VM's stolen
+	# time comes and goes) favours neither.
+	for round in $(seq "$count"); do
+		order="Next INCR Next-parallel64 INCR-parallel64 NextN1000"
+		[ $((round % 2)) -eq 0 ] && order="INCR Next INCR-parallel64 Next-parallel64 NextN1000"
+		for b in $order; do
+			(cd "$root/redisgen" && FLURRY_TEST_REQUIRE=1 FLURRY_TEST_REDIS=$redis "$tmp/redisgen.test" -test.run '^$' -test.bench "^BenchmarkRedis\$/^$b\$" -test.benchmem -test.count 1) 2>&1
+		done
 	done
 	hp=$(python3 -c "import urllib.parse as u; p=u.urlparse('$redis'); print(p.hostname or '127.0.0.1', p.port or 6379)")
 	set -- $hp
@@ -109,8 +117,21 @@ fi
 if want snowflake; then
 idle
 {
-	header "go test -run '^\$' -bench '^Benchmark(Next|NextParallel)\$' -benchmem -count $count . (bench module)"
-	go test -run '^$' -bench '^Benchmark(Next|NextParallel)$' -benchmem -count "$count" . 2>&1
+	header "bench.test -test.bench '^Benchmark(Next|NextParallel)\$/^(flurry|bwmarrin)\$' one benchmark a run, $count rounds (flurry and bwmarrin alternate, bwmarrin first in even rounds); then the whole of ^Benchmark(Next|NextParallel)\$ once, for the other peers (bench module)"
+	go test -c -o "$tmp/bench.test" . 2>&1
+	# flurry and bwmarrin alternate, and which runs first alternates by round:
+	# go test -count N runs each benchmark N times in a row, so a drift of the
+	# machine's speed during the run fell on one side only.
+	for round in $(seq "$count"); do
+		order="flurry bwmarrin"
+		[ $((round % 2)) -eq 0 ] && order="bwmarrin flurry"
+		for top in Next NextParallel; do
+			for b in $order; do
+				"$tmp/bench.test" -test.run '^$' -test.bench "^Benchmark$top\$/^$b\$" -test.benchmem -test.count 1 2>&1 | grep -E '^Benchmark|^(ok|FAIL|---)'
+			done
+		done
+	done
+	"$tmp/bench.test" -test.run '^$' -test.bench '^Benchmark(Next|NextParallel)$' -test.benchmem -test.count 1 2>&1
 	footer
 } | tee "$out/snowflake.txt"
 # The contention variants the default was chosen from (add: fetch-and-add, the old
