@@ -540,19 +540,11 @@ func runBench(ctx context.Context, targets []benchTarget, bf *benchFlags) []benc
 	start := time.Now()
 	measureFrom := start.Add(bf.warmup)
 	end := measureFrom.Add(span * time.Duration(nt))
-	// which returns the target of a request meant for t: slices count from
-	// measureFrom, backwards through the warmup, so that the measured part starts
-	// with the first target.
 	which := func(t time.Time) int {
 		if nt == 1 {
 			return 0
 		}
-		d := t.Sub(measureFrom)
-		k := int64(d / slice)
-		if d < 0 {
-			k = int64((d+1)/slice) - 1
-		}
-		return int(((k % int64(nt)) + int64(nt)) % int64(nt))
+		return sliceTarget(t.Sub(measureFrom), slice, nt)
 	}
 	var period time.Duration
 	if bf.rate > 0 {
@@ -658,6 +650,18 @@ func runBench(ctx context.Context, targets []benchTarget, bf *benchFlags) []benc
 	return out
 }
 
+// sliceTarget returns which of n interleaved targets a request meant for d after
+// the measured part's start goes to: slice k (floor(d / slice)) goes to target k
+// mod n, counting back through the warmup too, so that the measured part starts
+// with the first target.
+func sliceTarget(d, slice time.Duration, n int) int {
+	k := int64(d / slice)
+	if d < 0 && d%slice != 0 {
+		k-- // floor, not truncation toward zero
+	}
+	return int(((k % int64(n)) + int64(n)) % int64(n))
+}
+
 func (r benchResult) print(w io.Writer) {
 	fmt.Fprintf(w, "target    %s\n", r.Target)
 	if r.Rate > 0 {
@@ -665,6 +669,9 @@ func (r benchResult) print(w io.Writer) {
 			strconv.FormatFloat(r.Rate, 'f', -1, 64), r.Concurrency, r.Count, r.Seconds)
 	} else {
 		fmt.Fprintf(w, "load      closed loop, %d workers, %d IDs per request, %.1fs\n", r.Concurrency, r.Count, r.Seconds)
+	}
+	if r.Slice > 0 {
+		fmt.Fprintf(w, "          interleaved with the other targets in slices of %v; %.1fs is this target's share\n", r.Slice, r.Seconds)
 	}
 	fmt.Fprintf(w, "requests  %s (%s/s)\n", group(uint64(r.Requests)), group(uint64(r.RequestsPS+0.5)))
 	fmt.Fprintf(w, "IDs       %s (%s/s)\n", group(uint64(r.IDs)), group(uint64(r.IDsPS+0.5)))

@@ -176,8 +176,26 @@ func TestBenchInterleaved(t *testing.T) {
 	}
 	text := cli(t, "", "bench", "--server", ts.URL, "--baseline", bare.URL, "--slice", "50ms",
 		"--duration", "100ms", "--warmup", "0s", "--concurrency", "2")
-	if text.code != 0 || !strings.Contains(text.stdout, "flurry / baseline: p50 ") || !strings.Contains(text.stdout, "baseline GET") {
+	if text.code != 0 || !strings.Contains(text.stdout, "flurry / baseline: p50 ") || !strings.Contains(text.stdout, "baseline GET") ||
+		strings.Count(text.stdout, "interleaved with the other targets in slices of 50ms") != 2 {
 		t.Errorf("exit %d, output lacks the baseline or the ratio line:\n%s%s", text.code, text.stdout, text.stderr)
+	}
+}
+
+func TestSliceTarget(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		d    time.Duration
+		n    int
+		want int
+	}{
+		{0, 2, 0}, {99 * ms, 2, 0}, {100 * ms, 2, 1}, {199 * ms, 2, 1}, {200 * ms, 2, 0},
+		{-1, 2, 1}, {-100 * ms, 2, 1}, {-100*ms - 1, 2, 0}, {-200 * ms, 2, 0},
+		{250 * ms, 3, 2}, {-1, 3, 2}, {-150 * ms, 3, 1}, {-300 * ms, 3, 0},
+	} {
+		if got := sliceTarget(tc.d, 100*ms, tc.n); got != tc.want {
+			t.Errorf("sliceTarget(%v, 100ms, %d) = %d, want %d", tc.d, tc.n, got, tc.want)
+		}
 	}
 }
 
