@@ -72,7 +72,7 @@ func Example() {
 	// Output:
 	// scope: orders/datacenter=1
 	// node: datacenter=1,worker=0
-	// reserved through: 2026-11-22T12:00:04Z
+	// reserved through: 2026-11-22T12:01:02Z
 	// ID: 2124472963691577344 [{datacenter 1} {worker 0}]
 	// session: lease: session closed
 	// generator: stopped

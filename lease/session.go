@@ -50,17 +50,35 @@ type Options struct {
 	Order Order
 	// Owner names this holder in listings. Empty means host/pid/random.
 	Owner string
-	// TTL is the lease's time to live in the store, from MinTTL to MaxTTL. Zero
-	// means 10 s.
+	// Budget is the outage budget: how long the generator goes on issuing when the
+	// store stops answering. Every renewal reserves Budget plus one renewal interval
+	// ahead of the clock, and the TTL is long enough to cover it, so a store outage
+	// shorter than Budget costs no refusal; past it the generator stops (ErrLost)
+	// until the store answers. What it costs: a crashed holder's value stays held
+	// for the TTL, unless its successor resumes it from a Journal, and a takeover
+	// without a journal starts above a mark up to Budget ahead of the crashed
+	// holder's clock (docs/leases.md). From MinBudget to MaxBudget; zero means one
+	// minute, or, when TTL is set, the most that TTL allows (TTL minus its margin and
+	// one renewal interval).
+	Budget time.Duration
+	// TTL is the lease's time to live in the store, from MinTTL to MaxTTL: how long a
+	// crashed holder's value stays held. It must cover Budget, one renewal interval
+	// and the fence's margin (TTL/10 + 50 ms). Zero means the shortest TTL that does,
+	// in whole seconds: 69 s with the defaults.
 	TTL time.Duration
-	// Window is how much time one store write reserves. The session renews every
-	// Window (every TTL/3 if that is shorter) and each renewal reserves ticks through
-	// now + Window + that interval, so the store sees at most one write per Window per
-	// node, and a renewal is due while a whole interval of reservation is left. A
-	// process that takes the value over after a crash starts above the reservation,
-	// up to twice Window ahead of the crashed holder's clock. From MinWindow to
-	// MaxWindow; zero means 2 s.
+	// Window is the renewal interval: the session writes to the store every Window
+	// (every TTL/3 if that is shorter), so the store sees one write per Window per
+	// node, and to its Journal about as often. From MinWindow to MaxWindow; zero
+	// means 2 s.
 	Window time.Duration
+	// Journal, when set, keeps the lease and a local mark on this process's disk,
+	// so that the next process on the same journal resumes the lease after a crash
+	// at once, and starts above what this one issued even when its clock is behind
+	// (see Journal). The session writes it about once per Window and before each
+	// grant; the generator issues only below the journal's mark too, so a disk that
+	// stops taking writes stops the generator within two Windows. Nil means none.
+	// The session does not close it.
+	Journal Journal
 	// Clock must be the generator's clock. Nil means clock.NewSystem().
 	Clock clock.Clock
 	// Logger receives acquisitions, losses and store errors. Nil means slog.Default().
@@ -87,6 +105,20 @@ type Status struct {
 	Above      time.Time     `json:"above"`
 	Mark       time.Time     `json:"mark"`
 	WindowLeft time.Duration `json:"window_left"`
+	// Journal is the mark the session's Journal holds (zero without one); the
+	// generator issues only through the earlier of Mark and Journal.
+	Journal time.Time `json:"journal,omitempty"`
+	// Resumed reports that this session took over the lease of the process that
+	// ran on its Journal before, instead of acquiring one.
+	Resumed bool `json:"resumed,omitempty"`
+	// Budget and TTL are the session's outage budget and lease TTL (Options).
+	Budget time.Duration `json:"budget"`
+	TTL    time.Duration `json:"ttl"`
+	// Renewed is when the store last confirmed a reservation (by the local clock);
+	// BudgetLeft is how much longer the generator may issue if the store answers no
+	// more: the earlier of the reservation's end and the fence, minus now.
+	Renewed    time.Time     `json:"renewed"`
+	BudgetLeft time.Duration `json:"budget_left"`
 	Renewals   int64         `json:"renewals"`
 	Failures   int64         `json:"failures"`
 	Losses     int64         `json:"losses"`
@@ -109,12 +141,17 @@ type Session struct {
 	every  time.Duration
 	log    *slog.Logger
 
+	// resume is the Journal's entry of a lease this session may resume (a crashed
+	// predecessor's, of this scope); nil once resumed, or found gone.
+	resume *JournalEntry
+
 	mu     sync.Mutex
 	l      Lease
 	held   bool
 	above  unixMilli // the mark this holder starts above
 	mark   unixMilli // the reservation the store confirmed: the generator may issue through it
 	until  int64     // the fence: the grant ends when the clock reads it (ns)
+	jmark  unixMilli // the Journal's mark: the generator may issue through it too; never lowered but by Close
 	status Status
 
 	// ctx is the session's own context: derived from Start's, whose values it keeps
@@ -157,6 +194,10 @@ func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if err := s.loadJournal(ctx); err != nil {
+		s.cancel(err)
+		return nil, err
+	}
 	if err := s.acquire(ctx); err != nil {
 		s.cancel(err)
 		return nil, err
@@ -175,17 +216,32 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	if opts.Scope == "" {
 		opts.Scope = "default"
 	}
-	if opts.TTL == 0 {
-		opts.TTL = 10 * time.Second
-	}
 	if opts.Window == 0 {
-		opts.Window = 2 * time.Second
+		opts.Window = DefaultWindow
+	}
+	if err := CheckWindow(opts.Window); err != nil {
+		return nil, err
+	}
+	if opts.Budget == 0 && opts.TTL == 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.Budget != 0 {
+		if err := CheckBudget(opts.Budget); err != nil {
+			return nil, err
+		}
+	}
+	if opts.TTL == 0 {
+		opts.TTL = TTLFor(opts.Budget, opts.Window)
 	}
 	if err := CheckTTL(opts.TTL); err != nil {
 		return nil, err
 	}
-	if err := CheckWindow(opts.Window); err != nil {
-		return nil, err
+	margin, every := fenceMargin(opts.TTL), renewEvery(opts.TTL, opts.Window)
+	if opts.Budget == 0 {
+		opts.Budget = (opts.TTL - margin - every).Truncate(time.Millisecond)
+	} else if opts.Budget+every > opts.TTL-margin {
+		return nil, badConfig("lease: an outage budget of %v needs a ttl of at least %v (the budget, one renewal interval of %v and the fence's margin); raise ttl, leave it out, or lower the budget",
+			opts.Budget, TTLFor(opts.Budget, opts.Window), every)
 	}
 	if opts.Order != OrderScope && opts.Order != OrderValue {
 		return nil, badConfig("lease: unknown Options.Order %v", opts.Order)
@@ -254,10 +310,10 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	if err := CheckScope(s.scope); err != nil {
 		return nil, &configError{msg: err.Error()}
 	}
-	s.margin = opts.TTL/10 + 50*time.Millisecond
-	s.every = min(opts.TTL/3, opts.Window)
+	s.margin, s.every = margin, every
 	s.status.Scope = s.scope
 	s.status.Owner = opts.Owner
+	s.status.Budget, s.status.TTL = opts.Budget, opts.TTL
 	return s, nil
 }
 
@@ -293,7 +349,7 @@ func (s *Session) nodeOf(v int64) layout.NodeValues {
 // error that retrying cannot cure (permanent); ErrClosed when the session was closed;
 // and when ctx ends, an error that wraps both ctx's error and the last failure.
 func (s *Session) acquire(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
+	backoff := 50 * time.Millisecond
 	var last error // the last failure, not counting an attempt that ctx's end cut short
 	var lastMsg string
 	for {
@@ -322,13 +378,13 @@ func (s *Session) acquire(ctx context.Context) error {
 				}
 			}
 		}
-		if werr := s.sleep(ctx, backoff); werr != nil {
+		if werr := s.sleep(ctx, jitter(s.opts.Clock, backoff)); werr != nil {
 			if s.ctx.Err() != nil {
 				return ErrClosed
 			}
 			return fmt.Errorf("lease: no node value acquired in scope %s: %w; last error: %w", s.scope, werr, last)
 		}
-		backoff = min(backoff*2, s.opts.TTL/2)
+		backoff = min(backoff*2, maxRetry)
 	}
 }
 
@@ -380,6 +436,16 @@ var ErrClosedSession = ErrClosed
 // (sent) is both where the reservation is measured from and where the grant's fence
 // is (see fence).
 func (s *Session) tryAcquire(ctx context.Context) error {
+	if s.resume != nil {
+		err := s.tryResume(ctx)
+		if !errors.Is(err, ErrLost) {
+			return err // resumed, or the store did not answer: try again
+		}
+		// The predecessor's lease expired or another holder has the value: acquire
+		// as usual, still above the journal's mark.
+		s.log.Info("lease: the lease in the journal is gone; acquiring a node value", "scope", s.scope, "value", s.resume.Value)
+		s.resume = nil
+	}
 	l, err := s.claim(ctx)
 	if err != nil {
 		return err
@@ -389,11 +455,18 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 		s.abandon(ctx, l, l.Mark)
 		return err
 	}
+	// Above what this journal's earlier processes issued, whatever value they had:
+	// a restart after a crash on a clock that stepped back continues above them.
+	above = max(above, s.journalMark())
 	sent := s.opts.Clock.Now()
 	// At acquisition the store's mark for this lease is the one the holder starts
 	// above: reservation(above, above, ...) is max(above, now) + ahead.
 	mark := reservation(above, above, sent, s.ahead())
 	above = s.flawedAbove(above)
+	if err := s.journal(ctx, l, above, sent, true); err != nil {
+		s.abandon(ctx, l, l.Mark)
+		return err
+	}
 	node := s.nodeOf(l.Value)
 	l2, err := s.reserve(ctx, l, node, above, mark, sent)
 	if err != nil {
@@ -401,12 +474,153 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 		return err
 	}
 	until := s.fence(sent)
-	if err := s.grant(node, above, mark, until); err != nil {
+	if err := s.grant(node, above, s.through(mark), until); err != nil {
 		s.abandon(ctx, l2, l.Mark)
 		return refused(err)
 	}
-	s.hold(l2, node, above, mark, until)
+	s.hold(l2, node, above, mark, until, false)
 	return nil
+}
+
+// loadJournal reads the Journal, if any. Its mark, when of this scope, is a floor
+// for every acquisition of the session (journalMark); a lease it holds is one the
+// session tries to resume first.
+func (s *Session) loadJournal(ctx context.Context) error {
+	if s.opts.Journal == nil {
+		return nil
+	}
+	e, err := s.opts.Journal.Load(ctx)
+	if err != nil {
+		return &configError{msg: err.Error(), err: err}
+	}
+	if e.Scope != s.scope {
+		if e.Scope != "" {
+			s.log.Warn("lease: the journal is of another scope; starting without it", "journal_scope", e.Scope, "scope", s.scope)
+		}
+		return nil
+	}
+	s.jmark = unixMilli(e.Mark)
+	if e.Token != "" && (s.opts.Fixed == nil || *s.opts.Fixed == e.Value) && e.Value < s.size {
+		s.resume = &e
+	}
+	return nil
+}
+
+// tryResume takes over the lease of the journal's entry, which the process that
+// ran on the journal before held when it ended without a release (a crash, a
+// kill). The store renews a lease only with its token while it is live, and only
+// that process's successor has the token, so a successful renewal proves that no
+// other holder took the value since. The predecessor issued nothing above the
+// journal's mark (it wrote the mark before each grant), and every earlier holder of
+// the value issued below the predecessor's floor, which is below that mark too: so
+// the session starts above the journal's mark, not above the store's, which is the
+// predecessor's whole reservation, up to the outage budget ahead of its clock. It
+// returns an error wrapping ErrLost when the lease is gone.
+func (s *Session) tryResume(ctx context.Context) error {
+	e := s.resume
+	l := Lease{Scope: e.Scope, Value: e.Value, Owner: e.Owner, Token: e.Token}
+	above := unixMilli(e.Mark)
+	if s.opts.Order == OrderScope {
+		m, err := scopeMark(ctx, s.opts.Store, s.scope, l.Value)
+		if err != nil {
+			return err
+		}
+		above = max(above, m)
+	}
+	above = max(above, s.journalMark())
+	sent := s.opts.Clock.Now()
+	mark := reservation(above, above, sent, s.ahead())
+	if err := s.journal(ctx, l, above, sent, true); err != nil {
+		return err
+	}
+	node := s.nodeOf(l.Value)
+	if s.flaws&simhook.ResumeWithoutToken != 0 {
+		// The known-bad variant: take the value back without the store's proof that
+		// the lease is still the predecessor's.
+		if _, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark)); errors.Is(err, ErrLost) {
+			l2, aerr := s.opts.Store.AcquireValue(ctx, s.scope, l.Value, s.opts.Owner, s.opts.TTL)
+			if aerr != nil {
+				return err
+			}
+			l = l2
+		}
+	}
+	l2, err := s.reserve(ctx, l, node, above, mark, sent)
+	if err != nil {
+		return err
+	}
+	until := s.fence(sent)
+	if err := s.grant(node, above, s.through(mark), until); err != nil {
+		// Keep the lease for the next attempt's renewal; an error Grant returns is
+		// one retrying cannot cure, and Close or expiry ends the lease.
+		return refused(err)
+	}
+	s.resume = nil
+	s.hold(l2, node, above, mark, until, true)
+	return nil
+}
+
+// journalMark returns the Journal's mark this session wrote or loaded (0 without a
+// journal).
+func (s *Session) journalMark() unixMilli {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.jmark
+}
+
+// journal writes l and a local mark reaching jahead beyond max(above, sent) to
+// the Journal, before a grant may let the generator issue up to it. Unless force,
+// it writes only when less than jahead - every/2 of the mark is left, so about
+// once per renewal interval however often the session retries the store. It
+// returns the Journal's error; without a journal it does nothing.
+func (s *Session) journal(ctx context.Context, l Lease, above unixMilli, sent int64, force bool) error {
+	if s.opts.Journal == nil {
+		return nil
+	}
+	jahead := s.jahead()
+	held := s.journalMark()
+	if !force && held.ns() >= sent+int64(jahead-s.every/2) {
+		return nil
+	}
+	m := reservation(held, above, sent, jahead)
+	if s.flaws&simhook.GrantBeforeJournal != 0 {
+		// The known-bad variant: the generator may issue through the new mark before
+		// the journal has it.
+		s.mu.Lock()
+		s.jmark = m
+		gr := fence.Grant{Node: s.status.Node, Above: int64(s.above), Through: int64(min(s.mark, m)), Until: s.until}
+		held := s.held
+		s.mu.Unlock()
+		if held {
+			s.g.Grant(gr)
+		}
+	}
+	err := s.opts.Journal.Save(ctx, JournalEntry{Scope: s.scope, Value: l.Value, Token: l.Token, Owner: l.Owner, Mark: int64(m)})
+	if err != nil {
+		return fmt.Errorf("lease: writing the journal: %w", err)
+	}
+	s.mu.Lock()
+	s.jmark = m
+	s.mu.Unlock()
+	return nil
+}
+
+// jahead is how far beyond the clock a journal write reaches: two renewal
+// intervals, so that one is left when the next write is due.
+func (s *Session) jahead() time.Duration { return 2 * s.every }
+
+// through is what the generator may issue through, given the store's reservation
+// mark: the earlier of it and the Journal's mark.
+func (s *Session) through(mark unixMilli) unixMilli {
+	if s.opts.Journal == nil {
+		return mark
+	}
+	if s.flaws&simhook.PastBudget != 0 {
+		// The known-bad variant: bounded by the journal only, so the generator goes
+		// on past the store's reservation during an outage.
+		return s.journalMark()
+	}
+	return min(mark, s.journalMark())
 }
 
 // claim asks the store for a value and a fresh lease on it: the configured value
@@ -474,15 +688,22 @@ func (s *Session) grant(node layout.NodeValues, above, through unixMilli, until 
 	return s.g.Grant(fence.Grant{Node: node, Above: int64(above), Through: int64(through), Until: until})
 }
 
-// hold records a lease that was reserved and granted.
-func (s *Session) hold(l Lease, node layout.NodeValues, above, mark unixMilli, until int64) {
+// hold records a lease that was reserved and granted; resumed says it was the
+// journal's.
+func (s *Session) hold(l Lease, node layout.NodeValues, above, mark unixMilli, until int64, resumed bool) {
 	s.mu.Lock()
 	s.l, s.held, s.above, s.mark, s.until = l, true, above, mark, until
 	s.status.Held, s.status.Value, s.status.Node = true, l.Value, node
 	s.status.NodeText = s.opts.Layout.FormatNodeValues(node)
+	s.status.Resumed = resumed
+	s.status.Renewed = time.Unix(0, s.opts.Clock.Now()).UTC()
 	s.mu.Unlock()
-	s.log.Info("lease: acquired node value", "scope", s.scope, "value", l.Value, "node", s.status.NodeText,
-		"above", above.time(), "order", s.opts.Order, "owner", s.opts.Owner)
+	msg := "lease: acquired node value"
+	if resumed {
+		msg = "lease: resumed the journal's lease after an unclean stop"
+	}
+	s.log.Info(msg, "scope", s.scope, "value", l.Value, "node", s.status.NodeText,
+		"above", above.time(), "order", s.opts.Order, "owner", s.opts.Owner, "budget", s.opts.Budget, "ttl", s.opts.TTL)
 }
 
 func (s *Session) note(err error) {
@@ -499,6 +720,7 @@ func (s *Session) note(err error) {
 func (s *Session) run() {
 	defer close(s.stopped)
 	next := s.every
+	failing := 0 // renewals in a row the store did not answer
 	for {
 		// Every wait is on the clock, so that a simulation, which owns all time,
 		// decides when the session wakes.
@@ -525,12 +747,21 @@ func (s *Session) run() {
 			return
 		default:
 			s.note(err)
-			// The store did not answer: the generator goes on until its grant runs
-			// out; try again sooner.
-			s.log.Warn("lease: renewal failed; the generator stops at the grant's end unless a renewal succeeds first",
-				"scope", s.scope, "until", time.Unix(0, s.untilNs()).UTC(), "err", err)
-			next = max(s.every/4, 50*time.Millisecond)
+			// The store did not answer: the generator goes on through the outage
+			// budget; try again soon, so that issuing goes on with a fresh budget
+			// within a retry of the store's return.
+			if failing == 0 {
+				s.log.Warn("lease: the store did not answer a renewal; issuing goes on through the outage budget",
+					"scope", s.scope, "budget", s.opts.Budget, "issuing_until", time.Unix(0, s.budgetEnd()).UTC(), "err", err)
+			}
+			failing++
+			next = jitter(s.opts.Clock, min(s.every/4, maxRetry/2))
+			continue
 		}
+		if failing > 0 {
+			s.log.Info("lease: the store answers again", "scope", s.scope, "failed_renewals", failing)
+		}
+		failing = 0
 	}
 }
 
@@ -576,10 +807,10 @@ func (s *Session) flawedAbove(mark unixMilli) unixMilli {
 	return mark
 }
 
-// ahead is how far beyond the clock a reservation reaches: Window plus the renewal
-// interval, so that when a renewal is due a whole interval of reservation is left
-// (Options.Window).
-func (s *Session) ahead() time.Duration { return s.opts.Window + s.every }
+// ahead is how far beyond the clock a reservation reaches: the outage budget plus
+// the renewal interval, so that when a renewal is due, and the store stops
+// answering then, a whole budget of reservation is left (Options.Budget).
+func (s *Session) ahead() time.Duration { return s.opts.Budget + s.every }
 
 func (s *Session) untilNs() int64 {
 	s.mu.Lock()
@@ -591,27 +822,67 @@ func (s *Session) untilNs() int64 {
 // grant steps as an acquisition, under the lease the session holds. The reservation
 // comes from the same formula (reservation) with the mark the store has for this
 // lease as held.
+//
+// The Journal's mark is written first, and on its own: while the store does not
+// answer, the journal's writes go on, and the generator issues through the store's
+// last reservation (the outage budget) and the journal's mark, whichever ends first.
 func (s *Session) renew() error {
 	s.mu.Lock()
-	l, held, above, node := s.l, s.mark, s.above, s.status.Node
+	l, held, above, node, until := s.l, s.mark, s.above, s.status.Node, s.until
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
+	if err := s.journal(s.ctx, l, above, sent, false); err != nil {
+		s.note(err)
+		s.log.Error("lease: the journal cannot be written; the generator stops at the end of its mark unless a write succeeds", "scope", s.scope, "err", err)
+	} else if err := s.grant(node, above, s.through(held), until); err != nil {
+		return refused(err)
+	}
 	mark := reservation(held, above, sent, s.ahead())
-	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, max(s.every, time.Second))
+	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, s.callTimeout())
 	defer cancel()
 	l2, err := s.reserve(ctx, l, node, above, mark, sent)
 	if err != nil {
 		return err
 	}
-	until := s.fence(sent)
-	if err := s.grant(node, above, mark, until); err != nil {
+	until = s.fence(sent)
+	if err := s.grant(node, above, s.through(mark), until); err != nil {
 		return refused(err)
 	}
 	s.mu.Lock()
 	s.l, s.mark, s.until = l2, mark, until
 	s.status.Renewals++
+	s.status.Renewed = time.Unix(0, sent).UTC()
 	s.mu.Unlock()
 	return nil
+}
+
+// callTimeout bounds one renewal: about half an interval, at least 500 ms and at
+// most the interval. A store that hangs costs one timeout; the budget covers the
+// renewals it fails, and the next attempt comes within maxRetry.
+func (s *Session) callTimeout() time.Duration {
+	return min(max(s.every/2, 500*time.Millisecond), s.every)
+}
+
+// maxRetry caps the wait between attempts at the store while it does not answer,
+// so that a session is back within about that long of the store's return.
+const maxRetry = 500 * time.Millisecond
+
+// jitter returns a wait from d/2 to d, so that the nodes of a fleet that lost the
+// store together do not come back to it in step.
+func jitter(clk clock.Clock, d time.Duration) time.Duration {
+	if d <= time.Millisecond {
+		return d
+	}
+	return d/2 + time.Duration(simhook.IntN(clk, int(d/2)))
+}
+
+// budgetEnd is when the generator stops if the store answers no more: the end of
+// the reservation the store confirmed, or the fence, whichever comes first (clock
+// nanoseconds).
+func (s *Session) budgetEnd() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return min(s.mark.ns(), s.until)
 }
 
 func (s *Session) lose(err error) {
@@ -633,7 +904,14 @@ func (s *Session) Status() Status {
 	st.Until = time.Unix(0, s.until).UTC()
 	st.Above = s.above.time()
 	st.Mark = s.mark.time()
-	st.WindowLeft = time.Duration(s.mark.ns() - s.opts.Clock.Now())
+	now := s.opts.Clock.Now()
+	st.WindowLeft = time.Duration(s.mark.ns() - now)
+	if s.opts.Journal != nil && s.jmark > 0 {
+		st.Journal = s.jmark.time()
+	}
+	if s.held {
+		st.BudgetLeft = max(time.Duration(min(s.mark.ns(), s.until)-now), 0)
+	}
 	return st
 }
 
@@ -684,8 +962,22 @@ func (s *Session) close() error {
 	// s.ctx has ended; the release keeps its values, not its end.
 	ctx, cancel := clock.WithTimeout(context.WithoutCancel(s.ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
-	if err := s.opts.Store.Release(ctx, l, int64(mark)); err != nil && !errors.Is(err, ErrLost) {
-		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, err)
+	rerr := s.opts.Store.Release(ctx, l, int64(mark))
+	if s.opts.Journal != nil {
+		// What the generator really issued: the next process on the journal starts
+		// above it, without waiting for the local mark's lead to pass. The token
+		// goes only when the store took the release; otherwise the next process
+		// resumes the lease (or finds it expired).
+		e := JournalEntry{Scope: s.scope, Value: l.Value, Owner: l.Owner, Mark: int64(mark)}
+		if rerr != nil && !errors.Is(rerr, ErrLost) {
+			e.Token, e.Mark = l.Token, int64(max(mark, s.journalMark()))
+		}
+		if err := s.opts.Journal.Save(ctx, e); err != nil && rerr == nil {
+			rerr = fmt.Errorf("lease: writing the journal at close: %w", err)
+		}
+	}
+	if rerr != nil && !errors.Is(rerr, ErrLost) {
+		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, rerr)
 	}
 	return nil
 }

@@ -120,9 +120,15 @@ func (g *Generator) issuedThrough() int64 {
 	if err != nil {
 		now = 0
 	}
-	// A call past the fence issues at most one tick after the state, or at its own
-	// reading of the clock (no later than now) plus what it may borrow.
-	t := min(max(cur.lastTick(g)+1, now+g.aheadTicks), g.maxTick)
+	// A call that passed the fence before the revocation commits only from the
+	// state it loaded, by compare-and-swap: in the clock tick it read (no later
+	// than now), in the state's tick, or in the tick after it (a full tick taken
+	// by Borrow or Logical). Every other call loads the state again and meets the
+	// fence. So lastTick+1 and now bound them all, whatever the policies may
+	// borrow: counting MaxDrift here would leave a mark up to a minute ahead of
+	// the clock on every release, and every later holder of the scope would start
+	// above it.
+	t := min(max(cur.lastTick(g)+1, now), g.maxTick)
 	return g.l.TickTime(t).UnixMilli()
 }
 
@@ -149,12 +155,12 @@ func (g *Generator) lostErr(nd *node, tick int64) error {
 	case nd == nil:
 		return fmt.Errorf("%w: no node value granted yet%s", fence.ErrLost, cause)
 	case tick > nd.through.Load():
-		return fmt.Errorf("%w: node %s: the reserved window ends at %s and the store has not confirmed a new one%s",
+		return fmt.Errorf("%w: node %s: the reservation ends at %s and no renewal has confirmed a new one: the lease store has not answered within the outage budget, or the lease's journal cannot be written%s; issuing resumes when they answer",
 			fence.ErrLost, g.l.FormatNodeValues(nd.values), g.l.TickTime(nd.through.Load()+1).Format(time.RFC3339Nano), cause)
 	}
 	if cause != "" {
 		return fmt.Errorf("%w: node %s: the lease was lost%s; issuing resumes when a lease is held again", fence.ErrLost, g.l.FormatNodeValues(nd.values), cause)
 	}
-	return fmt.Errorf("%w: node %s: the lease was not renewed in time, so another process may hold the value; issuing resumes when it is renewed",
+	return fmt.Errorf("%w: node %s: the lease was not renewed within the outage budget, so another process may hold the value; issuing resumes when it is renewed",
 		fence.ErrLost, g.l.FormatNodeValues(nd.values))
 }

@@ -47,7 +47,7 @@ func testManagedGrantFencing(t *testing.T, c contention) {
 	f.Set(t0.Add(10 * time.Second)) // the last tick of the reservation starts at Through
 	next(t, g)
 	f.Add(time.Millisecond)
-	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "reserved window") {
+	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "the reservation ends") {
 		t.Fatalf("past the reservation: %v", err)
 	}
 	grant.Through = ms(t0.Add(40 * time.Second))
@@ -56,7 +56,7 @@ func testManagedGrantFencing(t *testing.T, c contention) {
 	}
 	next(t, g)
 	f.Set(t0.Add(20 * time.Second))
-	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "not renewed in time") {
+	if _, err := g.Next(bg); !errors.Is(err, fence.ErrLost) || !strings.Contains(err.Error(), "not renewed within the outage budget") {
 		t.Fatalf("past Until: %v", err)
 	}
 	grant.Until = t0.Add(30 * time.Second).UnixNano()

@@ -17,6 +17,9 @@ func Supported() error { return ErrUnsupported }
 // Lock fails with ErrUnsupported: this system has no flock.
 func Lock(context.Context, string) (func(), error) { return nil, ErrUnsupported }
 
+// TryLock fails with ErrUnsupported: this system has no flock.
+func TryLock(string) (func(), bool, error) { return nil, false, ErrUnsupported }
+
 // Windows cannot open a directory to fsync it; a rename there is as durable as the
 // system makes it.
 func dirSyncUnsupported(error) bool { return true }

@@ -61,6 +61,28 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 	}
 }
 
+// TryLock takes an exclusive flock on path (created with mode 0600 if missing)
+// without waiting: when another open file holds it, in this process or another,
+// it returns held true and no error. The kernel releases the lock when the process
+// dies, so a lock that is held names a live holder.
+func TryLock(path string) (unlock func(), held bool, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, true, nil
+		}
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, false, nil
+}
+
 // flock is syscall.Flock, again after an interrupted call.
 func flock(f *os.File, how int) error {
 	for {

@@ -43,6 +43,19 @@ const (
 	// AboveWithoutPlusOne lets a new holder issue in the tick of the mark earlier
 	// holders left instead of strictly after it.
 	AboveWithoutPlusOne
+	// GrantBeforeJournal lets the generator issue through a new journal mark before
+	// the journal has it: a crash before the write leaves the successor a mark
+	// below IDs the crashed run issued.
+	GrantBeforeJournal
+	// ResumeWithoutToken takes the journal's value back without the store's proof
+	// that its lease is still the predecessor's (a renewal with its token): when
+	// the lease expired and another holder issued with the value meanwhile, the
+	// session starts above the journal's mark, below that holder's IDs.
+	ResumeWithoutToken
+	// PastBudget bounds the generator by the journal's mark only, not by the
+	// store's reservation: through a long outage it issues past what the store
+	// holds.
+	PastBudget
 )
 
 // Flawed is implemented by a simulation's store that asks the session using it to run

@@ -1,0 +1,123 @@
+package lease
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flurryid/flurry/internal/lockedfile"
+)
+
+// A Journal keeps, on the holder's own disk, the lease a Session holds and a mark
+// at or above every tick its generator may issue in. The session writes the mark
+// ahead of the generator, as it writes the store's, but locally: a write costs an
+// fsync, not a round trip, and goes on while the store is unreachable.
+//
+// A process that starts on the journal of one that crashed uses it twice. It
+// resumes the crashed run's lease, whose token the journal holds, instead of
+// waiting for it to expire (the store accepts the token only while the lease is
+// live, so only the crashed run's successor can resume it). And it starts above the
+// journal's mark rather than above the store's, which is up to the outage budget
+// ahead: what the crashed run really issued is below the journal's mark. Without a
+// journal a restarted process takes another free value, and the crashed run's value
+// stays held until its TTL ends.
+//
+// One journal belongs to one holder at a time: two live processes on one journal
+// would each take the other's IDs for their own. FileJournal's lock enforces that.
+type Journal interface {
+	// Load returns the entry saved last, or the zero JournalEntry when none was.
+	Load(ctx context.Context) (JournalEntry, error)
+	// Save replaces the entry. When it returns nil the entry survives a crash of
+	// the process and of the machine.
+	Save(ctx context.Context, e JournalEntry) error
+}
+
+// JournalEntry is what a Journal keeps.
+type JournalEntry struct {
+	// Scope and Value name the node value held, or last held.
+	Scope string `json:"scope"`
+	Value int64  `json:"value"`
+	// Token is the token of the live lease; empty once the session released it.
+	Token string `json:"token,omitempty"`
+	// Owner is the owner the lease was acquired for, for people.
+	Owner string `json:"owner,omitempty"`
+	// Mark is in Unix milliseconds: the holder's generator issued, and may still
+	// issue, in no tick that starts after it. After a release it is the release's
+	// mark, what the generator really issued.
+	Mark int64 `json:"mark"`
+}
+
+// ErrJournalInUse is returned by OpenJournal when another open journal holds the
+// file, in this process or another.
+var ErrJournalInUse = errors.New("lease: the journal is in use by another process")
+
+// FileJournal is a Journal in one file, locked for as long as it is open.
+type FileJournal struct {
+	path   string
+	unlock func()
+}
+
+// OpenJournal opens the journal in file path, creating its directory (mode 0700)
+// if needed, and locks it (path + ".lock", an OS file lock the kernel releases when
+// the process dies) until Close. It fails with ErrJournalInUse while another process,
+// or another open FileJournal of this one, has it. It works on Unix systems; do not
+// put the file on a network file system, whose locks are not reliable.
+func OpenJournal(path string) (*FileJournal, error) {
+	if err := lockedfile.MakeDir("lease: journal", filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	unlock, held, err := lockedfile.TryLock(path + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("lease: journal %s: %w", path, err)
+	}
+	if held {
+		return nil, fmt.Errorf("%w: %s is locked: two processes must not share a journal (or a data directory): give each its own", ErrJournalInUse, path)
+	}
+	return &FileJournal{path: path, unlock: unlock}, nil
+}
+
+// Path returns the journal's file.
+func (j *FileJournal) Path() string { return j.path }
+
+// Load is Journal.Load. A file that is not a journal entry is an error that says
+// which file: delete it to start without resuming (IDs stay unique; a restart may
+// then wait for the crashed run's lease to expire, or take another value).
+func (j *FileJournal) Load(context.Context) (JournalEntry, error) {
+	b, err := os.ReadFile(j.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return JournalEntry{}, nil
+	}
+	if err != nil {
+		return JournalEntry{}, fmt.Errorf("lease: journal %s: %w", j.path, err)
+	}
+	var e JournalEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.Scope == "" || e.Mark < 0 || e.Value < 0 {
+		return JournalEntry{}, fmt.Errorf("lease: journal %s is damaged (%d bytes): delete it to start without resuming the lease it held (IDs stay unique)", j.path, len(b))
+	}
+	return e, nil
+}
+
+// Save is Journal.Save: a temporary file, fsync'd and renamed over the journal,
+// and the directory fsync'd.
+func (j *FileJournal) Save(_ context.Context, e JournalEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if err := lockedfile.WriteAtomic(j.path, b, 0o600); err != nil {
+		return fmt.Errorf("lease: journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Close releases the journal's lock. The file stays for the next process.
+func (j *FileJournal) Close() error {
+	if j.unlock != nil {
+		j.unlock()
+		j.unlock = nil
+	}
+	return nil
+}
