@@ -14,8 +14,8 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/memstore"
 	"github.com/flurryid/flurry/snowflake"
 )
@@ -354,5 +354,3 @@ func TestOutageWithinBudget(t *testing.T) {
 		t.Fatalf("after the store came back: %v", err2)
 	}
 }
-
-
