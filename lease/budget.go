@@ -48,6 +48,56 @@ func TTLFor(budget, window time.Duration) time.Duration {
 	return max(ttl, MinTTL)
 }
 
+// Timing is a session's timing, resolved from Options by ResolveTiming.
+type Timing struct {
+	// Budget, TTL and Window are Options' fields with their defaults applied.
+	Budget, TTL, Window time.Duration
+	// Every is the renewal interval: Window, or TTL/3 if that is shorter.
+	Every time.Duration
+	// Margin is how long before the lease could expire in the store the generator
+	// stops: TTL/10 + 50 ms.
+	Margin time.Duration
+}
+
+// StoreWritesPerSecond is how many renewals a session sends the store per second
+// while it answers: one per interval.
+func (t Timing) StoreWritesPerSecond() float64 { return float64(time.Second) / float64(t.Every) }
+
+// ResolveTiming applies Options' defaults to budget, ttl and window (zero for
+// unset) and checks them: each within its bounds, and a TTL whose fence covers the
+// budget and one renewal interval. Its errors match ErrBadConfig and say what to
+// change.
+func ResolveTiming(budget, ttl, window time.Duration) (Timing, error) {
+	if window == 0 {
+		window = DefaultWindow
+	}
+	if err := CheckWindow(window); err != nil {
+		return Timing{}, err
+	}
+	if budget == 0 && ttl == 0 {
+		budget = DefaultBudget
+	}
+	if budget != 0 {
+		if err := CheckBudget(budget); err != nil {
+			return Timing{}, err
+		}
+	}
+	if ttl == 0 {
+		ttl = TTLFor(budget, window)
+	}
+	if err := CheckTTL(ttl); err != nil {
+		return Timing{}, err
+	}
+	t := Timing{Budget: budget, TTL: ttl, Window: window, Every: renewEvery(ttl, window), Margin: fenceMargin(ttl)}
+	if budget == 0 {
+		t.Budget = (ttl - t.Margin - t.Every).Truncate(time.Millisecond)
+	} else if budget+t.Every > ttl-t.Margin {
+		return Timing{}, badConfig("lease: an outage budget of %v needs a ttl of at least %v (the budget, one renewal interval of %v and the fence's margin); raise ttl, leave it out, or lower the budget",
+			budget, TTLFor(budget, window), t.Every)
+	}
+	return t, nil
+}
+
 // fenceMargin is how long before a lease could expire in the store its generator
 // stops: TTL/10 + 50 ms, for clock-rate error and pauses (docs/correctness.md).
 func fenceMargin(ttl time.Duration) time.Duration { return ttl/10 + 50*time.Millisecond }

@@ -216,33 +216,12 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	if opts.Scope == "" {
 		opts.Scope = "default"
 	}
-	if opts.Window == 0 {
-		opts.Window = DefaultWindow
-	}
-	if err := CheckWindow(opts.Window); err != nil {
+	t, err := ResolveTiming(opts.Budget, opts.TTL, opts.Window)
+	if err != nil {
 		return nil, err
 	}
-	if opts.Budget == 0 && opts.TTL == 0 {
-		opts.Budget = DefaultBudget
-	}
-	if opts.Budget != 0 {
-		if err := CheckBudget(opts.Budget); err != nil {
-			return nil, err
-		}
-	}
-	if opts.TTL == 0 {
-		opts.TTL = TTLFor(opts.Budget, opts.Window)
-	}
-	if err := CheckTTL(opts.TTL); err != nil {
-		return nil, err
-	}
-	margin, every := fenceMargin(opts.TTL), renewEvery(opts.TTL, opts.Window)
-	if opts.Budget == 0 {
-		opts.Budget = (opts.TTL - margin - every).Truncate(time.Millisecond)
-	} else if opts.Budget+every > opts.TTL-margin {
-		return nil, badConfig("lease: an outage budget of %v needs a ttl of at least %v (the budget, one renewal interval of %v and the fence's margin); raise ttl, leave it out, or lower the budget",
-			opts.Budget, TTLFor(opts.Budget, opts.Window), every)
-	}
+	opts.Budget, opts.TTL, opts.Window = t.Budget, t.TTL, t.Window
+	margin, every := t.Margin, t.Every
 	if opts.Order != OrderScope && opts.Order != OrderValue {
 		return nil, badConfig("lease: unknown Options.Order %v", opts.Order)
 	}

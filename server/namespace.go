@@ -221,8 +221,13 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	case "borrow":
 		gopts.Overflow = snowflake.Borrow
 	}
+	// A leased node continues above the IDs of the value's earlier holders, of
+	// its scope's ended leases and of its own crashed run. A clock behind them
+	// (a restart after a crash, whose journal's mark leads the clock by a few
+	// seconds, or a clock that stepped back) issues above them at once under
+	// Logical, within MaxDrift; Fail would refuse for the whole gap.
 	switch c.Behind {
-	case "logical":
+	case "", "logical":
 		gopts.Behind = snowflake.Logical
 	}
 	switch c.Start {
@@ -233,6 +238,9 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		gopts.Start = snowflake.StartContinue
 	}
 	gopts.MaxDrift = c.MaxDrift.Or(0)
+	if gopts.MaxDrift == 0 && (gopts.Behind == snowflake.Logical || gopts.Overflow == snowflake.Borrow) {
+		gopts.MaxDrift = config.DefaultMaxDrift
+	}
 	gopts.WaitThreshold = c.WaitThreshold.Or(0)
 
 	url := c.Lease.Store
@@ -258,10 +266,17 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	if err != nil {
 		return err
 	}
+	// The journal lets the next process on this data directory resume the lease
+	// after a crash, and start above this one's IDs (lease.Journal).
+	journal, err := lease.OpenJournal(filepath.Join(b.dataDir, "journal", ns.name+".json"))
+	if err != nil {
+		return fmt.Errorf("%w; check --data", err)
+	}
+	ns.closers = append(ns.closers, func(context.Context) error { return journal.Close() })
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
-		TTL: c.Lease.TTL.Or(0), Window: c.Lease.Window.Or(0),
-		Order: order, Logger: log,
+		Budget: c.Lease.Budget.Or(0), TTL: c.Lease.TTL.Or(0), Window: c.Lease.Window.Or(0),
+		Order: order, Journal: journal, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)

@@ -33,6 +33,7 @@ type leaseFlags struct {
 	fixed    int64
 	nodeFrom string
 	ttl      time.Duration
+	budget   time.Duration
 	window   time.Duration
 	order    string
 
@@ -47,8 +48,9 @@ func (lf *leaseFlags) register(cmd *cobra.Command) {
 	f.StringVar(&lf.fields, "lease-fields", "", "with --lease: the leased node fields, comma-separated (default: every node field not named in --node)")
 	f.Int64Var(&lf.fixed, "fixed", 0, "with --lease: lease exactly this value of the leased fields (a value from configuration)")
 	f.Var(newEnum(&lf.nodeFrom, "", "ordinal", "ip"), "node-from", "with --lease: lease the value this host's StatefulSet ordinal (hostname orders-3 -> 3) or IP address gives")
+	f.DurationVar(&lf.budget, "budget", 0, "with --lease: the outage budget, how long IDs keep coming while the store does not answer (default: what --ttl allows; with --budget and no --ttl, the TTL is derived from it)")
 	f.DurationVar(&lf.ttl, "ttl", defaultLeaseTTL, "with --lease: the lease's time to live in the store; a crashed holder's value is free again after it")
-	f.DurationVar(&lf.window, "window", defaultLeaseWindow, "with --lease: how far ahead of the clock each store write reserves time")
+	f.DurationVar(&lf.window, "window", defaultLeaseWindow, "with --lease: the renewal interval, one store write per window")
 	f.Var(newEnum(&lf.order, "scope", "scope", "value"), "order", "with --lease: start above every ended lease of the scope (scope), or above the leased value's own mark only (value)")
 }
 
@@ -65,12 +67,15 @@ func (lf *leaseFlags) check(cmd *cobra.Command) error {
 				return usageErr("--%s needs --lease URL: the lease refuses the value to a second process and keeps its high-water mark, so no run reissues an ID; on one machine use --lease file:///var/lib/flurry/leases (or give the value in --node, without those guards)", name)
 			}
 		}
-		for _, name := range []string{"lease-fields", "scope", "ttl", "window", "order"} {
+		for _, name := range []string{"lease-fields", "scope", "ttl", "window", "order", "budget"} {
 			if changed(name) {
 				return usageErr("--%s applies only with --lease URL", name)
 			}
 		}
 		return nil
+	}
+	if changed("budget") && !changed("ttl") {
+		lf.ttl = 0 // derived from the budget
 	}
 	if lf.fixedGiven && lf.nodeFrom != "" {
 		return usageErr("give --fixed or --node-from, not both")
@@ -78,11 +83,19 @@ func (lf *leaseFlags) check(cmd *cobra.Command) error {
 	if lf.fixedGiven && lf.fixed < 0 {
 		return usageErr("--fixed %d is negative", lf.fixed)
 	}
-	if err := lease.CheckTTL(lf.ttl); err != nil {
+	if err := lease.CheckTTL(lf.ttl); err != nil && lf.ttl != 0 {
 		return usageErr("--ttl: %v", strings.TrimPrefix(err.Error(), "lease: "))
 	}
 	if err := lease.CheckWindow(lf.window); err != nil {
 		return usageErr("--window: %v", strings.TrimPrefix(err.Error(), "lease: "))
+	}
+	if changed("budget") {
+		if err := lease.CheckBudget(lf.budget); err != nil {
+			return usageErr("--budget: %v", strings.TrimPrefix(err.Error(), "lease: "))
+		}
+	}
+	if _, err := lease.ResolveTiming(lf.budget, lf.ttl, lf.window); err != nil {
+		return usageErr("--budget: %v", strings.TrimPrefix(err.Error(), "lease: "))
 	}
 	return nil
 }
@@ -203,7 +216,7 @@ func genLeased(ctx context.Context, opts snowflake.Options, node layout.NodeValu
 	}
 	g, s, err := lease.NewGenerator(ctx, opts, lease.Options{
 		Store: store, Scope: lf.scope, Leased: leased, Node: node, Fixed: fixed,
-		TTL: lf.ttl, Window: lf.window, Order: order, Logger: log,
+		Budget: lf.budget, TTL: lf.ttl, Window: lf.window, Order: order, Logger: log,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -96,7 +96,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 		return err
 	}
 	if sf.check {
-		_, err := fmt.Fprintln(cmd.OutOrStdout(), "ok")
+		out := cmd.OutOrStdout()
+		for _, n := range cfg.Notes() {
+			fmt.Fprintln(out, n)
+		}
+		_, err := fmt.Fprintln(out, "ok")
 		return err
 	}
 	listen := cfg.Listen

@@ -193,8 +193,8 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	k.oneOf(append(p, "start"), s.Start, "zero", "random", "continue")
 	k.duration(append(p, "max_drift"), s.MaxDrift, false)
 	k.duration(append(p, "wait_threshold"), s.WaitThreshold, false)
-	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind != "logical" {
-		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical")
+	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind == "fail" {
+		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical (the default)")
 	}
 	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.Start != "random" {
 		k.add(append(p, "random_below"), "give a positive number, with start: random")
@@ -211,14 +211,27 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	if s.Lease.Fixed != nil && *s.Lease.Fixed < 0 {
 		k.add(append(lp, "fixed"), "%d is negative", *s.Lease.Fixed)
 	}
-	if k.duration(append(lp, "ttl"), s.Lease.TTL, false) {
-		if err := lease.CheckTTL(s.Lease.TTL.Or(0)); err != nil {
-			k.add(append(lp, "ttl"), "%q: %v", s.Lease.TTL, strings.TrimPrefix(err.Error(), "lease: "))
+	timing := true // every timing key given is well-formed and within its bounds
+	for _, d := range []struct {
+		key   string
+		v     Duration
+		check func(time.Duration) error
+	}{{"ttl", s.Lease.TTL, lease.CheckTTL}, {"window", s.Lease.Window, lease.CheckWindow}, {"budget", s.Lease.Budget, lease.CheckBudget}} {
+		if !d.v.IsSet() {
+			continue
+		}
+		if !k.duration(append(lp, d.key), d.v, false) {
+			timing = false
+			continue
+		}
+		if err := d.check(d.v.Or(0)); err != nil {
+			k.add(append(lp, d.key), "%q: %v", d.v, strings.TrimPrefix(err.Error(), "lease: "))
+			timing = false
 		}
 	}
-	if k.duration(append(lp, "window"), s.Lease.Window, false) {
-		if err := lease.CheckWindow(s.Lease.Window.Or(0)); err != nil {
-			k.add(append(lp, "window"), "%q: %v", s.Lease.Window, strings.TrimPrefix(err.Error(), "lease: "))
+	if timing {
+		if _, err := lease.ResolveTiming(s.Lease.Budget.Or(0), s.Lease.TTL.Or(0), s.Lease.Window.Or(0)); err != nil {
+			k.add(append(lp, "budget"), "%v", strings.TrimPrefix(err.Error(), "lease: "))
 		}
 	}
 	if _, err := lease.ParseOrder(s.Lease.Order); err != nil {

@@ -120,6 +120,11 @@ type Namespace struct {
 	Resolved []string `yaml:"-"`
 }
 
+// DefaultMaxDrift is a snowflake namespace's max_drift when it is not set: how far
+// ahead of its clock a node may issue to continue above earlier IDs (behind:
+// logical) or through a burst (overflow: borrow).
+const DefaultMaxDrift = time.Minute
+
 // Snowflake configures a snowflake namespace: a layout, the generator's policies
 // and the lease its node value comes from.
 type Snowflake struct {
@@ -127,10 +132,16 @@ type Snowflake struct {
 	Layout string `yaml:"layout"`
 	// Node gives node fields that are not leased, "datacenter=1".
 	Node string `yaml:"node"`
-	// Overflow is wait (default) or borrow; Behind is fail (default) or logical.
+	// Overflow is wait (default) or borrow. Behind is logical (default) or fail:
+	// what a node does when its clock is behind the IDs it must continue above (a
+	// restart after a crash or on a clock that stepped back): issue above them at
+	// once, ahead of its clock by at most MaxDrift, or refuse until its clock has
+	// passed them (snowflake.BehindPolicy).
 	Overflow string `yaml:"overflow"`
 	Behind   string `yaml:"behind"`
-	// MaxDrift bounds borrow and logical (a Go duration; empty means 1s).
+	// MaxDrift bounds borrow and logical: how far ahead of the clock IDs may run
+	// (a Go duration; empty means DefaultMaxDrift). A clock further behind than
+	// that is refused, as with behind: fail.
 	MaxDrift Duration `yaml:"max_drift"`
 	// WaitThreshold is the clock step back slept off (empty means 10ms).
 	WaitThreshold Duration `yaml:"wait_threshold"`
@@ -151,8 +162,14 @@ type Lease struct {
 	Fields []string `yaml:"fields"`
 	// Fixed leases exactly this value (a value from configuration).
 	Fixed *int64 `yaml:"fixed"`
-	// TTL and Window are Go durations; empty means 10s and 2s. TTL is from 1s to
-	// 24h, Window from 100ms to 1h (lease.MinTTL ... lease.MaxWindow).
+	// Budget is the outage budget: how long the namespace goes on issuing when
+	// its lease store does not answer (lease.Options.Budget; from 100ms to 12h).
+	// Empty means 1m, or, when ttl is set, the most that ttl allows.
+	Budget Duration `yaml:"budget"`
+	// TTL is how long a crashed node's value stays held (from 1s to 24h); it must
+	// cover the budget, one window and a tenth of itself. Empty means the
+	// shortest that does (69s with the defaults). Window is the renewal interval,
+	// one store write per window per node (from 100ms to 1h); empty means 2s.
 	TTL    Duration `yaml:"ttl"`
 	Window Duration `yaml:"window"`
 	// Order is scope (default) or value: which earlier IDs a new holder starts
