@@ -513,17 +513,6 @@ func (s *Session) tryResume(ctx context.Context) error {
 		return err
 	}
 	node := s.nodeOf(l.Value)
-	if s.flaws&simhook.ResumeWithoutToken != 0 {
-		// The known-bad variant: take the value back without the store's proof that
-		// the lease is still the predecessor's.
-		if _, err := s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark)); errors.Is(err, ErrLost) {
-			l2, aerr := s.opts.Store.AcquireValue(ctx, s.scope, l.Value, s.opts.Owner, s.opts.TTL)
-			if aerr != nil {
-				return err
-			}
-			l = l2
-		}
-	}
 	l2, err := s.reserve(ctx, l, node, above, mark, sent)
 	if err != nil {
 		return err

@@ -24,53 +24,91 @@ func TestServeStartupFaults(t *testing.T) {
 
 	// The embedded default, stopped cleanly and started again with the clock 30 s
 	// behind: the pool hands the restart a never-used node value (the lowest mark),
-	// and it used to issue every ID below the first run's. Now each answer is either
-	// IDs above the first run's last, or a typed 503 (the clock stands behind the
-	// mark) until the clock has caught up.
-	t.Run("skewed restart", func(t *testing.T) {
-		data := t.TempDir()
-		p := startServe(t, bin, c, "http", nil, "--data", data)
-		first := textIDs(t, c, p.base, "default", 5000)
-		max1 := first[len(first)-1]
-		if err := p.stop(t, syscall.SIGTERM); err != nil {
-			t.Fatalf("SIGTERM: %v\n%s", err, p.log())
-		}
-		p = startServe(t, bin, c, "http", []string{"FLURRY_CLOCK_SKEW=-30s"}, "--data", data)
-		prev, refused, answered := max1, 0, 0
-		for deadline := time.Now().Add(50 * time.Second); answered < 5 && time.Now().Before(deadline); {
-			code, h, body := fetch(t, c, "GET", p.base+"/v1/default/next?count=1000&format=text")
-			switch code {
-			case 200:
-				for _, line := range strings.Fields(body) {
-					id, err := flurry.ParseID(line)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if id <= prev {
-						t.Fatalf("after the restart with the clock 30 s behind: ID %d is not above %d (the first run's last ID is %d)\n%s", id, prev, max1, p.log())
-					}
-					prev = id
-				}
-				answered++
-			case 503:
-				if refused++; answered > 0 {
-					t.Fatalf("a refusal after IDs were issued: %q", body)
-				}
-				if !strings.Contains(body, "stands behind its clock's high-water mark") || h.Get("Retry-After") == "" {
-					t.Fatalf("503 %q (Retry-After %q): want the clock-behind refusal", body, h.Get("Retry-After"))
-				}
-				time.Sleep(time.Second)
-			default:
-				t.Fatalf("%d %q", code, body)
+	// and it must still issue above the first run's IDs. By default (behind:
+	// logical) it does so at once, ahead of its clock; with behind: fail each answer
+	// is a typed 503 (the clock stands behind the mark) until the clock has caught
+	// up, then IDs above the first run's last.
+	for _, policy := range []string{"logical", "fail"} {
+		t.Run("skewed restart "+policy, func(t *testing.T) {
+			data := t.TempDir()
+			var args []string
+			if policy == "fail" {
+				cfg := filepath.Join(data, "fail.yaml")
+				os.WriteFile(cfg, []byte("data_dir: '"+data+"'\nnamespaces:\n  default:\n    strategy: snowflake\n    snowflake: {behind: fail}\n"), 0o600)
+				args = []string{"--config", cfg}
+			} else {
+				args = []string{"--data", data}
 			}
+			p := startServe(t, bin, c, "http", nil, args...)
+			first := textIDs(t, c, p.base, "default", 5000)
+			max1 := first[len(first)-1]
+			if err := p.stop(t, syscall.SIGTERM); err != nil {
+				t.Fatalf("SIGTERM: %v\n%s", err, p.log())
+			}
+			p = startServe(t, bin, c, "http", []string{"FLURRY_CLOCK_SKEW=-30s"}, args...)
+			prev, refused, answered := max1, 0, 0
+			for deadline := time.Now().Add(50 * time.Second); answered < 5 && time.Now().Before(deadline); {
+				code, h, body := fetch(t, c, "GET", p.base+"/v1/default/next?count=1000&format=text")
+				switch code {
+				case 200:
+					for _, line := range strings.Fields(body) {
+						id, err := flurry.ParseID(line)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if id <= prev {
+							t.Fatalf("after the restart with the clock 30 s behind: ID %d is not above %d (the first run's last ID is %d)\n%s", id, prev, max1, p.log())
+						}
+						prev = id
+					}
+					answered++
+				case 503:
+					if refused++; answered > 0 {
+						t.Fatalf("a refusal after IDs were issued: %q", body)
+					}
+					if !strings.Contains(body, "stands behind its clock's high-water mark") || h.Get("Retry-After") == "" {
+						t.Fatalf("503 %q (Retry-After %q): want the clock-behind refusal", body, h.Get("Retry-After"))
+					}
+					time.Sleep(time.Second)
+				default:
+					t.Fatalf("%d %q", code, body)
+				}
+			}
+			switch {
+			case answered == 0:
+				t.Fatalf("%d answers, %d refusals\n%s", answered, refused, p.log())
+			case policy == "fail" && refused == 0:
+				t.Fatalf("behind: fail answered at once on a clock 30 s behind the first run's IDs\n%s", p.log())
+			case policy == "logical" && refused != 0:
+				t.Fatalf("behind: logical (the default) refused %d times before answering\n%s", refused, p.log())
+			}
+			t.Logf("%s: %d refusals (1 s apart) before answering; then %d answers above %d", policy, refused, answered, max1)
+		})
+	}
+
+	// kill -9 of a node whose value is fixed by configuration: its lease stays live
+	// in the store for the TTL (69 s by default), which no other process may take
+	// over; the restart on the same data directory resumes it from its journal at
+	// once and issues above the killed run's IDs.
+	t.Run("kill -9 resumes", func(t *testing.T) {
+		data := t.TempDir()
+		cfg := filepath.Join(data, "fixed.yaml")
+		os.WriteFile(cfg, []byte("data_dir: '"+data+"'\nnamespaces:\n  default:\n    strategy: snowflake\n    snowflake: {lease: {fixed: 2}}\n"), 0o600)
+		p := startServe(t, bin, c, "http", nil, "--config", cfg)
+		first := textIDs(t, c, p.base, "default", 5000)
+		if err := p.stop(t, syscall.SIGKILL); err == nil {
+			t.Fatal("kill -9 ended the process with status 0")
 		}
-		if answered == 0 || refused == 0 {
-			t.Fatalf("%d answers, %d refusals: want refusals while the clock is behind, then IDs\n%s", answered, refused, p.log())
+		// startServe gives up after 30 s, well inside the lease's TTL: answering
+		// at all means the lease was resumed, not waited out.
+		p = startServe(t, bin, c, "http", nil, "--config", cfg)
+		if !strings.Contains(p.log(), "resumed the journal's lease") {
+			t.Errorf("the restart did not resume the killed run's lease:\n%s", p.log())
 		}
-		if !strings.Contains(p.log(), "value=1 ") {
-			t.Logf("the restart did not get a fresh node value; log:\n%s", p.log())
+		next := textIDs(t, c, p.base, "default", 1000)
+		if next[0] <= first[len(first)-1] {
+			t.Fatalf("after kill -9: ID %d is not above the killed run's last %d\n%s", next[0], first[len(first)-1], p.log())
 		}
-		t.Logf("%d refusals (1 s apart) before the clock caught up; then %d answers above %d", refused, answered, max1)
 	})
 
 	// A TTL whose nanoseconds overflow int64 once added to the clock: --check must

@@ -111,9 +111,20 @@ func (w *LeaseWorld) acquired(l lease.Lease) {
 	w.sim.Trace(l.Value, l.Mark)
 }
 
-func (w *LeaseWorld) renewed(l lease.Lease) {
-	if h := w.chk.byToken[l.Token]; h != nil {
-		h.expires = l.Expires.UnixNano()
+// renewed records a renewal the store applied, made by the process owner. A
+// process that renews a lease another process acquired resumed it from its
+// journal: from then on its IDs are that holder's too, checked as one acquisition
+// that changed process.
+func (w *LeaseWorld) renewed(l lease.Lease, owner string) {
+	h := w.chk.byToken[l.Token]
+	if h == nil {
+		return
+	}
+	h.expires = l.Expires.UnixNano()
+	k := ownerKey{owner, l.Value, l.Scope}
+	if owner != "" && w.chk.byOwner[k] != h {
+		w.chk.byOwner[k] = h
+		w.Resumes++
 	}
 }
 

@@ -30,9 +30,21 @@ type LeaseConfig struct {
 	// fixed value (Options.Fixed: its place in the group, as a StatefulSet ordinal
 	// would be). Every other node's generator runs the Logical clock-behind policy,
 	// the others Fail.
-	Group  int
+	Group int
+	// Budget, TTL and Window are the sessions' (lease.Options); zero takes the
+	// lease package's defaults (a one-minute budget and the TTL it needs).
+	Budget time.Duration
 	TTL    time.Duration
 	Window time.Duration
+	// NoJournal runs every node without a journal. Otherwise two nodes in three
+	// keep one (lease.Journal, in memory that survives their crashes): a restart
+	// resumes the crashed run's lease and starts above the journal's mark.
+	NoJournal bool
+	// SharedJournal starts, now and then, a second process on the journal of a
+	// node whose process is running, as two processes on one data directory would
+	// if the journal's lock did not stop the second (lease.OpenJournal): the
+	// known-bad variant of resuming a lease without proof that its holder is gone.
+	SharedJournal bool
 	// PPM bounds the rate error of each node's clock and of the store's clock
 	// (uniform in ±PPM); Offset bounds how far each node's wall clock starts from
 	// true time (uniform in ±Offset).
@@ -51,20 +63,23 @@ type LeaseConfig struct {
 
 // Faults are the rates of injected faults. Per-node rates are per node per hour.
 type Faults struct {
-	KillPerHour  float64 // process crash (or, one in three, a graceful restart) and restart
+	KillPerHour  float64 // process crash (or, one in three, a graceful restart) and restart; one crash in four stays down past the TTL
 	PausePerHour float64 // process pause: short, or past the TTL
 	StepPerHour  float64 // wall clock step, forwards or back; a step back is often followed by a restart
 	// Store-wide rates, per hour of simulated time.
 	OutagePerHour float64 // the store fails every call
 	SlowPerHour   float64 // replies come late, after the store applied the request
 	LossProb      float64 // chance that a reply is lost after the store applied the request
+	// MaxOutage, when set, caps every store outage.
+	MaxOutage time.Duration
+	// DiskStallProb is the chance that a journal write stalls for 1 to 8 s.
+	DiskStallProb float64
 }
 
 // DefaultLeaseConfig is the configuration of the documented runs.
 func DefaultLeaseConfig() LeaseConfig {
 	return LeaseConfig{
 		Nodes: 1000, Duration: time.Hour, Group: 15,
-		TTL: 10 * time.Second, Window: 2 * time.Second,
 		PPM: 100, Offset: 500 * time.Millisecond, Rate: 1,
 		Faults: Faults{KillPerHour: 1, PausePerHour: 1, StepPerHour: 0.5, OutagePerHour: 6, SlowPerHour: 12, LossProb: 0.002},
 	}
@@ -95,7 +110,7 @@ type LeaseWorld struct {
 	// Availability, in node-nanoseconds of simulated time.
 	Acct Availability
 	// Counts.
-	IDs, Requests, Acquisitions, Kills, Restarts, Pauses, Steps, Outages, Slows int64
+	IDs, Requests, Acquisitions, Resumes, Kills, Restarts, Pauses, Steps, Outages, Slows int64
 }
 
 // Availability splits the node-time of a run: up and able to issue, acquiring a
@@ -129,6 +144,32 @@ type leaseNode struct {
 	starting bool  // in lease.NewGenerator
 	owner    string
 	scope    string
+	journal  *journal // nil: the node keeps none
+	fixedID  int      // a clone's: 1 + the ID of the node whose fixed value and journal it shares
+}
+
+// journal is a node's lease.Journal: memory that survives the node's crashes, as
+// a file in its data directory does. A write takes simulated time (the fsync), and
+// a crash during it leaves the entry as it was, as the rename of a fsync'd
+// temporary file does.
+type journal struct {
+	n     *leaseNode
+	entry lease.JournalEntry
+}
+
+func (j *journal) Load(context.Context) (lease.JournalEntry, error) { return j.entry, nil }
+
+func (j *journal) Save(ctx context.Context, e lease.JournalEntry) error {
+	s := j.n.w.sim
+	d := int64(100*time.Microsecond) + s.rng.Int64N(int64(3*time.Millisecond))
+	if p := j.n.w.cfg.Faults.DiskStallProb; p > 0 && s.rng.Float64() < p {
+		d = int64(time.Second) + s.rng.Int64N(int64(7*time.Second)) // the disk stalls
+	}
+	if err := j.n.Node.SleepUntil(ctx, j.n.Node.Now()+d); err != nil {
+		return err
+	}
+	j.entry = e
+	return nil
 }
 
 // NewLeaseWorld builds a run; Run runs it.
@@ -143,12 +184,11 @@ func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
 	if cfg.Group == 0 {
 		cfg.Group = def.Group
 	}
-	if cfg.TTL == 0 {
-		cfg.TTL = def.TTL
+	t, err := lease.ResolveTiming(cfg.Budget, cfg.TTL, cfg.Window)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Window == 0 {
-		cfg.Window = def.Window
-	}
+	cfg.Budget, cfg.TTL, cfg.Window = t.Budget, t.TTL, t.Window
 	if cfg.Rate == 0 {
 		cfg.Rate = def.Rate
 	}
@@ -175,12 +215,18 @@ func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
 		ppm := (r.Float64()*2 - 1) * cfg.PPM
 		off := int64((r.Float64()*2 - 1) * float64(cfg.Offset))
 		n := &leaseNode{Node: newNode(s, i, ppm, off), w: w, group: i / cfg.Group}
+		if !cfg.NoJournal && i%3 != 0 {
+			n.journal = &journal{n: n}
+		}
 		w.nodes = append(w.nodes, n)
 		delay := r.Int64N(int64(5 * time.Second))
 		s.At(s.now+delay, func() { n.boot() })
 		n.scheduleFaults()
 	}
 	w.scheduleStoreFaults()
+	if cfg.SharedJournal {
+		w.scheduleClones()
+	}
 	return w, nil
 }
 
@@ -213,16 +259,24 @@ func (n *leaseNode) boot() {
 // the process is killed or restarted.
 func (n *leaseNode) run() {
 	w, s := n.w, n.w.sim
-	st := &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws}
 	owner := n.owner
+	st := &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws, owner: owner}
 	gopts := snowflake.Options{Layout: w.lay, Clock: n.Node, Namespace: w.ns + owner}
 	if n.ID%2 == 1 {
 		gopts.Behind = snowflake.Logical
+		gopts.MaxDrift = time.Minute
 	}
 	lopts := lease.Options{Store: st, Scope: "sim", Node: layout.NodeValues{int64(n.group)}, Leased: []string{"worker"},
-		Owner: owner, TTL: w.cfg.TTL, Window: w.cfg.Window, Order: w.cfg.Order, Logger: w.log}
+		Owner: owner, Budget: w.cfg.Budget, TTL: w.cfg.TTL, Window: w.cfg.Window, Order: w.cfg.Order, Logger: w.log}
+	if n.journal != nil {
+		lopts.Journal = n.journal
+	}
 	if n.group%2 == 1 {
-		v := int64(n.ID % w.cfg.Group)
+		id := n.ID
+		if n.fixedID != 0 {
+			id = n.fixedID - 1
+		}
+		v := int64(id % w.cfg.Group)
 		lopts.Fixed = &v
 	}
 	g, sess, err := lease.NewGenerator(context.Background(), gopts, lopts)
@@ -294,6 +348,11 @@ func (n *leaseNode) scheduleFaults() {
 				return
 			}
 			graceful, delay := w.frng.IntN(3) == 0, w.frng.Int64N(int64(5*time.Second))
+			if w.frng.IntN(4) == 0 {
+				// Down past the TTL: the lease expires, and the value may pass to
+				// another node before the journal's token comes back.
+				delay = int64(w.cfg.TTL) + w.frng.Int64N(int64(w.cfg.TTL))
+			}
 			if n.client == nil || n.deadFrom != 0 {
 				kill() // down already
 				return
@@ -368,6 +427,29 @@ func (n *leaseNode) crash(delay int64) {
 	s.At(s.now+delay, n.boot)
 }
 
+// scheduleClones starts, every few simulated minutes, a second process on the
+// journal of a running node (SharedJournal).
+func (w *LeaseWorld) scheduleClones() {
+	s := w.sim
+	var clone func()
+	clone = func() {
+		s.At(s.now+w.exp(20), func() {
+			if w.ended {
+				return
+			}
+			n := w.nodes[w.frng.IntN(len(w.nodes))]
+			if n.journal != nil && n.client != nil && n.deadFrom == 0 && !n.starting {
+				c := &leaseNode{Node: newNode(s, len(w.nodes)+n.ID, n.ppm, n.wallOff), w: w, group: n.group, journal: n.journal, inc: 100 + n.inc}
+				c.fixedID = n.ID + 1
+				w.nodes = append(w.nodes, c)
+				c.boot()
+			}
+			clone()
+		})
+	}
+	clone()
+}
+
 func (w *LeaseWorld) scheduleStoreFaults() {
 	s, f := w.sim, w.cfg.Faults
 	var outage, slow func()
@@ -378,8 +460,11 @@ func (w *LeaseWorld) scheduleStoreFaults() {
 			}
 			w.Outages++
 			d := int64(w.frng.ExpFloat64() * float64(3*time.Second))
-			if long, extra := w.frng.IntN(5) == 0, w.frng.Int64N(int64(50*time.Second)); long {
-				d = int64(10*time.Second) + extra // past most TTLs
+			if long, extra := w.frng.IntN(5) == 0, w.frng.Int64N(int64(w.cfg.TTL+w.cfg.TTL/2)); long {
+				d = int64(10*time.Second) + extra // up to past the budget and the TTL
+			}
+			if f.MaxOutage > 0 {
+				d = min(d, int64(f.MaxOutage))
 			}
 			w.net.downUntil = max(w.net.downUntil, s.now+d)
 			outage()
@@ -444,6 +529,7 @@ type Report struct {
 	IDs        int64
 	Requests   int64
 	Holders    int64
+	Resumes    int64
 	Kills      int64
 	Restarts   int64
 	Pauses     int64
@@ -458,7 +544,7 @@ type Report struct {
 
 func (w *LeaseWorld) report(el time.Duration) *Report {
 	return &Report{Config: w.cfg, TraceHash: w.sim.TraceHash(), Events: w.sim.Events, IDs: w.IDs, Requests: w.Requests,
-		Holders: w.chk.holders, Kills: w.Kills, Restarts: w.Restarts, Pauses: w.Pauses, Steps: w.Steps, Outages: w.Outages, Slows: w.Slows,
+		Holders: w.chk.holders, Resumes: w.Resumes, Kills: w.Kills, Restarts: w.Restarts, Pauses: w.Pauses, Steps: w.Steps, Outages: w.Outages, Slows: w.Slows,
 		Acct: w.Acct, Violations: w.chk.first, ByKind: w.chk.byKind, Elapsed: el}
 }
 
@@ -468,8 +554,8 @@ func (r *Report) Failed() bool { return len(r.ByKind) > 0 }
 // Summary is one line for people.
 func (r *Report) Summary() string {
 	c := r.Config
-	return fmt.Sprintf("seed=%d nodes=%d hours=%.2f ttl=%v window=%v ppm=%g: %d IDs, %d holders, %d kills, %d pauses, %d steps, %d outages, %d slow spells; unavailable %.4f%% (acquiring %.4f%%, fenced %.4f%%, behind %.4f%%); violations %v; %d events in %v; trace %016x",
-		c.Seed, c.Nodes, c.Duration.Hours(), c.TTL, c.Window, c.PPM, r.IDs, r.Holders, r.Kills, r.Pauses, r.Steps, r.Outages, r.Slows,
+	return fmt.Sprintf("seed=%d nodes=%d hours=%.2f budget=%v ttl=%v window=%v ppm=%g: %d IDs, %d holders, %d resumes, %d kills, %d pauses, %d steps, %d outages, %d slow spells; unavailable %.4f%% (acquiring %.4f%%, fenced %.4f%%, behind %.4f%%); violations %v; %d events in %v; trace %016x",
+		c.Seed, c.Nodes, c.Duration.Hours(), c.Budget, c.TTL, c.Window, c.PPM, r.IDs, r.Holders, r.Resumes, r.Kills, r.Pauses, r.Steps, r.Outages, r.Slows,
 		100*r.Acct.Unavailable(), 100*r.Acct.frac(r.Acct.Acquiring), 100*r.Acct.frac(r.Acct.Fenced), 100*r.Acct.frac(r.Acct.Behind),
 		r.ByKind, r.Events, r.Elapsed.Round(time.Millisecond), r.TraceHash)
 }

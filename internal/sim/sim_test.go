@@ -114,7 +114,9 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 	}{
 		// The grant's end counts from the reply: a reply slower than the margin makes
 		// the generator issue after the store let the lease expire. It shows where the
-		// grant, not the reservation, ends first: a window longer than the TTL.
+		// grant, not the reservation, ends first: when a node issues above a mark
+		// ahead of its clock (Logical, after a clock step back), its reservation
+		// reaches past the fence.
 		{"fence-from-reply", simhook.FenceFromReply, 3 * time.Second, 5 * time.Second, "live"},
 		// A grant before the reservation: IDs in ticks the store has not reserved.
 		{"grant-before-reserve", simhook.GrantBeforeReserve, 10 * time.Second, 2 * time.Second, "reserved"},
@@ -122,6 +124,17 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 		// when the value's own mark is what the holder starts above: with
 		// OrderValue always, with OrderScope only when it is the scope's highest.
 		{"above-without-plus-one", simhook.AboveWithoutPlusOne, 10 * time.Second, 2 * time.Second, "above"},
+		// The generator issues through a new journal mark before the journal has
+		// it: a crash during a stalled write leaves the restart a mark below IDs the
+		// crashed run issued, and the resumed lease issues them again.
+		{"grant-before-journal", simhook.GrantBeforeJournal, 0, 0, "order-holder"},
+		// A second process resumes a lease from the journal of a process that is
+		// still running (the journal's lock would refuse it): both issue with the
+		// value.
+		{"shared-journal", 0, 0, 0, "order-holder"},
+		// The generator bounded by the journal alone goes on past the store's
+		// reservation through an outage longer than the budget.
+		{"past-budget", simhook.PastBudget, 0, 0, "reserved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Seeds in turn until one catches it (a variant shows only when its fault
@@ -137,10 +150,20 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 				cfg.Seed = uint64(2 + i)
 				cfg.Nodes, cfg.Duration = scale(200, 15*time.Minute)
 				cfg.TTL, cfg.Window, cfg.Flaws = tc.ttl, tc.win, tc.flaw
+				cfg.SharedJournal = tc.name == "shared-journal"
+				if tc.ttl == 0 {
+					// A short budget, so that outages and crashes outlast it often,
+					// crashes often, and stalling disks.
+					cfg.Budget = 5 * time.Second
+					cfg.Faults.KillPerHour, cfg.Faults.DiskStallProb = 6, 0.05
+				}
 				if tc.flaw == simhook.AboveWithoutPlusOne {
 					cfg.Order = lease.OrderValue
 				}
 				cfg.Faults.SlowPerHour = 60
+				if tc.flaw == simhook.FenceFromReply {
+					cfg.Faults.StepPerHour = 30
+				}
 				r := runLease(t, cfg)
 				if r.ByKind[tc.want] > 0 {
 					t.Logf("caught: %v; first: %v", r.ByKind, r.Violations[0])
@@ -150,6 +173,55 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 			}
 			t.Errorf("the %s variant ran without a %q violation: %v", tc.name, tc.want, seen)
 		})
+	}
+}
+
+// Through store outages shorter than the budget, with nothing else going wrong,
+// no node is ever fenced: the outage budget's promise, on the real session code.
+// The same run with outages longer than the budget is fenced, so the check is
+// not blind.
+func TestLeaseSimOutagesWithinBudget(t *testing.T) {
+	oneAtATime(t)
+	for _, long := range []bool{false, true} {
+		t.Run(map[bool]string{false: "within", true: "beyond"}[long], func(t *testing.T) {
+			cfg := DefaultLeaseConfig()
+			cfg.Seed = 5
+			cfg.Nodes, cfg.Duration = scale(60, 20*time.Minute)
+			cfg.Faults = Faults{OutagePerHour: 30, MaxOutage: 50 * time.Second}
+			if long {
+				// Outages of 10 s and more, past a 10 s budget.
+				cfg.Faults.MaxOutage, cfg.Budget = 0, 10*time.Second
+			}
+			r := runLease(t, cfg)
+			for _, v := range r.Violations {
+				t.Error(v)
+			}
+			switch {
+			case r.Outages < 5:
+				t.Fatalf("too few outages to judge: %s", r.Summary())
+			case !long && r.Acct.Fenced != 0:
+				t.Errorf("fenced for %v of node time through outages of at most 50 s, inside a %v budget: %s",
+					time.Duration(r.Acct.Fenced), r.Config.Budget, r.Summary())
+			case long && r.Acct.Fenced == 0:
+				t.Errorf("never fenced through outages past the %v budget: the check cannot see a stop", r.Config.Budget)
+			}
+		})
+	}
+}
+
+// Nodes that crash and restart on their journals resume their leases.
+func TestLeaseSimResumes(t *testing.T) {
+	oneAtATime(t)
+	cfg := DefaultLeaseConfig()
+	cfg.Seed = 6
+	cfg.Nodes, cfg.Duration = scale(60, 20*time.Minute)
+	cfg.Faults = Faults{KillPerHour: 12}
+	r := runLease(t, cfg)
+	for _, v := range r.Violations {
+		t.Error(v)
+	}
+	if r.Resumes == 0 || r.Kills == 0 {
+		t.Errorf("no resumed lease in %d crashes: %s", r.Kills, r.Summary())
 	}
 }
 

@@ -80,6 +80,7 @@ type LeaseStore struct {
 	w     *LeaseWorld
 	m     *memstore.Store
 	flaws simhook.Flaw
+	owner string // the process using it: a renewal of another owner's lease is a resume
 }
 
 // SimFlaws implements simhook.Flawed: the known-bad variant the run asks for.
@@ -120,7 +121,7 @@ func (st *LeaseStore) Renew(ctx context.Context, l lease.Lease, ttl time.Duratio
 		var err error
 		out, err = st.m.Renew(context.Background(), l, ttl, mark)
 		if err == nil {
-			st.w.renewed(out)
+			st.w.renewed(out, st.owner)
 		}
 		return err
 	})

@@ -47,11 +47,6 @@ const (
 	// the journal has it: a crash before the write leaves the successor a mark
 	// below IDs the crashed run issued.
 	GrantBeforeJournal
-	// ResumeWithoutToken takes the journal's value back without the store's proof
-	// that its lease is still the predecessor's (a renewal with its token): when
-	// the lease expired and another holder issued with the value meanwhile, the
-	// session starts above the journal's mark, below that holder's IDs.
-	ResumeWithoutToken
 	// PastBudget bounds the generator by the journal's mark only, not by the
 	// store's reservation: through a long outage it issues past what the store
 	// holds.
