@@ -155,13 +155,15 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 					// A short budget, so that outages and crashes outlast it often,
 					// crashes often, and stalling disks.
 					cfg.Budget = 5 * time.Second
-					cfg.Faults.KillPerHour, cfg.Faults.DiskStallProb = 6, 0.05
+					cfg.Faults.KillPerHour, cfg.Faults.DiskStallProb = 20, 0.2
 				}
 				if tc.flaw == simhook.AboveWithoutPlusOne {
 					cfg.Order = lease.OrderValue
 				}
 				cfg.Faults.SlowPerHour = 60
-				if tc.flaw == simhook.FenceFromReply {
+				if tc.flaw == simhook.FenceFromReply || tc.flaw == simhook.GrantBeforeJournal {
+					// Clock steps back, each often followed by a restart: a
+					// restart's clock behind the IDs it must continue above.
 					cfg.Faults.StepPerHour = 30
 				}
 				r := runLease(t, cfg)
@@ -186,8 +188,10 @@ func TestLeaseSimOutagesWithinBudget(t *testing.T) {
 		t.Run(map[bool]string{false: "within", true: "beyond"}[long], func(t *testing.T) {
 			cfg := DefaultLeaseConfig()
 			cfg.Seed = 5
-			cfg.Nodes, cfg.Duration = scale(60, 20*time.Minute)
-			cfg.Faults = Faults{OutagePerHour: 30, MaxOutage: 50 * time.Second}
+			// Not scaled down under the race detector: the run is cheap, and it
+			// needs its outages.
+			cfg.Nodes, cfg.Duration = 20, 30*time.Minute
+			cfg.Faults = Faults{OutagePerHour: 40, MaxOutage: 50 * time.Second}
 			if long {
 				// Outages of 10 s and more, past a 10 s budget.
 				cfg.Faults.MaxOutage, cfg.Budget = 0, 10*time.Second
