@@ -24,8 +24,8 @@
 //   - the time field runs out: [ErrExhausted], never a wrapped or negative ID, with
 //     OnLifeLow called once a configured span before;
 //   - a second live generator for the same namespace, layout shape and node value in
-//     one process: New returns [ErrInUse] (seed 004's duplicate IDs came from two
-//     generator instances of one node in one process).
+//     one process: New returns [ErrInUse], since two instances of one node would
+//     issue the same IDs.
 //
 // Per-goroutine [Lane]s split the sequence space for throughput that grows with
 // cores, at the price of ordering inside a tick; a [Pool] hands out IDs made ahead of
