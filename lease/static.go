@@ -57,7 +57,7 @@ func FromIP(ip net.IP, bits int, log *slog.Logger) (int64, error) {
 		v = int64(h.Sum64() & (1<<bits - 1))
 		how = "a hash of the IPv6 address"
 	}
-	log.Warn("lease: node value derived from the IP address; two hosts whose addresses share these low bits get the same node value and issue the same IDs; prefer a lease pool, a StatefulSet ordinal or a configured value",
+	log.Warn("lease: node value derived from the IP address; two hosts whose addresses share these low bits get the same node value and their IDs collide; prefer a lease pool, a StatefulSet ordinal or a configured value",
 		"ip", ip.String(), "bits", bits, "value", v, "from", how)
 	return v, nil
 }
