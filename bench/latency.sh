@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # latency.sh: flurry's tail latency as a ratio to a bare net/http handler under the
-# identical setup (issue 14), with the measurement's own noise beside it.
+# identical setup, with the measurement's own noise beside it.
 #
 # The servers under test run pinned to SERVER_CPU and the load generator to
 # LOAD_CPU (taskset), so they do not take each other's CPU. The generator is

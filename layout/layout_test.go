@@ -125,7 +125,7 @@ func TestFacts(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		// Seed 003 proposes 37-bit time + 20-bit server + 16-bit sequence: 73 bits.
+		// A game-server proposal of 37-bit time + 20-bit server + 16-bit sequence: 73 bits.
 		{"time:37:1ms:2013-01-01T00:00:00Z,server:20,seq:16", "fields take 73 bits (time 37 + server 20 + seq 16); at most 63 fit in a positive int64, so remove 10"},
 		{"time:41:1ms:2010-11-04T01:42:54.657Z,worker:0,seq:12", `field "worker" has 0 bits`},
 		{"time:41:1ms:2010-11-04T01:42:54.657Z,worker:5,worker:5,seq:12", `two fields are named "worker"`},

@@ -51,7 +51,7 @@ func bitsFor(n uint64) int {
 }
 
 // Plan proposes the layout that meets req with the fewest bits, giving spare bits to
-// the time field, the same reasoning seed 002 does by hand: years of life fix the time
+// the time field, the reasoning a layout sized by hand follows: years of life fix the time
 // bits, the peak rate per tick fixes the sequence bits, the node counts fix the node
 // bits. When the sum exceeds the budget (63 bits, or 53 with JSSafe), the error wraps
 // [ErrDoesNotFit] and says, for each requirement, what it costs and how far it would

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-func TestPlanSeed002(t *testing.T) {
-	// Seed 002 section 5: 10 years, 100k IDs/s per machine, 4 datacenters x 100
-	// machines x 10 business lines: 39 + 2 + 7 + 4 + 7 = 59 bits by hand.
+func TestPlanHandSized(t *testing.T) {
+	// The classic hand-sized example: 10 years, 100k IDs/s per machine, 4 datacenters
+	// x 100 machines x 10 business lines: 39 + 2 + 7 + 4 + 7 = 59 bits by hand.
 	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 	p, err := plan(Requirements{Years: 10, Rate: 100000, Nodes: []NodeNeed{{"datacenter", 4}, {"machine", 100}, {"line", 10}}}, now)
 	if err != nil {
@@ -29,7 +29,7 @@ func TestPlanSeed002(t *testing.T) {
 }
 
 func TestPlanDoesNotFit(t *testing.T) {
-	// Seed 003's wish, 93 years, 2^20 servers, 65536 IDs per ms, needs 78 bits.
+	// 93 years, 2^20 servers and 65536 IDs per ms (a game-server wish list) need 78 bits.
 	_, err := plan(Requirements{Years: 93, Rate: 65536000, Nodes: []NodeNeed{{"server", 1 << 20}}}, time.Now())
 	if !errors.Is(err, ErrDoesNotFit) {
 		t.Fatalf("err = %v, want ErrDoesNotFit", err)

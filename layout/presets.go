@@ -42,7 +42,7 @@ func presetTable() map[string]preset {
 			Spec{Unit: time.Millisecond, Epoch: ms(1420070400000), Fields: []Field{f("time", 41), f("worker", 5), f("process", 5), f("seq", 12)}}},
 		"mastodon": {"Mastodon-like: ms since the Unix epoch above a 16-bit sequence, no node field (one generator per database)",
 			Spec{Unit: time.Millisecond, Epoch: ms(0), Fields: []Field{f("time", 47), f("seq", 16)}}},
-		"gameserver": {"Game server (seed 000): ms from 2018-11-01 (UTC+8), 3-bit platform, 11-bit area, 5-bit app, 6-bit sequence; the seed's 39-bit time makes 64 bits and sets the sign bit from 2027-07-18, so flurry keeps the same bit positions in 38 bits and stops there",
+		"gameserver": {"Game server (a platform, area and app per server process): ms from 2018-11-01 (UTC+8), 3-bit platform, 11-bit area, 5-bit app, 6-bit sequence; the original's 39-bit time makes 64 bits and sets the sign bit from 2027-07-18, so flurry keeps the same bit positions in 38 bits and stops there",
 			Spec{Unit: time.Millisecond, Epoch: ms(1541001600000), Fields: []Field{f("time", 38), f("platform", 3), f("area", 11), f("app", 5), f("seq", 6)}}},
 		"jssafe": {"JavaScript-safe: 53 bits in all (below 2^53 until 2079): 34-bit time in 100 ms, 6-bit worker, 13-bit sequence",
 			Spec{Unit: 100 * time.Millisecond, Epoch: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), Fields: []Field{f("time", 34), f("worker", 6), f("seq", 13)}}},

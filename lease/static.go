@@ -31,10 +31,10 @@ func Ordinal(hostname string) (int64, error) {
 // ErrNoAddress is returned by FromIP when no usable address is found.
 var ErrNoAddress = errors.New("lease: no non-loopback IP address")
 
-// FromIP derives a node value below 2^bits from an IP address, the way seed 004's
-// service did, and logs a warning, because it is how that service got duplicate IDs:
-// two hosts whose addresses agree in the bits kept (10.0.1.5 and 10.0.9.5 under
-// "last octet mod 32") get the same value. It keeps the low bits of the address when
+// FromIP derives a node value below 2^bits from an IP address, as many snowflake
+// deployments do, and logs a warning, because that is a known source of duplicate
+// IDs in production: two hosts whose addresses agree in the bits kept (10.0.1.5 and
+// 10.0.9.5 under "last octet mod 32") get the same value. It keeps the low bits of the address when
 // they are enough to tell hosts of one /(32-bits) subnet apart, which is the only case
 // where it is safe; otherwise it hashes the address, which is a guess. Use it only as
 // Options.Fixed, so that the lease refuses the second holder of a value instead of
@@ -57,7 +57,7 @@ func FromIP(ip net.IP, bits int, log *slog.Logger) (int64, error) {
 		v = int64(h.Sum64() & (1<<bits - 1))
 		how = "a hash of the IPv6 address"
 	}
-	log.Warn("lease: node value derived from the IP address; hosts whose addresses share these bits collide (seed 004's duplicate IDs); prefer a lease pool, a StatefulSet ordinal or a configured value",
+	log.Warn("lease: node value derived from the IP address; two hosts whose addresses share these low bits get the same node value and their IDs collide; prefer a lease pool, a StatefulSet ordinal or a configured value",
 		"ip", ip.String(), "bits", bits, "value", v, "from", how)
 	return v, nil
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cold first run of flurry, measured as issue 12 states it: the README's main
+# The cold first run of flurry: the time a new user waits for the README's main
 # command, `go run ./cmd/flurry serve`, with an empty build cache (the module cache
 # is kept: downloads are not counted), from its start to the first ID it answers.
 # Then the size of the binary `go build` makes, without and with -ldflags "-s -w",

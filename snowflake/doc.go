@@ -8,13 +8,8 @@
 //	g, err := snowflake.New(snowflake.Options{Layout: l, Node: layout.NodeValues{1, 3}})
 //	id, err := g.Next(ctx)
 //
-// The state of a generator is one 64-bit word per lane (tick and sequence of the last
-// ID), advanced by fetch-and-add inside a tick and by compare-and-swap across ticks,
-// with no allocation. When callers on several CPUs use one lane at once, its word's
-// cache line would move between them on every ID; the lane then serialises them for
-// a millisecond under a mutex (clock read inside, never held while sleeping), so one
-// caller issues runs of IDs while the others wait. What it does at the edges is set
-// by [Options]:
+// A call allocates nothing and never spins; docs/generator.md has how a call works
+// and when a lane takes its mutex. What it does at the edges is set by [Options]:
 //
 //   - a tick's sequence runs out: [Wait] sleeps until the next tick (never a busy
 //     spin); [Borrow] takes future ticks up to MaxDrift ahead of the clock;
@@ -24,8 +19,8 @@
 //   - the time field runs out: [ErrExhausted], never a wrapped or negative ID, with
 //     OnLifeLow called once a configured span before;
 //   - a second live generator for the same namespace, layout shape and node value in
-//     one process: New returns [ErrInUse] (seed 004's duplicate IDs came from two
-//     generator instances of one node in one process).
+//     one process: New returns [ErrInUse], since two instances of one node would
+//     issue the same IDs.
 //
 // Per-goroutine [Lane]s split the sequence space for throughput that grows with
 // cores, at the price of ordering inside a tick; a [Pool] hands out IDs made ahead of

@@ -22,8 +22,8 @@ var (
 
 	// ErrInUse is returned by New when a live generator in this process already has the
 	// same namespace, layout shape and node value (or one of the standby values). Two
-	// such generators would issue the same IDs: that is how seed 004's duplicates
-	// happened. Share one generator, or Close the first.
+	// such generators would issue the same IDs, a duplicate that has reached
+	// production in snowflake services. Share one generator, or Close the first.
 	ErrInUse = errors.New("snowflake: node value already in use in this process")
 
 	// ErrClosed is returned by calls on a closed generator or pool.

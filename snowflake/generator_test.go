@@ -135,7 +135,7 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
-// Seed 004: two instances of one node in one process issued the same IDs.
+// Two generator instances of one node in one process would issue the same IDs.
 func TestInProcessGuard(t *testing.T) {
 	tw, leaf := lay(t, "twitter"), lay(t, "leaf")
 	g1, err := New(Options{Layout: tw, Node: layout.NodeValues{0, 3}})

@@ -16,7 +16,7 @@ const topUpEvery = 100 * time.Millisecond
 // PoolOptions configures a Pool. The zero PoolOptions is valid.
 type PoolOptions struct {
 	// Size is how many IDs the pool holds when full: a power of two. Zero means 8192,
-	// seed 000's UUID_POOL_MAX_SIZE.
+	// the pool size game servers commonly use.
 	Size int
 	// LowWater is the level below which a take wakes the refiller. Zero means half of
 	// Size.
@@ -26,7 +26,7 @@ type PoolOptions struct {
 	Batch int
 }
 
-// Pool hands out IDs made ahead of time by a generator, as seed 000's UUID pool and
+// Pool hands out IDs made ahead of time by a generator, as game servers' UUID pools and
 // uid-generator's CachedUidGenerator do: a ring buffer that a background goroutine
 // refills whenever it falls below LowWater, and tops up to full every 100 ms. It
 // absorbs bursts above the layout's per-tick cap with IDs made earlier, while the

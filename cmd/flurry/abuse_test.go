@@ -47,7 +47,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 }
 
 // TestServeAbuse runs a real `flurry serve` with every strategy and drives the
-// abuse cases of issue 10 against it at once: for each namespace, 64 concurrent
+// abuse cases of docs/security.md against it at once: for each namespace, 64 concurrent
 // requests at its max_count (uuidv7 at 10,000,000) spread over plain GET (text
 // and JSON, read in part then dropped, as a hostile client does), Connect JSON,
 // gRPC, gRPC-Web and Leaf's route, plus connections that ask for 10 million IDs

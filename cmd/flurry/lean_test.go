@@ -18,7 +18,7 @@ import (
 // TestMain removes the flurry binary testenv.BuildFlurry built.
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// leanMaxBytes is issue 12's bound on the default binary's size.
+// leanMaxBytes is the promised bound on the default binary's size (docs/building.md).
 const leanMaxBytes = 25 << 20
 
 // TestLeanBuild builds the default flurry (no build tags, whatever tags this test
@@ -46,7 +46,7 @@ func TestLeanBuild(t *testing.T) {
 	}
 	t.Logf("lean flurry binary (go build, no flags) on %s/%s: %d bytes (%.1f MiB)", runtime.GOOS, runtime.GOARCH, fi.Size(), float64(fi.Size())/(1<<20))
 	if fi.Size() > leanMaxBytes {
-		t.Errorf("the lean binary has %d bytes, over the %d of issue 12: something pulled an engine into the default build (go list -deps ./cmd/flurry)", fi.Size(), leanMaxBytes)
+		t.Errorf("the lean binary has %d bytes, over the promised %d: something pulled an engine into the default build (go list -deps ./cmd/flurry)", fi.Size(), leanMaxBytes)
 	}
 
 	t.Run("serves the embedded default", func(t *testing.T) {

@@ -9,20 +9,21 @@ import (
 	"github.com/flurryid/flurry/layout"
 )
 
-// Seed 002 section 5: 10 years, 100k IDs/s per machine, 4 datacenters x 100 machines
-// x 10 business lines: 39 + 2 + 7 + 4 + 7 bits, and 4 spare bits go to time.
-func seed002() []string {
+// The classic hand-sized example: 10 years, 100k IDs/s per machine, 4 datacenters x
+// 100 machines x 10 business lines: 39 + 2 + 7 + 4 + 7 bits, and 4 spare bits go to
+// time.
+func handSizedPlan() []string {
 	return []string{"plan", "--years", "10", "--rate", "100000", "--node", "datacenter=4", "--node", "machine=100", "--node", "line=10"}
 }
 
-func TestPlanSeed002(t *testing.T) {
-	r := cli(t, "", seed002()...)
+func TestPlanHandSized(t *testing.T) {
+	r := cli(t, "", handSizedPlan()...)
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("plan: %+v", r)
 	}
 	out := lines(r.stdout)
 	if !regexp.MustCompile(`^time:43:1ms:\d{4}-\d\d-\d\dT00:00:00Z,datacenter:2,machine:7,line:4,seq:7$`).MatchString(out[0]) {
-		t.Errorf("first line %q is not the seed 002 layout", out[0])
+		t.Errorf("first line %q is not the hand-sized layout (datacenter 2, machine 7, line 4, seq 7 bits)", out[0])
 	}
 	if _, err := layout.Parse(out[0]); err != nil {
 		t.Errorf("proposed layout does not parse: %v", err)
@@ -40,7 +41,7 @@ func TestPlanSeed002(t *testing.T) {
 		}
 	}
 
-	r = cli(t, "", append(seed002(), "--json", "--epoch", "2026-01-01")...)
+	r = cli(t, "", append(handSizedPlan(), "--json", "--epoch", "2026-01-01")...)
 	var got struct {
 		Layout    string       `json:"layout"`
 		Spare     int          `json:"spare_bits"`
@@ -70,7 +71,7 @@ func TestPlanOptions(t *testing.T) {
 }
 
 func TestPlanErrors(t *testing.T) {
-	// Seed 003's wish, 93 years, 2^20 servers, 65536 IDs per ms, needs 78 bits.
+	// 93 years, 2^20 servers and 65536 IDs per ms (a game-server wish list) need 78 bits.
 	r := cli(t, "", "plan", "--years", "93", "--rate", "65536000", "--node", "server=1048576")
 	wantOneLineError(t, r, 1, "layout: requirements do not fit: 78 bits needed (time 42 + server 20 + seq 16) but 63 fit", "at most 32 nodes in all")
 	wantOneLineError(t, cli(t, "", "plan", "--years", "93", "--rate", "65536000", "--node", "server=1048576", "--json"), 1, "do not fit")

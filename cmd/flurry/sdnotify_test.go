@@ -14,7 +14,7 @@ import (
 	"github.com/flurryid/flurry/internal/testenv"
 )
 
-// TestServeNotifiesSystemd runs flurry serve in process as systemd would run a
+// TestServeNotifiesSystemd runs flurry serve in process the way systemd runs a
 // Type=notify unit: with NOTIFY_SOCKET naming a unixgram socket the test listens
 // on. READY=1 must come once the server answers, STOPPING=1 when it is told to stop,
 // and serve must end cleanly.

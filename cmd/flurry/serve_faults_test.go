@@ -16,7 +16,7 @@ import (
 )
 
 // TestServeStartupFaults runs `flurry serve` as a real process through the start-up
-// faults of issue 9: a restart with the clock 30 s behind, a lease TTL that overflowed
+// faults a fleet meets: a restart with the clock 30 s behind, a lease TTL that overflowed
 // the session's deadlines, and a listen address that cannot be had.
 func TestServeStartupFaults(t *testing.T) {
 	bin := buildServe(t)

@@ -18,9 +18,10 @@ import (
 // a port where a listener accepts connections and never replies (a stopped
 // server, a dropped route) and a port where nothing listens. Every command must
 // end by itself, non-zero, with one line on stderr that names the store, and no
-// line from go-redis's logger. Before the fix, the etcd commands never ended
-// (etcd's client dials lazily and waits for a connection forever) and the Redis
-// ones printed go-redis's "pool.go:770: ... failed to dial" lines first.
+// line from go-redis's logger. The failure modes it guards against: etcd's client
+// dials lazily and waits for a connection forever, so an unbounded etcd command
+// never ends, and go-redis prints its own "pool.go:770: ... failed to dial" lines
+// before flurry's.
 func TestUnreachableStores(t *testing.T) {
 	testenv.NeedFull(t)
 	bin := testenv.BuildFlurry(t)

@@ -63,7 +63,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// A killed server fails fast; one restarted without persistence forgot the
-	// lease (and, as the package documentation warns, the mark).
+	// lease (and, as docs/leases.md warns, the mark).
 	srv.Process.Kill()
 	srv.Wait()
 	if _, err = renewWithin(t, s, l, 2*time.Second); err == nil || errors.Is(err, lease.ErrLost) {

@@ -36,8 +36,8 @@ type Options struct {
 	// means DefaultPrefix. It must not contain '{' or '}'.
 	Prefix string
 	// WaitReplicas, when above zero, makes every write wait until that many
-	// replicas acknowledged it (Redis WAIT), and fail otherwise. See the package
-	// documentation for what that does and does not guarantee. It needs a
+	// replicas acknowledged it (Redis WAIT), and fail otherwise. docs/leases.md
+	// ("Redis store") says what that does and does not guarantee. It needs a
 	// *redis.Client or a *redis.ClusterClient.
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT. Zero means 1s.
@@ -61,7 +61,9 @@ var _ lease.Store = (*Store)(nil)
 // New returns a store using client, which stays the caller's: Close does not close
 // it. It fails when opts is invalid.
 //
-// The client should have ContextTimeoutEnabled set; see the package documentation.
+// The client should have ContextTimeoutEnabled set, so that a context's deadline
+// bounds each call; otherwise a stalled server blocks calls for the client's
+// ReadTimeout and retries.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	return redisconn.New(client, opts.conn(), kind(), newStore)
 }
@@ -126,7 +128,7 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
 // replicas than Options.WaitReplicas acknowledged within Options.WaitTimeout. The
-// write was made on the primary; see the package documentation.
+// write was made on the primary; see docs/leases.md ("Redis store").
 var ErrNotReplicated = redisconn.ErrNotReplicated
 
 // NotReplicatedError is the error, matching ErrNotReplicated, that says how many

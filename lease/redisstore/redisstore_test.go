@@ -114,7 +114,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TestKeys checks the key layout the package documentation promises, and that the
+// TestKeys checks the key layout docs/leases.md promises, and that the
 // mark stays in Redis after the lease ends.
 func TestKeys(t *testing.T) {
 	u := testenv.Redis.URL(t)

@@ -25,8 +25,8 @@ type Options struct {
 	Prefix string
 	// WaitReplicas, when above zero, makes every write (Take, Return, Create,
 	// SetStep) wait until that many replicas acknowledged it (Redis WAIT), and fail
-	// otherwise; a Take that fails so hands out nothing. See the package
-	// documentation for what that does and does not guarantee. It needs a
+	// otherwise; a Take that fails so hands out nothing. docs/segments.md ("Redis
+	// store") says what that does and does not guarantee. It needs a
 	// *redis.Client or a *redis.ClusterClient.
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT. Zero means 1s.
@@ -47,7 +47,7 @@ type Options struct {
 
 // ErrNotReplicated is matched (with errors.Is) by the error of a write that fewer
 // replicas than Options.WaitReplicas acknowledged within Options.WaitTimeout. The
-// write was made on the primary; see the package documentation.
+// write was made on the primary; see docs/segments.md ("Redis store").
 var ErrNotReplicated = redisconn.ErrNotReplicated
 
 // NotReplicatedError is the error, matching ErrNotReplicated, that says how many
@@ -98,7 +98,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // New returns a store using client, which stays the caller's: Close does not close
 // it. It fails when opts is invalid.
 //
-// The client should have ContextTimeoutEnabled set; see the package documentation.
+// The client should have ContextTimeoutEnabled set, so that a context's deadline
+// bounds each call; otherwise a stalled server blocks calls for the client's
+// ReadTimeout and retries.
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	return redisconn.New(client, opts.conn(), kind(), newStore)
 }

@@ -62,7 +62,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TestKeys checks the key layout the package documentation promises.
+// TestKeys checks the key layout docs/segments.md promises.
 func TestKeys(t *testing.T) {
 	s := open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
 	ctx := testCtx(t)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# issue14.sh: the documented run of issue 14's targets, on a quiet machine. Writes
-# everything raw to results/issue14-<time>/ (one file per target, each with the
-# machine's load before and after); docs/benchmarks.md is updated from those files.
+# targets.sh: flurry's performance targets measured against their peers in one run,
+# on a quiet machine: the Go client, the Redis generator beside INCR, the snowflake
+# generator beside bwmarrin, and the server's tail latency beside a bare handler.
+# Writes everything raw to results/targets-<time>/ (one file per part, each with the
+# machine's load before and after); docs/benchmarks.md publishes the medians.
 #
-#   cd bench && WAIT_IDLE=1 ./issue14.sh      # about 15 minutes
+#   cd bench && WAIT_IDLE=1 ./targets.sh      # about 15 minutes
 #
 # 1. client.txt: the Go client, one goroutine, `flurry serve` in another process
 #    (BenchmarkNextRealServer with FLURRY_BENCH_SERVER), HTTP and gRPC, default
@@ -31,7 +33,7 @@ count=${COUNT:-5}
 redis=${FLURRY_TEST_REDIS:-redis://127.0.0.1:6379/0}
 parts=" ${PARTS:-client redisgen snowflake latency} "
 want() { [[ "$parts" == *" $1 "* ]]; }
-out=results/issue14-$(date -u +%F-%H%M%S)
+out=results/targets-$(date -u +%F-%H%M%S)
 mkdir -p "$out"
 
 busy() {
@@ -60,7 +62,7 @@ header() {
 }
 footer() { echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 
-tmp=$(mktemp -d /tmp/flurry-issue14.XXXXXX)
+tmp=$(mktemp -d /tmp/flurry-targets.XXXXXX)
 spid=
 cleanup() {
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null || true
@@ -106,9 +108,9 @@ idle
 	hp=$(python3 -c "import urllib.parse as u; p=u.urlparse('$redis'); print(p.hostname or '127.0.0.1', p.port or 6379)")
 	set -- $hp
 	for _ in $(seq "$count"); do
-		redis-benchmark -h "$1" -p "$2" -c 1 -n 200000 -P 16 -q INCR "{flurry-issue14-$$}:incr" 2>&1 | tr '\r' '\n' | tail -1
+		redis-benchmark -h "$1" -p "$2" -c 1 -n 200000 -P 16 -q INCR "{flurry-targets-$$}:incr" 2>&1 | tr '\r' '\n' | tail -1
 	done
-	redis-cli -h "$1" -p "$2" del "{flurry-issue14-$$}:incr" >/dev/null
+	redis-cli -h "$1" -p "$2" del "{flurry-targets-$$}:incr" >/dev/null
 	footer
 } | tee "$out/redisgen.txt"
 fi
@@ -135,8 +137,8 @@ idle
 	footer
 } | tee "$out/snowflake.txt"
 # The contention variants the default was chosen from (add: fetch-and-add, the old
-# default; mutex; hybrid: the default; the per-P lanes-merge variant lost at 185 ns/ID
-# and was removed), serial and two goroutines,
+# default; mutex; hybrid: the default; a per-P lanes-merge variant measured 185 ns/ID
+# and is not offered), serial and two goroutines,
 # with switches/kID (how often a goroutine's next ID was not its last plus one).
 idle
 {
