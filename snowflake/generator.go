@@ -143,7 +143,7 @@ type Stats struct {
 }
 
 // registry is the in-process guard against two live generators for the same IDs
-// (seed 004). It is the one piece of package-level state in flurry, and it must be:
+// (two instances of one node in one process issue the same IDs). It is the one piece of package-level state in flurry, and it must be:
 // the duplicate it prevents comes from two callers in one process that do not know of
 // each other.
 var registry = struct {

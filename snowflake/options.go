@@ -43,7 +43,7 @@ const (
 	// ahead of the real clock. A gap larger than MaxDrift fails as Fail does.
 	Logical
 	// SwitchNode moves to the first Standby node value whose last tick is before the
-	// clock, as seed 000 switches its app ID. IDs stay unique and each node value's IDs
+	// clock, as game servers switch their app ID. IDs stay unique and each node value's IDs
 	// still increase, but the generator's own sequence of IDs steps back in time at the
 	// switch. When no standby value is usable it fails as Fail does.
 	SwitchNode
@@ -67,11 +67,12 @@ const (
 	// StartZero starts every tick at sequence 0. The zero value.
 	StartZero SequenceStart = iota
 	// StartRandom starts each tick at a pseudo-random value below RandomBelow, so IDs
-	// modulo a shard count spread evenly even at low rates (Leaf uses 100, seed 002
-	// uses 10). The tick holds that many fewer IDs.
+	// modulo a shard count spread evenly even at low rates (Leaf uses 100, some
+	// schemes 10). The tick holds that many fewer IDs.
 	StartRandom
-	// StartContinue starts each tick one past where the previous tick ended (seed 000:
-	// "seq 跨毫秒也不清 0"). Unlike seed 000 it never wraps inside a tick, because a wrap
+	// StartContinue starts each tick one past where the previous tick ended (as some
+	// game-server schemes do: the sequence is not reset across milliseconds). Unlike
+	// them it never wraps inside a tick, because a wrap
 	// would issue a smaller ID after a larger one in the same millisecond; a tick that
 	// starts at s holds 2^bits - s IDs, then the next tick starts at 0.
 	StartContinue
@@ -117,7 +118,7 @@ type Options struct {
 	// either is an error. It is rounded down to whole ticks.
 	MaxDrift time.Duration
 	// WaitThreshold is the largest clock step backwards that Next absorbs by sleeping
-	// until the clock catches up (seed 000: "when the rollback is under XX ms, wait").
+	// until the clock catches up (the common rule: wait out a small rollback).
 	// Zero means 10 ms; negative means never wait, apply the Behind policy at once.
 	WaitThreshold time.Duration
 

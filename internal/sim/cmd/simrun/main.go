@@ -31,12 +31,14 @@ func main() {
 		hours   = flag.Float64("hours", def.Duration.Hours(), "simulated hours per run")
 		seeds   = flag.Int("seeds", 1, "runs, with seeds seed, seed+1, ...")
 		seed    = flag.Uint64("seed", 1, "first seed")
-		ttl     = flag.Duration("ttl", def.TTL, "lease TTL")
-		window  = flag.Duration("window", def.Window, "reservation window")
+		budget  = flag.Duration("budget", def.Budget, "outage budget (0: the lease package's default, or what -ttl allows)")
+		ttl     = flag.Duration("ttl", def.TTL, "lease TTL (0: derived from the budget)")
+		window  = flag.Duration("window", def.Window, "renewal interval (0: the lease package's default)")
+		nojour  = flag.Bool("no-journal", false, "run every node without a journal (default: two nodes in three keep one)")
 		ppm     = flag.Float64("ppm", def.PPM, "bound on each clock's rate error, ppm")
 		offset  = flag.Duration("offset", def.Offset, "bound on each node's initial wall-clock offset")
 		rate    = flag.Float64("rate", def.Rate, "ID requests per node per second")
-		flaw    = flag.String("flaw", "", "run a known-bad variant: fence-from-reply, grant-before-reserve, above-without-plus-one")
+		flaw    = flag.String("flaw", "", "try a known-bad variant: fence-from-reply, grant-before-reserve, above-without-plus-one, grant-before-journal, past-budget, shared-journal")
 		sweep   = flag.Bool("sweep", false, "print the availability table over TTL, window and clock error")
 		csvPath = flag.String("csv", "", "with -sweep, also write the table as CSV here")
 		procs   = flag.Int("procs", 1, "GOMAXPROCS: the simulation runs one goroutine at a time, so 1 is fastest")
@@ -57,7 +59,8 @@ func main() {
 	}
 	base := def
 	base.Nodes, base.Duration = *nodes, time.Duration(*hours*float64(time.Hour))
-	base.TTL, base.Window, base.PPM, base.Offset, base.Rate = *ttl, *window, *ppm, *offset, *rate
+	base.Budget, base.TTL, base.Window, base.PPM, base.Offset, base.Rate = *budget, *ttl, *window, *ppm, *offset, *rate
+	base.NoJournal = *nojour
 	switch *flaw {
 	case "":
 	case "fence-from-reply":
@@ -66,6 +69,12 @@ func main() {
 		base.Flaws = simhook.GrantBeforeReserve
 	case "above-without-plus-one":
 		base.Flaws = simhook.AboveWithoutPlusOne
+	case "grant-before-journal":
+		base.Flaws = simhook.GrantBeforeJournal
+	case "past-budget":
+		base.Flaws = simhook.PastBudget
+	case "shared-journal":
+		base.SharedJournal = true
 	default:
 		fmt.Fprintf(os.Stderr, "simrun: unknown -flaw %q\n", *flaw)
 		os.Exit(2)
@@ -91,8 +100,8 @@ func main() {
 		}
 		if r.Failed() {
 			failed = true
-			fmt.Printf("  replay: go run ./internal/sim/cmd/simrun -seed %d -seeds 1 -nodes %d -hours %g -ttl %v -window %v -ppm %g -offset %v -rate %g%s\n",
-				cfg.Seed, cfg.Nodes, cfg.Duration.Hours(), cfg.TTL, cfg.Window, cfg.PPM, cfg.Offset, cfg.Rate, flawFlag(*flaw))
+			fmt.Printf("  replay: go run ./internal/sim/cmd/simrun -seed %d -seeds 1 -nodes %d -hours %g -budget %v -ttl %v -window %v -ppm %g -offset %v -rate %g -no-journal=%t%s\n",
+				cfg.Seed, cfg.Nodes, cfg.Duration.Hours(), cfg.Budget, cfg.TTL, cfg.Window, cfg.PPM, cfg.Offset, cfg.Rate, cfg.NoJournal, flawFlag(*flaw))
 		}
 	}
 	if failed {
