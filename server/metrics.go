@@ -96,7 +96,7 @@ func newDescs() *descs {
 		dBehindErrs:   desc("flurry_clock_behind_errors_total", "Requests refused because the clock was behind (snowflake)."),
 		dLeaseHeld:    desc("flurry_lease_held", "1 while the namespace holds a lease on a node value, else 0."),
 		dLeaseValue:   desc("flurry_lease_value", "The leased node value."),
-		dLeaseLeft:    desc("flurry_lease_window_left_seconds", "How much of the reserved window (high-water mark minus now) is left."),
+		dLeaseLeft:    desc("flurry_lease_window_left_seconds", "How much longer the namespace may issue if its lease store answers no more: the outage budget left (the reservation's end, or the fence, minus now)."),
 		dLeaseRenew:   desc("flurry_lease_renewals_total", "Successful lease renewals."),
 		dLeaseFail:    desc("flurry_lease_failures_total", "Failed lease renewals."),
 		dLeaseLoss:    desc("flurry_lease_losses_total", "Leases lost."),
@@ -158,7 +158,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			st := ns.sess.Status()
 			g(c.d.dLeaseHeld, b2f(st.Held))
 			g(c.d.dLeaseValue, float64(st.Value))
-			g(c.d.dLeaseLeft, st.WindowLeft.Seconds())
+			g(c.d.dLeaseLeft, st.BudgetLeft.Seconds())
 			cnt(c.d.dLeaseRenew, float64(st.Renewals))
 			cnt(c.d.dLeaseFail, float64(st.Failures))
 			cnt(c.d.dLeaseLoss, float64(st.Losses))

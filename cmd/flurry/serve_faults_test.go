@@ -109,6 +109,16 @@ func TestServeStartupFaults(t *testing.T) {
 		if next[0] <= first[len(first)-1] {
 			t.Fatalf("after kill -9: ID %d is not above the killed run's last %d\n%s", next[0], first[len(first)-1], p.log())
 		}
+		// Again, with the restart's clock 30 s behind: still above, at once.
+		last := next[len(next)-1]
+		if err := p.stop(t, syscall.SIGKILL); err == nil {
+			t.Fatal("kill -9 ended the process with status 0")
+		}
+		p = startServe(t, bin, c, "http", []string{"FLURRY_CLOCK_SKEW=-30s"}, "--config", cfg)
+		next = textIDs(t, c, p.base, "default", 1000)
+		if next[0] <= last {
+			t.Fatalf("after kill -9 and a restart 30 s behind: ID %d is not above the killed run's last %d\n%s", next[0], last, p.log())
+		}
 	})
 
 	// A TTL whose nanoseconds overflow int64 once added to the clock: --check must
