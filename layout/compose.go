@@ -35,13 +35,6 @@ func (l *Layout) CheckNodeValues(nv NodeValues) error {
 	return err
 }
 
-// NodeMask returns the node fields of nv placed at their bit positions, or the error
-// of [Layout.CheckNodeValues].
-//
-// Deprecated: check node values with [Layout.CheckNodeValues] and build IDs with
-// [Layout.Compose]; bit positions are not part of the API.
-func (l *Layout) NodeMask(nv NodeValues) (int64, error) { return l.c.NodeMask(nv) }
-
 // ParseNodeValues reads node values written as "name=value" pairs separated by commas,
 // e.g. "datacenter=1,worker=3". Fields left out are zero. Unknown names, repeated
 // names, malformed numbers and values out of range are errors wrapping [ErrInvalid].

@@ -19,10 +19,6 @@ import (
 	"github.com/flurryid/flurry/snowflake"
 )
 
-// Grantee is what a Session drives: a generator made by NewGenerator. Start refuses
-// any other generator with ErrBadConfig.
-type Grantee = *snowflake.Generator
-
 // Options configures a Session. Store is required; the zero value of every other field
 // is a documented default.
 type Options struct {
@@ -184,7 +180,7 @@ type Session struct {
 //
 // The session's own context is derived from ctx: it keeps ctx's values, but not its
 // deadline or cancellation, which bound only this first acquisition.
-func Start(ctx context.Context, g Grantee, opts Options) (*Session, error) {
+func Start(ctx context.Context, g *snowflake.Generator, opts Options) (*Session, error) {
 	t := fence.TargetOf(g)
 	if t == nil {
 		return nil, badConfig("lease: Start needs a generator made by lease.NewGenerator; one from snowflake.New takes its node value from its Options and cannot be fed by a lease")
@@ -396,11 +392,6 @@ var ErrBadConfig = errors.New("lease: bad configuration")
 // ErrClosed is the cause a session that Close ended reports: Err returns it, and the
 // generator's refusals (ErrLost) after Close name it.
 var ErrClosed = errors.New("lease: session closed")
-
-// ErrClosedSession is the former name of ErrClosed.
-//
-// Deprecated: use ErrClosed.
-var ErrClosedSession = ErrClosed
 
 // tryAcquire makes one attempt to hold a value, in steps: claim a value, find the
 // mark to start above (floor), reserve a window in the store, grant the generator

@@ -121,15 +121,15 @@ func TestSessionCloseConcurrently(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	}
-	if err := <-issuing; !errors.Is(err, snowflake.ErrLeaseLost) {
-		t.Errorf("issuing during Close ended with %v; want ErrLeaseLost", err)
+	if err := <-issuing; !errors.Is(err, lease.ErrLost) {
+		t.Errorf("issuing during Close ended with %v; want lease.ErrLost", err)
 	}
 	select {
 	case <-s.Done():
 	default:
 		t.Fatal("Done still open after Close returned")
 	}
-	if err := s.Err(); !errors.Is(err, lease.ErrClosed) || !errors.Is(err, lease.ErrClosedSession) {
+	if err := s.Err(); !errors.Is(err, lease.ErrClosed) {
 		t.Errorf("Err after Close: %v; want ErrClosed", err)
 	}
 	if err := s.Close(); err != nil {

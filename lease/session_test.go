@@ -131,7 +131,7 @@ func TestSessionHandOverAboveMark(t *testing.T) {
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g1.Next(ctx); !errors.Is(err, snowflake.ErrLeaseLost) {
+	if _, err := g1.Next(ctx); !errors.Is(err, lease.ErrLost) {
 		t.Errorf("generator after its session closed: %v", err)
 	}
 	r := <-got
@@ -172,7 +172,7 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	var stoppedAt time.Time
 	for time.Since(outageStart) < 3*time.Second {
 		_, err := g.Next(ctx)
-		if errors.Is(err, snowflake.ErrLeaseLost) {
+		if errors.Is(err, lease.ErrLost) {
 			stoppedAt = time.Now()
 			break
 		}
@@ -195,7 +195,7 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	for {
 		if _, err := g.Next(ctx); err == nil {
 			break
-		} else if !errors.Is(err, snowflake.ErrLeaseLost) && !errors.Is(err, snowflake.ErrClockBehind) {
+		} else if !errors.Is(err, lease.ErrLost) && !errors.Is(err, snowflake.ErrClockBehind) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
@@ -227,7 +227,7 @@ func TestSessionLossReacquires(t *testing.T) {
 	lostSeen, after := false, 0
 	for time.Now().Before(deadline) && after < 500 {
 		id, err := g.Next(ctx)
-		if errors.Is(err, snowflake.ErrLeaseLost) {
+		if errors.Is(err, lease.ErrLost) {
 			lostSeen = true
 			time.Sleep(time.Millisecond)
 			continue
@@ -331,8 +331,8 @@ func TestStartNeedsLeasedGenerator(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Next(ctx); !errors.Is(err, lease.ErrLost) || !errors.Is(err, snowflake.ErrLeaseLost) {
-		t.Fatalf("Next after the session closed: %v; want lease.ErrLost (and the deprecated snowflake.ErrLeaseLost)", err)
+	if _, err := g.Next(ctx); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Next after the session closed: %v; want lease.ErrLost (and the deprecated lease.ErrLost)", err)
 	}
 	s2, err := lease.Start(ctx, g, o)
 	if err != nil {

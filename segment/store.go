@@ -25,11 +25,6 @@ var (
 	// classes), and by the Allocator once every store is exhausted. No ID of the tag
 	// can be issued any more: move to a new tag.
 	ErrExhausted = errors.New("segment: the tag's counter is exhausted")
-
-	// ErrRangeExhausted is the former name of ErrExhausted.
-	//
-	// Deprecated: use ErrExhausted, as snowflake, redisgen, uuidv7 and objectid do.
-	ErrRangeExhausted = ErrExhausted
 )
 
 // A Block is a run of counter values a store handed to one allocator: First to Last,

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/flurryid/flurry/internal/fence"
 )
 
 var (
@@ -31,12 +29,6 @@ var (
 
 	// ErrBeforeEpoch is returned when the clock reads a time before the layout's epoch.
 	ErrBeforeEpoch = errors.New("snowflake: clock is before the layout's epoch")
-
-	// ErrLeaseLost is the error a generator made by lease.NewGenerator returns while
-	// it holds no valid lease.
-	//
-	// Deprecated: use lease.ErrLost, which is the same error value.
-	ErrLeaseLost = fence.ErrLost
 )
 
 // ClockBehindError reports a clock that stands behind the last issued tick by more

@@ -20,7 +20,7 @@ import (
 )
 
 // Stop Redis under a running lease-backed generator: it keeps issuing inside its
-// reserved window and lease, stops with ErrLeaseLost before the lease could expire,
+// reserved window and lease, stops with ErrLost before the lease could expire,
 // and issues again, strictly above what it issued before, when Redis returns.
 func TestSessionSurvivesRedisOutage(t *testing.T) {
 	port := testenv.FreePort(t)
@@ -65,7 +65,7 @@ func TestSessionSurvivesRedisOutage(t *testing.T) {
 	var fenced time.Time
 	for time.Since(stopped) < 3*ttl {
 		err := issue()
-		if errors.Is(err, snowflake.ErrLeaseLost) {
+		if errors.Is(err, lease.ErrLost) {
 			fenced = time.Now()
 			break
 		}
@@ -93,7 +93,7 @@ func TestSessionSurvivesRedisOutage(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, snowflake.ErrLeaseLost) && !errors.Is(err, snowflake.ErrClockBehind) {
+		if !errors.Is(err, lease.ErrLost) && !errors.Is(err, snowflake.ErrClockBehind) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
