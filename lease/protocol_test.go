@@ -111,12 +111,13 @@ func TestProtocolStoreMarkCoversIssuedIDs(t *testing.T) {
 			st := open(t)
 			defer st.Close()
 			clk := clock.NewManual(time.Now())
-			// Renewals every Window (100 ms: TTL/3 is longer), each reserving 200 ms
+			// Renewals every Window (100 ms: TTL/3 is longer), each reserving the budget
+			// plus an interval, 200 ms,
 			// ahead of the clock. The TTL is long so that the file store, which expires
 			// leases by the real clock, keeps the lease however slow the machine.
 			window := 100 * time.Millisecond
 			g, s, err := lease.NewGenerator(context.Background(), protocolGen(l, clk, t.Name()),
-				lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: time.Minute, Window: window, Logger: quiet})
+				lease.Options{Store: st, Scope: leasetest.Scope(t), Budget: 100 * time.Millisecond, TTL: time.Minute, Window: window, Logger: quiet})
 			if err != nil {
 				t.Fatal(err)
 			}
