@@ -188,7 +188,7 @@ func testTakeover(t *testing.T, l *layout.Layout, crash, inMarkTick bool) {
 	scope := leasetest.Scope(t)
 	fixed := int64(1)
 	ttl := 5 * time.Second
-	opts := lease.Options{Store: st, Scope: scope, Fixed: &fixed, TTL: ttl, Window: 100 * time.Millisecond, Logger: quiet}
+	opts := lease.Options{Store: st, Scope: scope, Fixed: &fixed, Budget: 100 * time.Millisecond, TTL: ttl, Window: 100 * time.Millisecond, Logger: quiet}
 
 	first := clock.NewManual(time.Now())
 	g1, s1, err := lease.NewGenerator(ctx, protocolGen(l, first, "first"), opts)
