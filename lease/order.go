@@ -44,15 +44,21 @@ func (o Order) String() string {
 	return fmt.Sprintf("Order(%d)", int(o))
 }
 
-// ParseOrder parses "scope" or "value"; empty means OrderScope.
-func ParseOrder(s string) (Order, error) {
-	switch s {
+// MarshalText returns String's name, for configuration files and flags.
+func (o Order) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads "scope" or "value"; empty means OrderScope, the zero value.
+// Its error matches ErrBadConfig.
+func (o *Order) UnmarshalText(b []byte) error {
+	switch string(b) {
 	case "", "scope":
-		return OrderScope, nil
+		*o = OrderScope
 	case "value":
-		return OrderValue, nil
+		*o = OrderValue
+	default:
+		return badConfig("lease: order %q: use scope (start above every ended lease of the scope, the default) or value (above the value's own mark only)", b)
 	}
-	return 0, fmt.Errorf("lease: order %q: use scope (start above every ended lease of the scope, the default) or value (above the value's own mark only)", s)
+	return nil
 }
 
 // scopeMark returns the highest mark of the values of scope that no live lease

@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/flurryid/flurry/clock"
@@ -142,4 +143,58 @@ type Options struct {
 	// the warning window, with the time left and the end of the lifetime. Nil means no
 	// call. It must not call the generator.
 	OnLifeLow func(left time.Duration, end time.Time)
+}
+
+// MarshalText returns String's name, for configuration files and flags.
+func (p OverflowPolicy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads "wait" or "borrow"; empty means Wait, the zero value.
+func (p *OverflowPolicy) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "", "wait":
+		*p = Wait
+	case "borrow":
+		*p = Borrow
+	default:
+		return fmt.Errorf("snowflake: overflow policy %q: use wait (sleep until the next tick) or borrow (take future ticks within MaxDrift)", b)
+	}
+	return nil
+}
+
+// MarshalText returns String's name, for configuration files and flags.
+func (p BehindPolicy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads "fail", "logical" or "switch-node"; empty means Fail, the
+// zero value.
+func (p *BehindPolicy) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "", "fail":
+		*p = Fail
+	case "logical":
+		*p = Logical
+	case "switch-node":
+		*p = SwitchNode
+	default:
+		return fmt.Errorf("snowflake: clock-behind policy %q: use fail (refuse with the gap), logical (issue ahead of the clock within MaxDrift) or switch-node (move to a standby node value)", b)
+	}
+	return nil
+}
+
+// MarshalText returns String's name, for configuration files and flags.
+func (s SequenceStart) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads "zero", "random" or "continue"; empty means StartZero, the
+// zero value.
+func (s *SequenceStart) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "", "zero":
+		*s = StartZero
+	case "random":
+		*s = StartRandom
+	case "continue":
+		*s = StartContinue
+	default:
+		return fmt.Errorf("snowflake: sequence start %q: use zero, random (below RandomBelow, as Leaf does) or continue", b)
+	}
+	return nil
 }
