@@ -261,13 +261,8 @@ func (b *buffer[T]) start() *fetch {
 // fetch fails. Each batch wakes the callers waiting for it.
 func (b *buffer[T]) run(f *fetch, size int) {
 	for {
-		var vals []T
 		t0 := time.Now()
-		_, err := b.c.nextRPC(b.c.ctx, b.ns.name, size, func(m *flurryv1.NextResponse) error {
-			var err error
-			vals, err = b.take(m)
-			return err
-		})
+		vals, err := nextRPC(b.c, b.c.ctx, b.ns.name, size, b.take)
 		b.mu.Lock()
 		if err != nil && size > DefaultBatch && size > b.c.batch && errors.Is(err, ErrInvalidArgument) && b.c.ctx.Err() == nil {
 			// A grown request above the server's max_count: ask for less from
