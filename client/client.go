@@ -334,9 +334,9 @@ type ServerStats struct {
 	URL      string
 	Requests int64 // requests sent, hedges included
 	Failures int64 // of which failed (refused, timed out, UNAVAILABLE)
-	// Hedges counts the requests sent to this server as hedges: the server
-	// asked before it had not answered within its hedge delay. HedgesWon counts
-	// those whose answer was the one used.
+	// Hedges counts the requests sent to this server as hedges, because the
+	// server asked before it had not answered within its hedge delay.
+	// HedgesWon counts those whose answer was the one used.
 	Hedges    int64
 	HedgesWon int64
 	// OutHedged counts the requests to this server that were cancelled because
