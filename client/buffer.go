@@ -37,7 +37,8 @@ func (ns *Namespace) NextText(ctx context.Context) (string, error) { return ns.t
 func (ns *Namespace) Buffered() int { return ns.ints.buffered() + ns.texts.buffered() }
 
 // buffer holds fetched IDs of one namespace and one kind, in the order received,
-// and refills itself with one request in flight at a time.
+// and refills itself with one refill in flight at a time (its requests may be
+// hedged: only the winner's IDs reach the buffer).
 //
 // The batch being handed out is reached through an atomic pointer and handed out
 // by an atomic counter, so the common case of next takes no lock: one atomic add,

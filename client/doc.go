@@ -17,7 +17,8 @@
 //
 // Each namespace has a buffer of IDs fetched Options.Batch at a time. When fewer
 // than Options.LowWater remain, one refill request starts in the background (never
-// two at once for one namespace), so a caller waits only when IDs are used faster
+// two at once for one namespace; a hedged one asks a second server and keeps one
+// answer), so a caller waits only when IDs are used faster
 // than one request brings them. Left at zero, both follow the measured rate of
 // use: requests grow up to 100,000 IDs and the buffer is kept several round trips
 // ahead (see Options). Next on a buffered ID is one atomic add on the

@@ -74,7 +74,7 @@ type Options struct {
 	// that.
 	Batch int
 	// LowWater is the number of buffered IDs below which a namespace's buffer is
-	// refilled in the background, one request in flight per namespace. Zero means
+	// refilled in the background, one refill in flight per namespace. Zero means
 	// adaptive: the IDs used at the measured rate during three round trips of a
 	// request, at least half a request and at most four; a consumer faster than
 	// one request per round trip then keeps requests going back to back. A
