@@ -475,12 +475,15 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 		rtt time.Duration
 	}
 	results := make(chan result, n) // a loser's answer never blocks its goroutine
+	type request struct {
+		start   time.Time
+		hedge   bool // sent as a hedge
+		running bool // no answer yet
+	}
 	var (
+		reqs     = make([]request, n)
 		cancels  = make([]context.CancelFunc, 0, n)
-		started  = make([]time.Time, n)
-		hedge    = make([]bool, n)
-		running  = make([]bool, n)
-		attempts = make([]Attempt, n)
+		attempts []Attempt // made at the first failure
 		inflight int
 		timer    *time.Timer
 		hedgeC   <-chan time.Time
@@ -498,7 +501,8 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 		s := c.servers[order[k]]
 		rctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
 		cancels = append(cancels, cancel)
-		started[k], hedge[k], running[k] = time.Now(), asHedge, true
+		reqs[k] = request{start: time.Now(), hedge: asHedge, running: true}
+		start := reqs[k].start
 		inflight++
 		s.requests.Add(1)
 		if asHedge {
@@ -506,7 +510,7 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 		}
 		go func() {
 			v, err := call(rctx, s)
-			rtt := time.Since(started[k])
+			rtt := time.Since(start)
 			if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errTimeout) {
 				// Not wrapping err keeps context.DeadlineExceeded for the
 				// caller's own deadline: errors.Is(err,
@@ -530,20 +534,20 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 	for {
 		select {
 		case r := <-results:
-			running[r.k] = false
+			reqs[r.k].running = false
 			inflight--
 			s := c.servers[order[r.k]]
 			if r.err == nil {
 				s.lat.record(r.rtt)
 				s.ok()
-				if hedge[r.k] {
+				if reqs[r.k].hedge {
 					s.hedgesWon.Add(1)
 				}
 				c.last.Store(int32(order[r.k]))
 				now := time.Now()
-				for k := range r.k {
-					if running[k] {
-						c.servers[order[k]].outHedge(s.url, now.Sub(started[k]), c.backoff, c.maxBackoff)
+				for k, q := range reqs[:r.k] {
+					if q.running {
+						c.servers[order[k]].outHedge(s.url, now.Sub(q.start), c.backoff, c.maxBackoff)
 					}
 				}
 				return r.v, nil
@@ -555,6 +559,9 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 				return zero, ref
 			}
 			s.fail(r.err, c.backoff, c.maxBackoff)
+			if attempts == nil {
+				attempts = make([]Attempt, n)
+			}
 			attempts[r.k] = Attempt{Server: s.url, Err: r.err}
 			switch {
 			case len(cancels) < n:

@@ -83,7 +83,8 @@ type Options struct {
 	LowWater int
 
 	// Timeout bounds each request to one server; past it the server counts as
-	// failed and the next is tried. Zero means DefaultTimeout.
+	// failed and the next is tried. With hedging (see HedgeMinDelay), the next
+	// server is usually asked long before. Zero means DefaultTimeout.
 	Timeout time.Duration
 	// Backoff is how long a failed server is passed over after its first failure;
 	// each further failure in a row doubles it, up to MaxBackoff, with random
