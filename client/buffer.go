@@ -37,7 +37,8 @@ func (ns *Namespace) NextText(ctx context.Context) (string, error) { return ns.t
 func (ns *Namespace) Buffered() int { return ns.ints.buffered() + ns.texts.buffered() }
 
 // buffer holds fetched IDs of one namespace and one kind, in the order received,
-// and refills itself with one request in flight at a time.
+// and refills itself with one refill in flight at a time (its requests may be
+// hedged: only the winner's IDs reach the buffer).
 //
 // The batch being handed out is reached through an atomic pointer and handed out
 // by an atomic counter, so the common case of next takes no lock: one atomic add,
@@ -261,13 +262,8 @@ func (b *buffer[T]) start() *fetch {
 // fetch fails. Each batch wakes the callers waiting for it.
 func (b *buffer[T]) run(f *fetch, size int) {
 	for {
-		var vals []T
 		t0 := time.Now()
-		_, err := b.c.nextRPC(b.c.ctx, b.ns.name, size, func(m *flurryv1.NextResponse) error {
-			var err error
-			vals, err = b.take(m)
-			return err
-		})
+		vals, err := nextRPC(b.c, b.c.ctx, b.ns.name, size, b.take)
 		b.mu.Lock()
 		if err != nil && size > DefaultBatch && size > b.c.batch && errors.Is(err, ErrInvalidArgument) && b.c.ctx.Err() == nil {
 			// A grown request above the server's max_count: ask for less from

@@ -36,6 +36,9 @@ type Client struct {
 	timeout    time.Duration
 	backoff    time.Duration
 	maxBackoff time.Duration
+	hedge      bool // Options.NoHedge was false
+	hedgeMin   time.Duration
+	hedgeMax   time.Duration
 	ownHTTP    *http.Client // made by New; its idle connections are closed on Close
 
 	ctx    context.Context // ends on Close; background refills run under it
@@ -52,8 +55,12 @@ type server struct {
 	url string
 	rpc flurryv1connect.IDServiceClient
 
-	requests atomic.Int64
-	failures atomic.Int64
+	requests  atomic.Int64
+	failures  atomic.Int64
+	hedges    atomic.Int64 // requests sent to it as hedges
+	hedgesWon atomic.Int64 // of which its answer was used
+	outHedged atomic.Int64 // requests abandoned because a hedge to another server answered first
+	lat       latency      // its round trips, for its hedge delay
 
 	mu        sync.Mutex
 	inARow    int       // failures since the last success
@@ -79,6 +86,9 @@ func New(opts Options) (*Client, error) {
 		timeout:    opts.Timeout,
 		backoff:    opts.Backoff,
 		maxBackoff: opts.MaxBackoff,
+		hedge:      !opts.NoHedge,
+		hedgeMin:   opts.HedgeMinDelay,
+		hedgeMax:   opts.HedgeMaxDelay,
 	}
 	switch {
 	case c.batch < 0:
@@ -109,6 +119,18 @@ func New(opts Options) (*Client, error) {
 	}
 	if c.maxBackoff < c.backoff {
 		return nil, fmt.Errorf("client: MaxBackoff %v is below Backoff %v", c.maxBackoff, c.backoff)
+	}
+	if c.hedgeMin < 0 || c.hedgeMax < 0 {
+		return nil, errors.New("client: HedgeMinDelay and HedgeMaxDelay must not be negative; use 0 for the defaults, NoHedge to turn hedging off")
+	}
+	if c.hedgeMax == 0 {
+		c.hedgeMax = max(DefaultHedgeMaxDelay, c.hedgeMin)
+	}
+	if c.hedgeMin == 0 {
+		c.hedgeMin = min(DefaultHedgeMinDelay, c.hedgeMax)
+	}
+	if c.hedgeMax < c.hedgeMin {
+		return nil, fmt.Errorf("client: HedgeMaxDelay %v is below HedgeMinDelay %v", c.hedgeMax, c.hedgeMin)
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
@@ -223,7 +245,7 @@ func (c *Client) Fetch(ctx context.Context, namespace string, count int) (ids []
 	if c.isClosed() {
 		return nil, nil, ErrClosed
 	}
-	resp, err := c.nextRPC(ctx, namespace, count, nil)
+	resp, err := nextRPC(c, ctx, namespace, count, func(m *flurryv1.NextResponse) (*flurryv1.NextResponse, error) { return m, nil })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,15 +264,14 @@ func (c *Client) Decode(ctx context.Context, namespace, id string) (Decoded, err
 	if c.isClosed() {
 		return Decoded{}, ErrClosed
 	}
-	var out *flurryv1.DecodeResponse
-	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
+	out, err := failover(c, ctx, namespace, func(ctx context.Context, s *server) (*flurryv1.DecodeResponse, error) {
 		req := connect.NewRequest(&flurryv1.DecodeRequest{Namespace: namespace, Id: id})
 		c.auth(req.Header(), namespace)
 		resp, err := s.rpc.Decode(ctx, req)
-		if err == nil {
-			out = resp.Msg
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return resp.Msg, nil
 	})
 	if err != nil {
 		return Decoded{}, err
@@ -264,15 +285,14 @@ func (c *Client) Info(ctx context.Context, namespace string) (Info, error) {
 	if c.isClosed() {
 		return Info{}, ErrClosed
 	}
-	var out *flurryv1.InfoResponse
-	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
+	out, err := failover(c, ctx, namespace, func(ctx context.Context, s *server) (*flurryv1.InfoResponse, error) {
 		req := connect.NewRequest(&flurryv1.InfoRequest{Namespace: namespace})
 		c.auth(req.Header(), namespace)
 		resp, err := s.rpc.Info(ctx, req)
-		if err == nil {
-			out = resp.Msg
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return resp.Msg, nil
 	})
 	if err != nil {
 		return Info{}, err
@@ -311,11 +331,23 @@ func (c *Client) isClosed() bool {
 
 // ServerStats describes one server as the client sees it.
 type ServerStats struct {
-	URL       string
-	Requests  int64     // requests sent
-	Failures  int64     // of which failed (refused, timed out, UNAVAILABLE)
-	DownUntil time.Time // passed over until then; zero when in use
-	LastError error     // the last failure, nil after a success
+	URL      string
+	Requests int64 // requests sent, hedges included
+	Failures int64 // of which failed (refused, timed out, UNAVAILABLE)
+	// Hedges counts the requests sent to this server as hedges, because the
+	// server asked before it had not answered within its hedge delay.
+	// HedgesWon counts those whose answer was the one used.
+	Hedges    int64
+	HedgesWon int64
+	// OutHedged counts the requests to this server that were cancelled because
+	// a hedge to another server answered first. Each passes the server over as
+	// a failure does, without counting in Failures.
+	OutHedged int64
+	// HedgeDelay is how long a request to this server waits for its answer
+	// before it is hedged (see Options.HedgeMinDelay); zero with NoHedge.
+	HedgeDelay time.Duration
+	DownUntil  time.Time // passed over until then; zero when in use
+	LastError  error     // the last failure (or out-hedged request), nil after a success
 }
 
 // Stats returns the servers' counters, in the order of Options.Servers.
@@ -323,7 +355,11 @@ func (c *Client) Stats() []ServerStats {
 	out := make([]ServerStats, len(c.servers))
 	for i, s := range c.servers {
 		s.mu.Lock()
-		out[i] = ServerStats{URL: s.url, Requests: s.requests.Load(), Failures: s.failures.Load(), DownUntil: s.downUntil, LastError: s.lastErr}
+		out[i] = ServerStats{
+			URL: s.url, Requests: s.requests.Load(), Failures: s.failures.Load(),
+			Hedges: s.hedges.Load(), HedgesWon: s.hedgesWon.Load(), OutHedged: s.outHedged.Load(), HedgeDelay: c.hedgeDelay(s),
+			DownUntil: s.downUntil, LastError: s.lastErr,
+		}
 		s.mu.Unlock()
 	}
 	return out
@@ -340,32 +376,27 @@ func (c *Client) auth(h http.Header, namespace string) {
 	}
 }
 
-// nextRPC asks for count IDs with failover. check, when not nil, vets a response
-// before it is accepted: an error from it counts as that server's failure.
-func (c *Client) nextRPC(ctx context.Context, namespace string, count int, check func(*flurryv1.NextResponse) error) (*flurryv1.NextResponse, error) {
-	var out *flurryv1.NextResponse
-	err := c.failover(ctx, namespace, func(ctx context.Context, s *server) error {
+// nextRPC asks for count IDs with failover and hedging. take vets a response and
+// returns what the caller keeps of it; an error from it counts as that server's
+// failure (or, for a wrongKind, as a refusal). Each request's response is its own:
+// only the winner's reaches the caller.
+func nextRPC[T any](c *Client, ctx context.Context, namespace string, count int, take func(*flurryv1.NextResponse) (T, error)) (T, error) {
+	return failover(c, ctx, namespace, func(ctx context.Context, s *server) (T, error) {
+		var zero T
 		req := connect.NewRequest(&flurryv1.NextRequest{Namespace: namespace, Count: uint32(count), PackedIds: true})
 		c.auth(req.Header(), namespace)
 		resp, err := s.rpc.Next(ctx, req)
 		if err != nil {
-			return err
+			return zero, err
 		}
 		if err := unpack(resp.Msg); err != nil {
-			return err
+			return zero, err
 		}
 		if err := validate(resp.Msg, count); err != nil {
-			return err
+			return zero, err
 		}
-		if check != nil {
-			if err := check(resp.Msg); err != nil {
-				return err
-			}
-		}
-		out = resp.Msg
-		return nil
+		return take(resp.Msg)
 	})
-	return out, err
 }
 
 // unpack moves a response's packed_ids into its ids, so that the rest of the
@@ -421,70 +452,151 @@ func validate(m *flurryv1.NextResponse, count int) error {
 	return nil
 }
 
-// failover runs call against the servers in order, starting from the last good
-// one and passing over servers in backoff (they are tried last, soonest first,
-// rather than not at all). It returns nil at the first success; a refusal that
-// another server would repeat (unknown namespace, token, invalid argument, wrong
-// kind) at once; ctx's error when ctx ends; else an *Error with every attempt.
-func (c *Client) failover(ctx context.Context, namespace string, call func(context.Context, *server) error) error {
+// failover runs call against the servers in failover order (see order) and returns
+// the first answer. A server that fails makes the next one asked at once. A server
+// that has not answered within its hedge delay makes the next one asked too (a
+// hedge), its own request still running: the first answer wins, and the requests
+// still running are cancelled, their answers dropped. Those asked before the
+// winner were out-hedged and are passed over as failed ones are. failover returns
+// a refusal that another server would repeat (unknown namespace, token, invalid
+// argument, wrong kind) at once; ctx's error when ctx ends; else, once every
+// server failed, an *Error with every attempt in the order they were made.
+//
+// Each request runs in a goroutine of its own and hands back its own answer, so
+// two requests' results never mix; a cancelled loser's goroutine ends on its own.
+func failover[T any](c *Client, ctx context.Context, namespace string, call func(context.Context, *server) (T, error)) (T, error) {
+	var zero T
+	order := c.order(time.Now())
+	n := len(order)
+	type result struct {
+		k   int // the request's index in order
+		v   T
+		err error
+		rtt time.Duration
+	}
+	results := make(chan result, n) // a loser's answer never blocks its goroutine
+	type request struct {
+		start   time.Time
+		hedge   bool // sent as a hedge
+		running bool // no answer yet
+	}
+	var (
+		reqs     = make([]request, n)
+		cancels  = make([]context.CancelFunc, 0, n)
+		attempts []Attempt // made at the first failure
+		inflight int
+		timer    *time.Timer
+		hedgeC   <-chan time.Time
+	)
+	defer func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	launch := func(asHedge bool) {
+		k := len(cancels)
+		s := c.servers[order[k]]
+		rctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
+		cancels = append(cancels, cancel)
+		reqs[k] = request{start: time.Now(), hedge: asHedge, running: true}
+		start := reqs[k].start
+		inflight++
+		s.requests.Add(1)
+		if asHedge {
+			s.hedges.Add(1)
+		}
+		go func() {
+			v, err := call(rctx, s)
+			rtt := time.Since(start)
+			if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errTimeout) {
+				// Not wrapping err keeps context.DeadlineExceeded for the
+				// caller's own deadline: errors.Is(err,
+				// context.DeadlineExceeded) on what Next returns means the
+				// caller's ctx ended, not that one server was slow.
+				err = fmt.Errorf("no answer within %v (Options.Timeout; %v)", c.timeout, err)
+			}
+			results <- result{k: k, v: v, err: err, rtt: rtt}
+		}()
+		hedgeC = nil
+		if d := c.hedgeDelay(s); d > 0 && k+1 < n {
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			hedgeC = timer.C
+		}
+	}
+	launch(false)
+	for {
+		select {
+		case r := <-results:
+			reqs[r.k].running = false
+			inflight--
+			s := c.servers[order[r.k]]
+			if r.err == nil {
+				s.lat.record(r.rtt)
+				s.ok()
+				if reqs[r.k].hedge {
+					s.hedgesWon.Add(1)
+				}
+				c.last.Store(int32(order[r.k]))
+				now := time.Now()
+				for k, q := range reqs[:r.k] {
+					if q.running {
+						c.servers[order[k]].outHedge(s.url, now.Sub(q.start), c.backoff, c.maxBackoff)
+					}
+				}
+				return r.v, nil
+			}
+			if ctx.Err() != nil {
+				return zero, fmt.Errorf("client: namespace %q: %w", namespace, ctx.Err())
+			}
+			if ref := refusal(r.err, namespace, s.url); ref != nil {
+				return zero, ref
+			}
+			s.fail(r.err, c.backoff, c.maxBackoff)
+			if attempts == nil {
+				attempts = make([]Attempt, n)
+			}
+			attempts[r.k] = Attempt{Server: s.url, Err: r.err}
+			switch {
+			case len(cancels) < n:
+				launch(false)
+			case inflight == 0:
+				return zero, &Error{Namespace: namespace, Attempts: attempts}
+			}
+		case <-hedgeC:
+			launch(true)
+		case <-ctx.Done():
+			return zero, fmt.Errorf("client: namespace %q: %w", namespace, ctx.Err())
+		}
+	}
+}
+
+// order returns the servers' indexes in failover order: those in use, starting
+// from the last that answered, then those passed over (after a failure or an
+// out-hedged request), soonest back first. A call never gives up without asking
+// each server once, and a hedge may go to a server passed over when every other
+// one is slow.
+func (c *Client) order(now time.Time) []int {
 	n := len(c.servers)
 	start := int(c.last.Load())
-	now := time.Now()
-	var attempts []Attempt
+	out := make([]int, 0, n)
 	var later []int
-	try := func(i int) (bool, error) {
-		s := c.servers[i]
-		err := c.attempt(ctx, s, call)
-		if err == nil {
-			c.last.Store(int32(i))
-			return true, nil
-		}
-		if ctx.Err() != nil {
-			return true, fmt.Errorf("client: namespace %q: %w", namespace, ctx.Err())
-		}
-		if r := refusal(err, namespace, s.url); r != nil {
-			return true, r
-		}
-		s.fail(err, c.backoff, c.maxBackoff)
-		attempts = append(attempts, Attempt{Server: s.url, Err: err})
-		return false, nil
-	}
 	for k := range n {
 		i := (start + k) % n
 		if c.servers[i].isDown(now) {
 			later = append(later, i)
 			continue
 		}
-		if done, err := try(i); done {
-			return err
-		}
+		out = append(out, i)
 	}
 	slices.SortStableFunc(later, func(a, b int) int { return c.servers[a].until().Compare(c.servers[b].until()) })
-	for _, i := range later {
-		if done, err := try(i); done {
-			return err
-		}
-	}
-	return &Error{Namespace: namespace, Attempts: attempts}
-}
-
-// attempt runs call against one server under the per-request timeout.
-func (c *Client) attempt(ctx context.Context, s *server, call func(context.Context, *server) error) error {
-	s.requests.Add(1)
-	rctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)
-	defer cancel()
-	err := call(rctx, s)
-	if err == nil {
-		s.ok()
-		return nil
-	}
-	if ctx.Err() == nil && errors.Is(context.Cause(rctx), errTimeout) {
-		// Not wrapping err keeps context.DeadlineExceeded for the caller's own
-		// deadline: errors.Is(err, context.DeadlineExceeded) on what Next returns
-		// means the caller's ctx ended, not that one server was slow.
-		return fmt.Errorf("no answer within %v (Options.Timeout; %v)", c.timeout, err)
-	}
-	return err
+	return append(out, later...)
 }
 
 var errTimeout = errors.New("client: request timed out")
@@ -567,13 +679,30 @@ func (s *server) ok() {
 	s.mu.Unlock()
 }
 
-// fail marks the server down for base·2^(failures in a row - 1), capped at max,
-// less a random jitter of up to half, so clients that saw one outage do not all
-// come back at the same instant.
+// fail marks the server down after a failed request (see down).
 func (s *server) fail(err error, base, maxd time.Duration) {
 	s.failures.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.down(base, maxd)
+	s.lastErr = err
+}
+
+// outHedge marks the server down as fail does, for a request of it that a hedge to
+// winner answered first after it had run for waited. It counts in OutHedged, not
+// Failures: the server did not fail, it did not answer in time.
+func (s *server) outHedge(winner string, waited, base, maxd time.Duration) {
+	s.outHedged.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down(base, maxd)
+	s.lastErr = fmt.Errorf("no answer within %v; a hedge to %s answered first", waited.Round(time.Microsecond), winner)
+}
+
+// down passes the server over for base·2^(failures in a row - 1), capped at max,
+// less a random jitter of up to half, so clients that saw one outage do not all
+// come back at the same instant. s.mu is held.
+func (s *server) down(base, maxd time.Duration) {
 	s.inARow++
 	d := base
 	for i := 1; i < s.inARow && d < maxd; i++ {
@@ -582,5 +711,4 @@ func (s *server) fail(err error, base, maxd time.Duration) {
 	d = min(d, maxd)
 	d -= time.Duration(rand.Int64N(int64(d)/2 + 1))
 	s.downUntil = time.Now().Add(d)
-	s.lastErr = err
 }

@@ -17,7 +17,8 @@
 //
 // Each namespace has a buffer of IDs fetched Options.Batch at a time. When fewer
 // than Options.LowWater remain, one refill request starts in the background (never
-// two at once for one namespace), so a caller waits only when IDs are used faster
+// two at once for one namespace; a hedged one asks a second server and keeps one
+// answer), so a caller waits only when IDs are used faster
 // than one request brings them. Left at zero, both follow the measured rate of
 // use: requests grow up to 100,000 IDs and the buffer is kept several round trips
 // ahead (see Options). Next on a buffered ID is one atomic add on the
@@ -32,14 +33,15 @@
 // # Order
 //
 // IDs come out of a namespace's buffer in the order they were received, and
-// batches are received in the order they were asked for (one request in flight).
+// batches are received in the order they were asked for (one refill in flight).
 // A server's integer batches are increasing (the client refuses a batch that is
 // not), and one server node issues increasing IDs across its batches, so while the
 // client keeps talking to one server node, its IDs strictly increase. After a
-// failover to another server, or behind a load balancer spreading requests over
-// several nodes, IDs are only trend-increasing (k-sorted by time: another node's
-// clock), and a segment namespace with several stores hands out interleaved
-// ranges. Never rely on a client's IDs being increasing across servers.
+// failover to another server (a hedge it answered is one), or behind a load
+// balancer spreading requests over several nodes, IDs are only trend-increasing
+// (k-sorted by time: another node's clock), and a segment namespace with several
+// stores hands out interleaved ranges. Never rely on a client's IDs being
+// increasing across servers.
 //
 // # Failover
 //
@@ -48,9 +50,22 @@
 // UNAVAILABLE answer because its namespace is exhausted, fenced or its store is
 // down) is passed over for a backoff that doubles with each failure in a row, from
 // Options.Backoff up to Options.MaxBackoff, with jitter. Servers in backoff are
-// still tried, last, when all others failed. A call returns an error only when
+// still tried, last, when all others failed or are slow. A call returns an error only when
 // every server failed within its context: a *Error listing each attempt, which
 // matches ErrUnavailable.
+//
+// # Hedging
+//
+// A request that its server has not answered within the server's hedge delay is
+// also sent to the next server (a hedge), so a server that died or was cut off
+// without a reset costs a caller that delay, not Options.Timeout. The first answer
+// is used; the other requests are cancelled and their IDs dropped, never handed
+// out. The hedge delay is the 95th percentile of the server's last 64 successful
+// round trips, within Options.HedgeMinDelay and HedgeMaxDelay (10ms and 100ms by
+// default). A server out-hedged is passed over as a failed one is, so it costs
+// the delay once, not on every call. Refills, Fetch, Decode and Info are all
+// hedged; Options.NoHedge turns hedging off, and Client.Stats counts the hedges
+// sent and won per server.
 //
 // Refusals that another server would repeat are returned at once, without
 // failover, as a *RefusedError matching ErrUnknownNamespace, ErrUnauthenticated,

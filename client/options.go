@@ -41,6 +41,15 @@ const (
 	DefaultBackoff = 100 * time.Millisecond
 	// DefaultMaxBackoff caps the backoff when Options.MaxBackoff is zero.
 	DefaultMaxBackoff = 10 * time.Second
+	// DefaultHedgeMinDelay is the shortest hedge delay when Options.HedgeMinDelay
+	// is zero: ten round trips of a 1,000-ID request on a LAN, and above the few
+	// milliseconds a Go process can stall for its garbage collector or a busy
+	// scheduler, so that hedges answer a server that is gone, not noise.
+	DefaultHedgeMinDelay = 10 * time.Millisecond
+	// DefaultHedgeMaxDelay is the longest hedge delay when Options.HedgeMaxDelay is
+	// zero, and the delay of a server that has not answered yet: what a dead or cut
+	// off server may cost a caller at most.
+	DefaultHedgeMaxDelay = 100 * time.Millisecond
 )
 
 // Options configures a Client. Only Servers is required; the zero value of every
@@ -65,7 +74,7 @@ type Options struct {
 	// that.
 	Batch int
 	// LowWater is the number of buffered IDs below which a namespace's buffer is
-	// refilled in the background, one request in flight per namespace. Zero means
+	// refilled in the background, one refill in flight per namespace. Zero means
 	// adaptive: the IDs used at the measured rate during three round trips of a
 	// request, at least half a request and at most four; a consumer faster than
 	// one request per round trip then keeps requests going back to back. A
@@ -74,7 +83,8 @@ type Options struct {
 	LowWater int
 
 	// Timeout bounds each request to one server; past it the server counts as
-	// failed and the next is tried. Zero means DefaultTimeout.
+	// failed and the next is tried. With hedging (see HedgeMinDelay), the next
+	// server is usually asked long before. Zero means DefaultTimeout.
 	Timeout time.Duration
 	// Backoff is how long a failed server is passed over after its first failure;
 	// each further failure in a row doubles it, up to MaxBackoff, with random
@@ -82,6 +92,21 @@ type Options struct {
 	// Zero means DefaultBackoff and DefaultMaxBackoff.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+
+	// HedgeMinDelay and HedgeMaxDelay bound the hedge delay. A request that a
+	// server has not answered within its hedge delay is also sent to the next
+	// server (a hedge): the first answer is used, the other request is cancelled
+	// and whatever IDs it brings are dropped, never handed out. A server's hedge
+	// delay is the 95th percentile of its last 64 successful round trips, kept
+	// within these bounds; before its first answer it is HedgeMaxDelay. So a
+	// server that died, or that a network cut off without a reset, costs a
+	// caller HedgeMaxDelay at most instead of Timeout. Zero means
+	// DefaultHedgeMinDelay (10ms) and DefaultHedgeMaxDelay (100ms).
+	HedgeMinDelay time.Duration
+	HedgeMaxDelay time.Duration
+	// NoHedge turns hedging off: the next server is then asked only when one
+	// fails or Timeout passes without an answer.
+	NoHedge bool
 
 	// HTTPClient makes the requests. Nil means a client of the client's own, with
 	// keep-alive and, for GRPC, HTTP/2 (h2c for http:// servers). Its Timeout, if

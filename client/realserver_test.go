@@ -19,11 +19,16 @@ import (
 // startRealServer runs the real server (package server) in process with its
 // embedded "default" snowflake namespace (file lease in a temporary directory),
 // over HTTP/1.1 and h2c.
-func startRealServer(tb testing.TB) string {
+func startRealServer(tb testing.TB) string { return startRealServerLease(tb, "") }
+
+// startRealServerLease is startRealServer with the namespace's node value leased
+// from leaseStore (empty: the server's own directory), so that servers sharing one
+// store issue distinct IDs.
+func startRealServerLease(tb testing.TB, leaseStore string) string {
 	tb.Helper()
 	cfg := &config.Config{
 		DataDir:    tb.TempDir(),
-		Namespaces: map[string]*config.Namespace{"default": {Strategy: "snowflake", Snowflake: &config.Snowflake{}}},
+		Namespaces: map[string]*config.Namespace{"default": {Strategy: "snowflake", Snowflake: &config.Snowflake{Lease: config.Lease{Store: leaseStore}}}},
 		Order:      []string{"default"},
 	}
 	if err := cfg.Check(nil); err != nil {
