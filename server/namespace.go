@@ -217,25 +217,25 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 			log.Warn("the layout's time field runs out soon: move to a layout with a later epoch before then",
 				"left", left.Round(time.Hour).String(), "end", end)
 		}}
-	switch c.Overflow {
-	case "borrow":
-		gopts.Overflow = snowflake.Borrow
+	if err := gopts.Overflow.UnmarshalText([]byte(c.Overflow)); err != nil {
+		return err
 	}
 	// A leased node continues above the IDs of the value's earlier holders, of
 	// its scope's ended leases and of its own crashed run. A clock behind them
 	// (a restart after a crash, whose journal's mark leads the clock by a few
 	// seconds, or a clock that stepped back) issues above them at once under
 	// Logical, within MaxDrift; Fail would refuse for the whole gap.
-	switch c.Behind {
-	case "", "logical":
-		gopts.Behind = snowflake.Logical
+	gopts.Behind = snowflake.Logical
+	if c.Behind != "" {
+		if err := gopts.Behind.UnmarshalText([]byte(c.Behind)); err != nil {
+			return err
+		}
 	}
-	switch c.Start {
-	case "random":
-		gopts.Start = snowflake.StartRandom
+	if err := gopts.Start.UnmarshalText([]byte(c.Start)); err != nil {
+		return err
+	}
+	if gopts.Start == snowflake.StartRandom {
 		gopts.RandomBelow = c.RandomBelow
-	case "continue":
-		gopts.Start = snowflake.StartContinue
 	}
 	gopts.MaxDrift = c.MaxDrift.Or(0)
 	if gopts.MaxDrift == 0 && (gopts.Behind == snowflake.Logical || gopts.Overflow == snowflake.Borrow) {
@@ -262,8 +262,8 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	if scope == "" {
 		scope = ns.name
 	}
-	order, err := lease.ParseOrder(c.Lease.Order)
-	if err != nil {
+	var order lease.Order
+	if err := order.UnmarshalText([]byte(c.Lease.Order)); err != nil {
 		return err
 	}
 	// The journal lets the next process on this data directory resume the lease

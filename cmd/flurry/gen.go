@@ -118,16 +118,14 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 				return genRedis(cmd, l, &rf, n)
 			}
 			opts := snowflake.Options{Layout: l, MaxDrift: maxDrift, RandomBelow: randomBelow}
-			if overflow == "borrow" {
-				opts.Overflow = snowflake.Borrow
-			} else if cmd.Flags().Changed("max-drift") {
+			if err := opts.Overflow.UnmarshalText([]byte(overflow)); err != nil {
+				return usageErr("--overflow: %v", err)
+			}
+			if opts.Overflow != snowflake.Borrow && cmd.Flags().Changed("max-drift") {
 				return usageErr("--max-drift applies only with --overflow borrow")
 			}
-			switch start {
-			case "random":
-				opts.Start = snowflake.StartRandom
-			case "continue":
-				opts.Start = snowflake.StartContinue
+			if err := opts.Start.UnmarshalText([]byte(start)); err != nil {
+				return usageErr("--start: %v", err)
 			}
 			if cmd.Flags().Changed("random-below") && opts.Start != snowflake.StartRandom {
 				return usageErr("--random-below applies only with --start random")

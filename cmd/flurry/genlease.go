@@ -210,7 +210,8 @@ func genLeased(ctx context.Context, opts snowflake.Options, node layout.NodeValu
 		return err
 	}
 	defer store.Close()
-	order, err := lease.ParseOrder(lf.order)
+	var order lease.Order
+	err = order.UnmarshalText([]byte(lf.order))
 	if err != nil {
 		return usageErr("--order: %v", err)
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"net"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/snowflake"
 )
 
 // Store URL schemes a full flurry can open, for early checks; the store packages
@@ -188,9 +190,17 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 			}
 		}
 	}
-	k.oneOf(append(p, "overflow"), s.Overflow, "wait", "borrow")
-	k.oneOf(append(p, "behind"), s.Behind, "fail", "logical")
-	k.oneOf(append(p, "start"), s.Start, "zero", "random", "continue")
+	for _, f := range []struct {
+		key, v string
+		u      encoding.TextUnmarshaler
+	}{{"overflow", s.Overflow, new(snowflake.OverflowPolicy)}, {"behind", s.Behind, new(snowflake.BehindPolicy)}, {"start", s.Start, new(snowflake.SequenceStart)}} {
+		if err := f.u.UnmarshalText([]byte(f.v)); err != nil {
+			k.add(append(p, f.key), "%v", strings.TrimPrefix(err.Error(), "snowflake: "))
+		}
+	}
+	if s.Behind == "switch-node" {
+		k.add(append(p, "behind"), "switch-node needs standby node values, which a leased namespace does not have: use logical (the default) or fail")
+	}
 	k.duration(append(p, "max_drift"), s.MaxDrift, false)
 	k.duration(append(p, "wait_threshold"), s.WaitThreshold, false)
 	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind == "fail" {
@@ -234,7 +244,8 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 			k.add(append(lp, "budget"), "%v", strings.TrimPrefix(err.Error(), "lease: "))
 		}
 	}
-	if _, err := lease.ParseOrder(s.Lease.Order); err != nil {
+	var order lease.Order
+	if err := order.UnmarshalText([]byte(s.Lease.Order)); err != nil {
 		k.add(append(lp, "order"), "%v", strings.TrimPrefix(err.Error(), "lease: "))
 	}
 }
