@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -171,4 +172,27 @@ func FuzzParseNodeArg(f *testing.F) {
 			t.Fatalf("%q -> %v -> %q -> %v, %v", s, nv, l.FormatNodeValues(nv), back, err)
 		}
 	})
+}
+
+// TestGenRedisClockSkew: gen --redis announces FLURRY_CLOCK_SKEW as every other
+// gen does, and says that the shift does not move its IDs: they take the Redis
+// server's clock.
+func TestGenRedisClockSkew(t *testing.T) {
+	u, ns := redisNamespace(t)
+	if r := cli(t, "", "redis", "set-node", u, "--namespace", ns, "datacenter=1,worker=2"); r.code != 0 {
+		t.Fatalf("set-node: %+v", r)
+	}
+	t.Setenv(skewEnv, "1h")
+	r := cli(t, "", "gen", "--redis", u, "--namespace", ns, "-n", "3")
+	want := "flurry: WARNING: FLURRY_CLOCK_SKEW=1h: this process's clock is shifted by 1h0m0s FOR TESTING; never set it in production\n" +
+		"flurry: gen --redis: the IDs take the Redis server's clock, which the shift does not move\n"
+	if r.code != 0 || r.stderr != want {
+		t.Fatalf("skewed gen --redis: %+v\nwant stderr %q", r, want)
+	}
+	l, _ := layout.Lookup("twitter")
+	if at := l.TimeOf(parseIDs(t, r.stdout, 3)[0]); at.After(time.Now().Add(time.Minute)) {
+		t.Errorf("ID time %s follows the shifted clock, not Redis's", at)
+	}
+	t.Setenv(skewEnv, "soon")
+	wantOneLineError(t, cli(t, "", "gen", "--redis", u, "--namespace", ns), 1, `FLURRY_CLOCK_SKEW="soon" is not a duration`)
 }
