@@ -60,8 +60,13 @@
 // in T and both calls were sent and answered within the window. The counter only
 // grows and is named after the node values, so the slot is unique; the window
 // bounds how far such IDs lag behind TIME and keeps a failover to a lagging replica
-// (seconds) from handing out a slot twice. docs/redisgen.md, "The plain path", has
-// the argument, and internal/model/redisplain.pml checks it.
+// from handing out a slot twice, as long as the failover (from the old primary's
+// last answer to the new one's first) takes longer than the window: the plain
+// path's one assumption beyond the script's. So the window is at most 10 ms, or the
+// layout's unit if longer; a scripted promotion with a VIP move took 100 ms, and a
+// window of 500 ms then issued every slot the replica lacked twice. A negative
+// Options.PlainWindow turns the plain path off. docs/redisgen.md, "The plain path",
+// has the argument, and internal/model/redisplain.pml checks it.
 //
 // # Keys
 //

@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +197,31 @@ func TestGenRedisClockSkew(t *testing.T) {
 	}
 	t.Setenv(skewEnv, "soon")
 	wantOneLineError(t, cli(t, "", "gen", "--redis", u, "--namespace", ns), 1, `FLURRY_CLOCK_SKEW="soon" is not a duration`)
+}
+
+// TestServeCheckPlainWindow: serve --check refuses a redis namespace's
+// plain_window longer than the window a failover to a lagging replica can be
+// assumed to take longer than (10ms, or the layout's unit), saying so, and
+// accepts one within it.
+func TestServeCheckPlainWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window string
+		code   int
+		want   string
+	}{
+		{"10ms", 0, "ok"},
+		{"-1ms", 0, "ok"},
+		{"500ms", 1, `plain_window: "500ms" is longer than 10ms: the plain path assumes that a failover to a lagging replica takes longer than the window`},
+		{"1s", 1, `plain_window: "1s" is longer than 10ms`},
+	} {
+		cfg := filepath.Join(t.TempDir(), "flurry.yaml")
+		yaml := "namespaces:\n  r:\n    strategy: redis\n    redis: {url: 'redis://127.0.0.1:6379/0', plain_window: " + tc.window + "}\n"
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := cli(t, "", "serve", "--config", cfg, "--check")
+		if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+			t.Errorf("serve --check with plain_window %s: %+v; want status %d and %q", tc.window, r, tc.code, tc.want)
+		}
+	}
 }
