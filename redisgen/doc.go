@@ -31,4 +31,9 @@
 // docs/redisgen.md has what the original script gets wrong, what each script does,
 // the plain path and why its IDs are as unique as the script's, the keys and the
 // move between their formats, Redis Cluster, the caveats and measured numbers.
+//
+// Next's plain path (one HINCRBY within Options.PlainWindow of a script call)
+// assumes a failover to a lagging replica takes longer than the window, so the
+// window is at most 10 ms, or the layout's unit if longer; a negative window turns
+// the plain path off, for switchovers faster than that.
 package redisgen

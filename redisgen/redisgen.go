@@ -28,15 +28,16 @@ import (
 const DefaultBehindWait = 10 * time.Millisecond
 
 // DefaultPlainWindow is Options.PlainWindow's default for layouts whose unit is
-// shorter: long enough for several round trips under load (a script call's
-// answer that comes after the window confirms nothing), and far below the
-// seconds a Sentinel or Cluster failover takes.
+// shorter, and the longest window New accepts for them: long enough for several
+// round trips under load (a script call's answer that comes after the window
+// confirms nothing; with 1 ms, 64 goroutines fell back to the script for most
+// IDs), and short enough that a failover to a lagging replica is slower. The
+// plain path cannot tell which server answered, so that is its assumption: a
+// failover faster than the window can issue a slot twice. One has to notice the
+// old primary is gone (Sentinel's down-after-milliseconds, a VIP's
+// advertisements) or be driven by hand; a scripted kill, promotion and VIP move
+// took 100 ms, and a window of 500 ms then issued hundreds of slots twice.
 const DefaultPlainWindow = 10 * time.Millisecond
-
-// maxPlainWindow is the longest Options.PlainWindow New accepts (or the layout's
-// unit, if longer): Sentinel's fastest practical failovers take about a second,
-// and the window must stay shorter than any failover.
-const maxPlainWindow = time.Second
 
 // DefaultNamespace is the namespace of Options with an empty Namespace.
 const DefaultNamespace = "flurry"
@@ -88,10 +89,19 @@ type Options struct {
 	// counter instead of the script (about 3x cheaper in Redis, as unique; see
 	// Next and docs/redisgen.md, "The plain path"). It is also how far such IDs
 	// may lag behind Redis TIME, and how soon after a failover a reply from the
-	// new primary is no longer taken. Zero means DefaultPlainWindow or the
-	// layout's unit, whichever is longer; more than a second (or the unit) is
-	// refused, as a failover could be that fast; negative turns the plain path off, so
-	// that every call runs the script and the node check is atomic with each ID.
+	// new primary is no longer taken.
+	//
+	// The plain path assumes that a failover to an asynchronous replica, from the
+	// old primary's last answer to the new primary's first, takes longer than the
+	// window: a replica promoted sooner may hold an older counter, and its slots
+	// within the window are slots the old primary issued. The script needs the
+	// failover to take longer than one tick (its new primary's TIME must be past
+	// the old one's last tick), so a window of the unit adds nothing to that; the
+	// default adds 10 ms for layouts of a shorter unit (see DefaultPlainWindow).
+	// Zero means DefaultPlainWindow or the layout's unit, whichever is longer, and
+	// that is also the longest window New accepts; negative turns the plain path
+	// off, so that every call runs the script and the node check is atomic with
+	// each ID (as when replicas are promoted by a script that can be faster).
 	// Layouts of the hash format never take the plain path.
 	PlainWindow time.Duration
 	// Clock measures the plain path's window, on this process's monotonic clock.
@@ -264,9 +274,9 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	if g.clk == nil {
 		g.clk = clock.NewSystem()
 	}
-	if longest := max(maxPlainWindow, l.Unit()); opts.PlainWindow > longest {
-		return nil, fmt.Errorf("redisgen: Options.PlainWindow %v is longer than %v: a failover to a lagging replica faster than the window could hand out a slot twice; use at most %v (the default %v is enough for 64 goroutines)",
-			opts.PlainWindow, longest, longest, DefaultPlainWindow)
+	if longest := max(DefaultPlainWindow, l.Unit()); opts.PlainWindow > longest {
+		return nil, fmt.Errorf("redisgen: Options.PlainWindow %v is longer than %v: the plain path assumes that a failover to a lagging replica takes longer than the window, and a scripted promotion with a VIP move takes about 100 ms; leave it zero for %v, or make it negative to turn the plain path off",
+			opts.PlainWindow, longest, longest)
 	}
 	if p.counter() && opts.PlainWindow >= 0 {
 		g.window = int64(opts.PlainWindow)

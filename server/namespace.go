@@ -287,12 +287,13 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 
 func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment) error {
 	urls := c.Stores
+	embedded := false // the file store in the data directory
 	if len(urls) == 0 {
 		u, err := b.defaultSegmentURL(ns.name)
 		if err != nil {
 			return err
 		}
-		urls = []string{u}
+		urls, embedded = []string{u}, strings.HasPrefix(u, "file://")
 	}
 	tag := c.Tag
 	if tag == "" {
@@ -347,6 +348,11 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 		return err
 	}
 	ns.alloc, ns.ints = a, a
+	if embedded {
+		// The tag exists, so segments.json does: from now on a start that
+		// finds no segments directory is refused (defaultSegmentURL).
+		return recordSegments(b.dataDir)
+	}
 	return nil
 }
 
@@ -362,7 +368,9 @@ const (
 // the counters in <data>/segments.db (SQLite) instead; starting the file store
 // beside it would issue IDs from 1 again, IDs that were issued already. So while the
 // file store has no state and that file exists, a build with SQLite keeps using it,
-// and a build without refuses to start.
+// and a build without refuses to start. A file store without state that the data
+// directory's record (or its own lock file) says held the counters was deleted,
+// and is refused too.
 func (b *builder) defaultSegmentURL(name string) (string, error) {
 	if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
 		return "", fmt.Errorf("creating the data directory: %w; check --data", err)
@@ -374,6 +382,14 @@ func (b *builder) defaultSegmentURL(name string) (string, error) {
 	}
 	legacy := filepath.Join(b.dataDir, legacySegmentSQLite)
 	if !has {
+		rec, err := readDataRecord(b.dataDir)
+		if err != nil {
+			return "", err
+		}
+		if rec.Segments {
+			return "", fmt.Errorf("%s holds no %s, but %s records that this data directory's segment namespaces kept their counters there: starting without them would hand out IDs again; stop the servers and restore %s from a backup, or, without one, create each tag again above the highest ID in use (flurry segment create file://%s TAG --start N)",
+				dir, segfile.StateFile, filepath.Join(b.dataDir, dataRecordFile), dir, dir)
+		}
 		if _, err := os.Stat(legacy); err == nil {
 			if !buildtags.SQL {
 				return "", fmt.Errorf("%s holds this namespace's counters from an earlier flurry (SQLite); this flurry is built without SQLite and will not start the file store %s over them (it would issue those IDs again): run a flurry built with -tags flurry_sql (or flurry_full), which keeps using the file", legacy, dir)

@@ -44,22 +44,24 @@ func evalshaCalls(t *testing.T, addr string) int {
 }
 
 // TestRedisPlainWindow: a redis namespace's plain_window reaches the generator.
-// With -1ms every one-ID request runs the script; with 1s nearly none does. Each
-// case has a Redis of its own, so other tests' calls are not counted.
+// With -1ms every one-ID request runs the script; with 1s (the unit of the
+// layout, so the longest window accepted) nearly none does. Each case has a
+// Redis of its own, so other tests' calls are not counted.
 func TestRedisPlainWindow(t *testing.T) {
 	testenv.NeedScheme(t, "redis")
+	const seconds = "'time:32:1s:2025-01-01T00:00:00Z,worker:10,seq:21'"
 	for _, tc := range []struct {
-		window   string
-		min, max int
+		window, layout string
+		min, max       int
 	}{
-		{"-1ms", 100, 100},
-		{"1s", 1, 20}, // renewed in the window's second half: once or twice unless the machine stalls
+		{"-1ms", "leaf", 100, 100},
+		{"1s", seconds, 1, 20}, // renewed in the window's second half: once or twice unless the machine stalls
 	} {
 		t.Run(tc.window, func(t *testing.T) {
 			port := testenv.FreePort(t)
 			testenv.StartRedis(t, port)
 			addr := "127.0.0.1:" + strconv.Itoa(port)
-			_, hs := newServer(t, "namespaces:\n  r:\n    strategy: redis\n    redis: {url: 'redis://"+addr+"/0', node: worker=5, layout: leaf, plain_window: "+tc.window+"}\n", nil)
+			_, hs := newServer(t, "namespaces:\n  r:\n    strategy: redis\n    redis: {url: 'redis://"+addr+"/0', node: worker=5, layout: "+tc.layout+", plain_window: "+tc.window+"}\n", nil)
 			before := evalshaCalls(t, addr)
 			for range 100 {
 				if code, _, body := get(t, hs.URL+"/v1/r/next?format=text"); code != 200 {

@@ -91,7 +91,9 @@ are used. On exit it hands the unused rest of its ranges back, so the next run
 continues without a gap; after kill -9 that rest is skipped, never reissued.
 
 FLURRY_CLOCK_SKEW=-10s shifts this process's clock, to test clock steps across
-processes. It is announced on standard error; never set it in production.
+processes. It is announced on standard error; never set it in production. With
+--redis or --segment the IDs do not follow it (they take Redis's clock, or the
+store's counters), and the announcement says so.
 
 A write to a closed pipe ends gen quietly with status 0 (flurry gen -n 1e9 | head).
 Ctrl-C stops it after flushing the IDs issued so far, with status 130. On a terminal,
@@ -143,7 +145,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 				}
 			}
 			stderr := cmd.ErrOrStderr()
-			if opts.Clock, err = clockFromEnv(stderr); err != nil {
+			if opts.Clock, err = clockFromEnv(stderr, ""); err != nil {
 				return err
 			}
 			if lf.url != "" {

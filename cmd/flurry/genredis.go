@@ -35,5 +35,12 @@ func genRedis(cmd *cobra.Command, l *layout.Layout, rf *redisFlags, n uint64) er
 			return usageErr("--%s does not apply with --redis: the Redis server's clock and node value (flurry redis set-node) make the IDs", name)
 		}
 	}
-	return genRedisRun(cmd.Context(), l, rf, n, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	stderr := cmd.ErrOrStderr()
+	// The shifted clock only times the plain path's window: Redis's TIME makes
+	// the IDs.
+	clk, err := clockFromEnv(stderr, "gen --redis: the IDs take the Redis server's clock, which the shift does not move")
+	if err != nil {
+		return err
+	}
+	return genRedisRun(cmd.Context(), l, rf, clk, n, cmd.OutOrStdout(), stderr)
 }

@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -171,4 +174,54 @@ func FuzzParseNodeArg(f *testing.F) {
 			t.Fatalf("%q -> %v -> %q -> %v, %v", s, nv, l.FormatNodeValues(nv), back, err)
 		}
 	})
+}
+
+// TestGenRedisClockSkew: gen --redis announces FLURRY_CLOCK_SKEW as every other
+// gen does, and says that the shift does not move its IDs: they take the Redis
+// server's clock.
+func TestGenRedisClockSkew(t *testing.T) {
+	u, ns := redisNamespace(t)
+	if r := cli(t, "", "redis", "set-node", u, "--namespace", ns, "datacenter=1,worker=2"); r.code != 0 {
+		t.Fatalf("set-node: %+v", r)
+	}
+	t.Setenv(skewEnv, "1h")
+	r := cli(t, "", "gen", "--redis", u, "--namespace", ns, "-n", "3")
+	want := "flurry: WARNING: FLURRY_CLOCK_SKEW=1h: this process's clock is shifted by 1h0m0s FOR TESTING; never set it in production\n" +
+		"flurry: gen --redis: the IDs take the Redis server's clock, which the shift does not move\n"
+	if r.code != 0 || r.stderr != want {
+		t.Fatalf("skewed gen --redis: %+v\nwant stderr %q", r, want)
+	}
+	l, _ := layout.Lookup("twitter")
+	if at := l.TimeOf(parseIDs(t, r.stdout, 3)[0]); at.After(time.Now().Add(time.Minute)) {
+		t.Errorf("ID time %s follows the shifted clock, not Redis's", at)
+	}
+	t.Setenv(skewEnv, "soon")
+	wantOneLineError(t, cli(t, "", "gen", "--redis", u, "--namespace", ns), 1, `FLURRY_CLOCK_SKEW="soon" is not a duration`)
+}
+
+// TestServeCheckPlainWindow: serve --check refuses a redis namespace's
+// plain_window longer than the window a failover to a lagging replica can be
+// assumed to take longer than (10ms, or the layout's unit), saying so, and
+// accepts one within it.
+func TestServeCheckPlainWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window string
+		code   int
+		want   string
+	}{
+		{"10ms", 0, "ok"},
+		{"-1ms", 0, "ok"},
+		{"500ms", 1, `plain_window: "500ms" is longer than 10ms: the plain path assumes that a failover to a lagging replica takes longer than the window`},
+		{"1s", 1, `plain_window: "1s" is longer than 10ms`},
+	} {
+		cfg := filepath.Join(t.TempDir(), "flurry.yaml")
+		yaml := "namespaces:\n  r:\n    strategy: redis\n    redis: {url: 'redis://127.0.0.1:6379/0', plain_window: " + tc.window + "}\n"
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := cli(t, "", "serve", "--config", cfg, "--check")
+		if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+			t.Errorf("serve --check with plain_window %s: %+v; want status %d and %q", tc.window, r, tc.code, tc.want)
+		}
+	}
 }

@@ -67,15 +67,21 @@ func genSegment(ctx context.Context, sf *segFlags, n uint64, stdout, stderr io.W
 	for i, u := range sf.urls {
 		names[i] = lease.RedactURL(u)
 	}
+	// The shifted clock only times the fetches (the dynamic step, the waits): the
+	// IDs are the store's counters.
+	clk, err := clockFromEnv(stderr, "gen --segment: segment IDs are counters in the store, which the shift does not move")
+	if err != nil {
+		return err
+	}
 	// With several stores, gen starts when any one opens; the others are opened in
 	// the background and join when they answer.
 	lines := newLineHandler(stderr)
 	log := slog.New(lines)
-	stores, err = segment.OpenStores(ctx, sf.urls, segmenturl.Open, segment.OpenOptions{Logger: log})
+	stores, err = segment.OpenStores(ctx, sf.urls, segmenturl.Open, segment.OpenOptions{Clock: clk, Logger: log})
 	if err != nil {
 		return err
 	}
-	a, err := segment.New(ctx, segment.Options{Stores: stores, Tag: sf.tag, Runway: sf.runway, Logger: log})
+	a, err := segment.New(ctx, segment.Options{Stores: stores, Tag: sf.tag, Runway: sf.runway, Clock: clk, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/redisgen"
@@ -40,8 +41,8 @@ func quietRedisLogger() {
 // tick, which gen waits out.
 func redisClockBehind(err error) bool { return errors.Is(err, redisgen.ErrClockBehind) }
 
-func genRedisRun(ctx context.Context, l *layout.Layout, rf *redisFlags, n uint64, stdout, stderr io.Writer) error {
-	g, err := redisgen.New(ctx, redisgen.Options{URL: rf.url, Namespace: rf.namespace, Layout: l})
+func genRedisRun(ctx context.Context, l *layout.Layout, rf *redisFlags, clk clock.Clock, n uint64, stdout, stderr io.Writer) error {
+	g, err := redisgen.New(ctx, redisgen.Options{URL: rf.url, Namespace: rf.namespace, Layout: l, Clock: clk})
 	if err != nil {
 		return err
 	}

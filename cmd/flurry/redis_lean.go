@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -24,7 +25,7 @@ func quietRedisLogger() {}
 
 func redisClockBehind(error) bool { return false }
 
-func genRedisRun(context.Context, *layout.Layout, *redisFlags, uint64, io.Writer, io.Writer) error {
+func genRedisRun(context.Context, *layout.Layout, *redisFlags, clock.Clock, uint64, io.Writer, io.Writer) error {
 	return errNoRedis
 }
 

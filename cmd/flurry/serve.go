@@ -107,7 +107,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	if listen == "" {
 		listen = config.DefaultListen
 	}
-	clk, err := clockFromEnv(stderr)
+	clk, err := clockFromEnv(stderr, "")
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/testenv"
 )
 
 // TestServeStartupFaults runs `flurry serve` as a real process through the start-up
@@ -160,4 +162,162 @@ func TestServeStartupFaults(t *testing.T) {
 			t.Errorf("the stores were opened before the listen address was bound (%v)\n%s", err, out)
 		}
 	})
+}
+
+// TestServeLostStoreFiles: a data directory whose embedded store files were
+// deleted after use (segments.json, the segments directory, a lease scope's
+// file) makes `flurry serve` refuse to start, naming what is missing and what to
+// do, instead of serving 1, 2, 3 again or leasing values with no high-water
+// mark. A first start on an empty data directory works, and so does a start
+// after the file is put back.
+func TestServeLostStoreFiles(t *testing.T) {
+	bin := buildServe(t)
+	c := &http.Client{Timeout: 30 * time.Second}
+	// probe asks /healthz of a server that may be listening but not serving
+	// yet (its namespaces starting): no answer within a second is "not yet".
+	probe := &http.Client{Timeout: time.Second}
+	data := t.TempDir()
+	segIDs := func(p *serveProc) []flurry.ID { return textIDs(t, c, p.base, "segment", 3) }
+	p := startServe(t, bin, c, "http", nil, "--data", data)
+	if ids := segIDs(p); ids[0] != 1 || ids[2] != 3 {
+		t.Fatalf("first start on an empty data directory: %v, want 1 2 3", ids)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, p.log())
+	}
+	// refuses runs serve on data and wants it to exit 1 with every one of wants
+	// in its error; a serve that answers instead fails the test with what it
+	// served.
+	refuses := func(what string, wants ...string) {
+		t.Helper()
+		p := &serveProc{done: make(chan error, 1)}
+		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+		p.base = "http://" + addr
+		p.cmd = exec.Command(bin, "serve", "--listen", addr, "--data", data)
+		p.cmd.Stderr = p
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { p.done <- p.cmd.Wait() }()
+		defer func() {
+			p.cmd.Process.Kill()
+			<-p.done
+		}()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			select {
+			case err := <-p.done:
+				p.done <- err
+				if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 {
+					t.Errorf("%s: serve exited with %v, want status 1\n%s", what, err, p.log())
+				}
+				for _, w := range wants {
+					if !strings.Contains(p.log(), w) {
+						t.Errorf("%s: serve's error lacks %q:\n%s", what, w, p.log())
+					}
+				}
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if res, err := probe.Get(p.base + "/healthz"); err == nil {
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					t.Errorf("%s: serve started and served segment IDs %v with no warning\n%s", what, segIDs(p), p.log())
+					return
+				}
+			}
+		}
+		t.Errorf("%s: serve neither refused nor answered\n%s", what, p.log())
+	}
+	segState := filepath.Join(data, "segments", "segments.json")
+	backup, err := os.ReadFile(segState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(segState); err != nil {
+		t.Fatal(err)
+	}
+	refuses("segments.json deleted", segState+" is missing", "restore")
+
+	// The whole segments directory deleted: the data directory's own record
+	// says it held the counters.
+	if err := os.RemoveAll(filepath.Join(data, "segments")); err != nil {
+		t.Fatal(err)
+	}
+	refuses("the segments directory deleted", filepath.Join(data, "segments"), "restore")
+
+	// Put back, it goes on above what it served (the rest of the first range
+	// was handed back at the graceful stop).
+	if err := os.MkdirAll(filepath.Join(data, "segments"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(segState, backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, bin, c, "http", nil, "--data", data)
+	if ids := segIDs(p); ids[0] != 4 {
+		t.Fatalf("after segments.json was put back: %v, want 4 5 6", ids)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, p.log())
+	}
+
+	// The default namespace's lease scope file deleted, its lock file left: as
+	// with a damaged file, the lease session does not start the namespace and
+	// says why, retrying, so that the server starts by itself once the file is
+	// restored (with its mark).
+	scopes, err := filepath.Glob(filepath.Join(data, "leases", "*.json"))
+	if err != nil || len(scopes) != 1 {
+		t.Fatalf("lease scope files: %v, %v; want one", scopes, err)
+	}
+	scope, err := os.ReadFile(scopes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(scopes[0]); err != nil {
+		t.Fatal(err)
+	}
+	p = &serveProc{done: make(chan error, 1)}
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	p.base = "http://" + addr
+	p.cmd = exec.Command(bin, "serve", "--listen", addr, "--data", data)
+	p.cmd.Stderr = p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	healthy := func() bool {
+		res, err := probe.Get(p.base + "/healthz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == 200
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.log(), scopes[0]+" is missing"); {
+		if healthy() {
+			t.Fatalf("the lease scope file deleted: serve started, with no high-water mark\n%s", p.log())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease scope file deleted: serve did not say so\n%s", p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if healthy() || !strings.Contains(p.log(), "restore") {
+		t.Fatalf("the lease scope file deleted: serve started, or did not say what to do\n%s", p.log())
+	}
+	if err := os.WriteFile(scopes[0], scope, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !healthy(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start after the lease scope file was restored\n%s", p.log())
+		}
+	}
+	if strings.Contains(p.log(), "above=1970") {
+		t.Errorf("a node value was leased with no mark:\n%s", p.log())
+	}
 }

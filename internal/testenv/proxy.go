@@ -12,10 +12,10 @@ import (
 // connection open and forwards nothing, the way a dropped route or a stuck server
 // does. A test points a client at Proxy.Addr and applies either under load.
 type Proxy struct {
-	target string
-	ln     net.Listener
+	ln net.Listener
 
 	mu      sync.Mutex
+	target  string // where new connections go
 	mode    proxyMode
 	changed chan struct{} // closed and replaced whenever mode changes
 	conns   map[net.Conn]struct{}
@@ -70,6 +70,16 @@ func (p *Proxy) Hang() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.setLocked(hanging)
+}
+
+// Retarget sends the connections made from now on to target; open ones stay with
+// the server they reached, as behind a moved VIP or DNS name. A failover test
+// repoints the proxy at a promoted replica, with Cut and Restore around it to
+// reset the clients' connections.
+func (p *Proxy) Retarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
 }
 
 // Restore lets connections through again, after Cut or Hang.
@@ -145,7 +155,10 @@ func (p *Proxy) serve(c net.Conn) {
 	if !p.pass() {
 		return
 	}
-	up, err := net.Dial("tcp", p.target)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	up, err := net.Dial("tcp", target)
 	if err != nil {
 		return
 	}

@@ -110,3 +110,44 @@ func TestProxyHang(t *testing.T) {
 		t.Fatalf("after Cut and Restore: %v", err)
 	}
 }
+
+// nameServer greets every connection with its name.
+func nameServer(t *testing.T, name string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, name+"\n")
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestProxyRetarget: connections made after Retarget reach the new target.
+func TestProxyRetarget(t *testing.T) {
+	p := StartProxy(t, nameServer(t, "a"))
+	greeting := func() string {
+		c := dial(t, p.Addr())
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		s, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if g := greeting(); g != "a\n" {
+		t.Fatalf("before Retarget: %q, want a", g)
+	}
+	p.Retarget(nameServer(t, "b"))
+	if g := greeting(); g != "b\n" {
+		t.Fatalf("after Retarget: %q, want b", g)
+	}
+}

@@ -7,6 +7,12 @@
 // fsync'd, so the high-water marks survive a crash or power loss. Lease expiry is
 // judged by the machine's wall clock, which every process on the machine shares.
 //
+// The lock file also records that the scope's file was written, from its first
+// write on: a scope whose file is missing while its lock file says so (a mistaken
+// rm, a partial restore) is refused, with what to do, instead of handing out its
+// values with no high-water mark. A scope with no lock file, or one only ever
+// listed, is a new scope.
+//
 // It works on Unix systems. Do not put the directory on a network file system: flock
 // there is not reliable.
 package filestore
@@ -97,10 +103,30 @@ func (s *Store) update(ctx context.Context, scope string, fn func(f *file, nowMs
 		return fmt.Errorf("lease/filestore: %w", err)
 	}
 	defer unlock()
+	// The lock file records that the scope's file was written (marked), so that
+	// the file deleted later is refused rather than taken for a new scope.
+	marked, err := lockedfile.Marked(lockPath)
+	if err != nil {
+		return fmt.Errorf("lease/filestore: %w", err)
+	}
+	mark := func() error {
+		if marked {
+			return nil
+		}
+		if err := lockedfile.Mark(lockPath, lockNote); err != nil {
+			return fmt.Errorf("lease/filestore: %w", err)
+		}
+		marked = true
+		return nil
+	}
 	f := file{Scope: scope, Values: map[string]record{}}
 	b, err := os.ReadFile(data)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		if marked {
+			return fmt.Errorf("lease/filestore: %s is missing, but %s records that this store wrote it: it held the high-water marks of scope %q, and going on without them would trust this machine's clock alone; stop every process of the scope and restore the file from a backup, or, if the clock has not gone back since their last IDs, delete %s to start the scope with no marks",
+				data, lockPath, scope, filepath.Base(lockPath))
+		}
 	case err != nil:
 		return fmt.Errorf("lease/filestore: %w", err)
 	default:
@@ -110,13 +136,26 @@ func (s *Store) update(ctx context.Context, scope string, fn func(f *file, nowMs
 		if f.Values == nil {
 			f.Values = map[string]record{}
 		}
+		// A scope written by a flurry from before the mark gets it now.
+		if err := mark(); err != nil {
+			return err
+		}
 	}
 	changed, err := fn(&f, time.Now().UnixMilli())
 	if err != nil || !changed {
 		return err
 	}
+	// The mark first: a crash between the two leaves a mark without a file that
+	// never held a lease (refused, and explained), never a file without its mark.
+	if err := mark(); err != nil {
+		return err
+	}
 	return writeFileSync(data, &f)
 }
+
+// lockNote is what a scope's lock file says once the scope's file was written
+// (lockedfile.Mark).
+const lockNote = "flurry lease/filestore: this scope's .json file was written in this directory. While this file says so, a missing .json file is refused: it holds the scope's high-water marks.\n"
 
 func writeFileSync(path string, f *file) error {
 	b, err := json.MarshalIndent(f, "", " ")

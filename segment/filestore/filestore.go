@@ -10,6 +10,12 @@
 // so a block a caller received is never handed out again, even after a crash or a
 // power loss. This is the discipline of lease/filestore.
 //
+// The lock file also records that the store wrote segments.json, from its first
+// write on: a directory whose segments.json is missing while segments.lock says so
+// (a mistaken rm, a partial restore) is refused by every call, with what to do,
+// instead of being taken for a new store that hands out every tag from 1 again. A
+// directory with no lock file, or one only ever read, is a new store.
+//
 // Each Take or Return costs one fsync'd write of the file, so the file suits the
 // rates an allocator's ranges make (one write per range, not per ID). It works on
 // Unix systems. Do not put the directory on a network file system: flock there is
@@ -77,17 +83,39 @@ func ParseURL(rawURL string) (Options, error) {
 func Open(_ context.Context, o Options) (*Store, error) { return New(o.Dir) }
 
 // HasState reports whether dir holds a file store's state, that is, whether a tag
-// was ever created there. A missing directory has none.
+// was ever created there. A missing directory has none. A directory whose state
+// file is gone while its lock file records that the store wrote it is an error
+// (see Store), not a store without state.
 func HasState(dir string) (bool, error) {
-	_, err := os.Stat(filepath.Join(dir, StateFile))
+	path := filepath.Join(dir, StateFile)
+	_, err := os.Stat(path)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, os.ErrNotExist):
+		lock := filepath.Join(dir, LockFile)
+		marked, err := lockedfile.Marked(lock)
+		if err != nil {
+			return false, fmt.Errorf("segment/filestore: %w", err)
+		}
+		if marked {
+			return false, stateMissing(path, lock)
+		}
 		return false, nil
 	default:
 		return false, fmt.Errorf("segment/filestore: %w", err)
 	}
+}
+
+// lockNote is what the lock file says once the store has written its state
+// (lockedfile.Mark).
+const lockNote = "flurry segment/filestore: " + StateFile + " was written in this directory. While this file says so, a missing " + StateFile + " is refused: it holds every tag's high-water mark.\n"
+
+// stateMissing is the refusal of a store whose state file is gone while its lock
+// file records that the store wrote it.
+func stateMissing(path, lock string) error {
+	return fmt.Errorf("segment/filestore: %s is missing, but %s records that this store wrote it: it held every tag's high-water mark, and going on without it would hand out IDs again; stop every process that uses the store and restore %s from a backup, or, without one, delete %s and create each tag again above the highest ID in use (flurry segment create URL TAG --start N)",
+		path, lock, StateFile, LockFile)
 }
 
 // Dir returns the store's directory.
@@ -125,16 +153,36 @@ func (s *Store) update(ctx context.Context, fn func(st *state, now time.Time) (c
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unlock, err := lockedfile.Lock(ctx, filepath.Join(s.dir, LockFile))
+	lock := filepath.Join(s.dir, LockFile)
+	unlock, err := lockedfile.Lock(ctx, lock)
 	if err != nil {
 		return fmt.Errorf("segment/filestore: %w", err)
 	}
 	defer unlock()
+	// The lock file records that the state was written (marked), so that a
+	// state file deleted later is refused rather than taken for a new store.
+	marked, err := lockedfile.Marked(lock)
+	if err != nil {
+		return fmt.Errorf("segment/filestore: %w", err)
+	}
+	mark := func() error {
+		if marked {
+			return nil
+		}
+		if err := lockedfile.Mark(lock, lockNote); err != nil {
+			return fmt.Errorf("segment/filestore: %w", err)
+		}
+		marked = true
+		return nil
+	}
 	path := filepath.Join(s.dir, StateFile)
 	st := state{Format: format, Tags: map[string]*tagState{}}
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		if marked {
+			return stateMissing(path, lock)
+		}
 	case err != nil:
 		return fmt.Errorf("segment/filestore: %w", err)
 	default:
@@ -152,6 +200,10 @@ func (s *Store) update(ctx context.Context, fn func(st *state, now time.Time) (c
 				return fmt.Errorf("segment/filestore: %s is damaged: tag %q: %v; restore it from a backup rather than delete it", path, name, err)
 			}
 		}
+		// A store written by a flurry from before the mark gets it now.
+		if err := mark(); err != nil {
+			return err
+		}
 	}
 	changed, err := fn(&st, time.Now())
 	if err != nil || !changed {
@@ -160,6 +212,12 @@ func (s *Store) update(ctx context.Context, fn func(st *state, now time.Time) (c
 	out, err := json.MarshalIndent(&st, "", " ")
 	if err != nil {
 		return fmt.Errorf("segment/filestore: %w", err)
+	}
+	// The mark first: a crash between the two leaves a mark without a state
+	// that never handed anything out, which is refused (and explained), never
+	// a state without its mark.
+	if err := mark(); err != nil {
+		return err
 	}
 	if err := lockedfile.WriteAtomic(path, append(out, '\n'), 0o600); err != nil {
 		return fmt.Errorf("segment/filestore: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flurryid/flurry/segment"
@@ -169,4 +170,87 @@ func TestUnknownAndExists(t *testing.T) {
 	if err := s.Create(ctx, segment.Tag{Name: "x", Step: 1}); !errors.Is(err, segment.ErrTagExists) {
 		t.Fatalf("second Create: %v", err)
 	}
+}
+
+// TestStateFileDeleted: a directory whose segments.json is gone while its
+// segments.lock records that the store wrote it (a mistaken rm, a partial
+// restore) is refused by every call and by HasState, naming the file and what to
+// do, instead of starting every tag from 1 again. A store that only ever read
+// (the lock file made, nothing written) still starts, and a store written by an
+// older flurry (an empty lock file) is marked by its next call.
+func TestStateFileDeleted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := newStore(t, dir)
+	if _, err := s.Tags(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(ctx, "order", 3, 0, 0); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Take of an unknown tag: %v", err)
+	}
+	// Only reads so far: a first Create still works.
+	if err := s.Create(ctx, segment.Tag{Name: "order", Step: 100}); err != nil {
+		t.Fatalf("Create after reads only: %v", err)
+	}
+	b, err := s.Take(ctx, "order", 100, 0, 0)
+	if err != nil || b.First != 1 {
+		t.Fatalf("first Take: %+v, %v", b, err)
+	}
+	state := filepath.Join(dir, StateFile)
+	refused := func(when string) {
+		t.Helper()
+		s := newStore(t, dir)
+		for _, call := range []struct {
+			name string
+			run  func() error
+		}{
+			{"Take", func() error { _, err := s.Take(ctx, "order", 100, 0, 0); return err }},
+			{"Create", func() error { return s.Create(ctx, segment.Tag{Name: "order", Step: 100}) }},
+			{"Tags", func() error { _, err := s.Tags(ctx); return err }},
+			{"SetStep", func() error { return s.SetStep(ctx, "order", 10) }},
+			{"HasState", func() error {
+				if has, err := HasState(dir); err != nil || !has {
+					return err
+				}
+				return errors.New("it has state")
+			}},
+		} {
+			err := call.run()
+			if err == nil || !strings.Contains(err.Error(), state+" is missing") || !strings.Contains(err.Error(), LockFile) || !strings.Contains(err.Error(), "restore") {
+				t.Errorf("%s: %s after segments.json was deleted: %v; want a refusal naming %s and what to do", when, call.name, err, state)
+			}
+		}
+		if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: a refused call wrote %s again (%v)", when, state, err)
+		}
+	}
+	backup, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	refused("deleted")
+
+	// Restored from the copy: it goes on above what it handed out.
+	if err := os.WriteFile(state, backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := newStore(t, dir).Take(ctx, "order", 100, 0, 0); err != nil || b.First != 101 {
+		t.Fatalf("Take after the restore: %+v, %v; want from 101", b, err)
+	}
+
+	// A store an older flurry wrote has an empty lock file: the next call
+	// marks it, so a deletion after that is refused too.
+	if err := os.Truncate(filepath.Join(dir, LockFile), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newStore(t, dir).Tags(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	refused("deleted after an upgrade")
 }

@@ -305,9 +305,10 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	}
 	k.duration(append(p, "behind_wait"), r.BehindWait, true)
 	if k.duration(append(p, "plain_window"), r.PlainWindow, true) && l != nil {
-		// redisgen.New's bound, reported here with the key's line.
-		if longest := max(time.Second, l.Unit()); r.PlainWindow.d > longest {
-			k.add(append(p, "plain_window"), "%q is longer than %v: a failover to a lagging replica within the window could hand out a slot twice; use at most %v, or leave it out for the default", r.PlainWindow.text, longest, longest)
+		// redisgen.New's bound (redisgen.DefaultPlainWindow, or the layout's
+		// unit if longer), reported here with the key's line.
+		if longest := max(10*time.Millisecond, l.Unit()); r.PlainWindow.d > longest {
+			k.add(append(p, "plain_window"), "%q is longer than %v: the plain path assumes that a failover to a lagging replica takes longer than the window (a scripted promotion with a VIP move takes about 100 ms) and could issue IDs twice otherwise; leave it out for %v, or use -1ms to turn the plain path off", r.PlainWindow.text, longest, longest)
 		}
 	}
 }

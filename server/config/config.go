@@ -219,8 +219,9 @@ type Redis struct {
 	// PlainWindow is redisgen.Options.PlainWindow: how long after a script call
 	// one-ID requests are served by a plain HINCRBY (docs/redisgen.md, "The plain
 	// path"). Empty means redisgen's default (10ms, or the layout's unit if
-	// longer); a negative duration (-1ms) turns the plain path off, so every ID
-	// runs the script; more than 1s (or the unit, if longer) is refused.
+	// longer), which is also the longest accepted: the plain path assumes that a
+	// failover to a lagging replica takes longer than the window. A negative
+	// duration (-1ms) turns the plain path off, so every ID runs the script.
 	PlainWindow Duration `yaml:"plain_window"`
 }
 

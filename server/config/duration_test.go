@@ -20,7 +20,7 @@ var redisNamespace = func() string {
 	}
 	return `  r:
     strategy: redis
-    redis: {url: 'redis://127.0.0.1:6379/0', behind_wait: -1ms, plain_window: 20ms}
+    redis: {url: 'redis://127.0.0.1:6379/0', behind_wait: -1ms, plain_window: 5ms}
 `
 }()
 
@@ -60,8 +60,8 @@ namespaces:
 		if got := c.Namespaces["r"].Redis.BehindWait.Or(0); got != -time.Millisecond {
 			t.Errorf("behind_wait: %v, want -1ms", got)
 		}
-		if got := c.Namespaces["r"].Redis.PlainWindow.Or(0); got != 20*time.Millisecond {
-			t.Errorf("plain_window: %v, want 20ms", got)
+		if got := c.Namespaces["r"].Redis.PlainWindow.Or(0); got != 5*time.Millisecond {
+			t.Errorf("plain_window: %v, want 5ms", got)
 		}
 	}
 	if !c.ShutdownTimeout.IsSet() || c.Limits.WriteTimeout.IsSet() || c.ShutdownTimeout.String() != "5s" {
@@ -104,9 +104,10 @@ namespaces:
 	}
 }
 
-// TestPlainWindowBound: plain_window beyond redisgen's bound (1s, or the layout's
-// unit if longer) is refused with its line; a negative one (the plain path off)
-// and one at the bound are not.
+// TestPlainWindowBound: plain_window beyond redisgen's bound (10ms, or the
+// layout's unit if longer: the plain path assumes a failover to a lagging replica
+// takes longer than the window) is refused with its line and the assumption; a
+// negative one (the plain path off) and one at the bound are not.
 func TestPlainWindowBound(t *testing.T) {
 	if !buildtags.Redis {
 		t.Skip("this build has no Redis engines (lean build)")
@@ -115,10 +116,14 @@ func TestPlainWindowBound(t *testing.T) {
 		window, layout, want string
 	}{
 		{"-1ms", "", ""},
-		{"1s", "", ""},
-		{"1001ms", "", `t.yaml:5: namespaces.r.redis.plain_window: "1001ms" is longer than 1s`},
+		{"10ms", "", ""},
+		{"11ms", "", `t.yaml:5: namespaces.r.redis.plain_window: "11ms" is longer than 10ms`},
+		{"500ms", "", `"500ms" is longer than 10ms: the plain path assumes that a failover to a lagging replica takes longer than the window`},
+		{"1s", "", `"1s" is longer than 10ms`},
 		{"soon", "", `t.yaml:5: namespaces.r.redis.plain_window: "soon" is not a duration`},
-		{"1s", "sonyflake", ""},
+		{"10ms", "sonyflake", ""},
+		{"100ms", "jssafe", ""},
+		{"101ms", "jssafe", `"101ms" is longer than 100ms`},
 	} {
 		_, err := Parse("t.yaml", []byte(`namespaces:
   r:
