@@ -299,9 +299,6 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 	if tag == "" {
 		tag = ns.name
 	}
-	if b.opts.OpenSegmentStore == nil {
-		return errors.New("this program cannot open segment stores (Options.OpenSegmentStore is nil)")
-	}
 	for _, u := range urls {
 		ns.segURLs = append(ns.segURLs, lease.RedactURL(u))
 	}
@@ -322,7 +319,7 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 	log := b.opts.Logger.With("namespace", ns.name)
 	// With several stores the namespace starts when any one opens; the others are
 	// opened in the background (and get the tag) when they answer.
-	stores, err := segment.OpenStores(ctx, urls, b.opts.OpenSegmentStore, segment.OpenOptions{
+	stores, err := segment.OpenStores(ctx, urls, b.opts.openSegment, segment.OpenOptions{
 		Prepare: prepare, Clock: b.clock, Logger: log,
 	})
 	if err != nil {

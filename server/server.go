@@ -38,6 +38,7 @@ import (
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/flurryid/flurry/server/config"
 )
 
@@ -48,8 +49,7 @@ type Options struct {
 	Config *config.Config
 	// OpenLeaseStore opens a lease store by URL. Nil means leaseurl.Open.
 	OpenLeaseStore func(ctx context.Context, url string) (lease.Store, error)
-	// OpenSegmentStore opens a segment store by URL (segmenturl.Open). Nil refuses
-	// segment namespaces.
+	// OpenSegmentStore opens a segment store by URL. Nil means segmenturl.Open.
 	OpenSegmentStore func(ctx context.Context, url string) (segment.Store, error)
 	// Logger receives the server's and the stores' messages. Nil means slog.Default().
 	Logger *slog.Logger
@@ -64,6 +64,13 @@ func (o *Options) openLease(ctx context.Context, url string) (lease.Store, error
 		return o.OpenLeaseStore(ctx, url)
 	}
 	return leaseurl.Open(ctx, url)
+}
+
+func (o *Options) openSegment(ctx context.Context, url string) (segment.Store, error) {
+	if o.OpenSegmentStore != nil {
+		return o.OpenSegmentStore(ctx, url)
+	}
+	return segmenturl.Open(ctx, url)
 }
 
 // textStrategies makes the sources of the text strategies (uuidv7, objectid) by name.

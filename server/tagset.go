@@ -58,9 +58,6 @@ type tagAlloc struct {
 // newTagSet opens the stores and lists their tags once. A listing that fails is
 // logged and retried at every reload; the set serves once one succeeds.
 func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tune *config.Segment, reload config.Duration, strict bool) (*tagSet, error) {
-	if b.opts.OpenSegmentStore == nil {
-		return nil, errors.New("this program cannot open segment stores (Options.OpenSegmentStore is nil)")
-	}
 	ts := &tagSet{
 		what: what, strict: strict, log: b.opts.Logger.With("compat", what),
 		allocs: map[string]*tagAlloc{}, tags: map[string]segment.Tag{},
@@ -72,7 +69,7 @@ func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tun
 		FetchTimeout: tune.FetchTimeout.Or(0), Clock: b.clock, Logger: ts.log,
 	}
 	for _, u := range urls {
-		st, err := b.opts.OpenSegmentStore(ctx, u)
+		st, err := b.opts.openSegment(ctx, u)
 		if err != nil {
 			ts.closeStores()
 			return nil, fmt.Errorf("%s: opening segment store %s: %w", what, lease.RedactURL(u), err)
