@@ -354,3 +354,30 @@ func TestOutageWithinBudget(t *testing.T) {
 		t.Fatalf("after the store came back: %v", err2)
 	}
 }
+
+// NewGenerator refuses a layout or a clock given twice and differently, instead of
+// silently taking the generator's.
+func TestNewGeneratorConflicts(t *testing.T) {
+	other, _ := layout.Parse("leaf")
+	_, _, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: twoBits, Namespace: t.Name()},
+		lease.Options{Store: memstore.New(nil), Layout: other, Logger: quietLog})
+	if !errors.Is(err, lease.ErrBadConfig) || !strings.Contains(err.Error(), "differ") {
+		t.Errorf("two layouts: %v; want ErrBadConfig", err)
+	}
+	_, _, err = lease.NewGenerator(context.Background(), snowflake.Options{Layout: twoBits, Namespace: t.Name(), Clock: clock.NewSystem()},
+		lease.Options{Store: memstore.New(nil), Clock: clock.NewSystem(), Logger: quietLog})
+	if !errors.Is(err, lease.ErrBadConfig) || !strings.Contains(err.Error(), "clock") {
+		t.Errorf("two clocks: %v; want ErrBadConfig", err)
+	}
+	// One of each, in either struct, is fine.
+	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Namespace: t.Name()},
+		lease.Options{Store: memstore.New(nil), Layout: twoBits, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	defer s.Close()
+	if got := g.Layout().String(); got != twoBits.String() {
+		t.Errorf("the generator's layout is %s, not the session's %s", got, twoBits)
+	}
+}

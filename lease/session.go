@@ -945,14 +945,25 @@ func (s *Session) close() error {
 // the way to issue IDs with a leased node value. The generator takes its node value
 // from the session (gopts.Node and Standby must be zero; lopts.Node gives the fields
 // that are not leased) and refuses with ErrLost while it holds no valid lease.
-// gopts.Layout and gopts.Clock are shared with the session (lopts.Layout and
-// lopts.Clock are taken from them). Close the session, then the generator.
+// The generator and the session share one layout and one clock: give each in
+// either options struct (both nil means the twitter preset and clock.NewSystem());
+// two that differ are refused with ErrBadConfig. Close the session, then the generator.
 func NewGenerator(ctx context.Context, gopts snowflake.Options, lopts Options) (*snowflake.Generator, *Session, error) {
-	if gopts.Layout == nil {
+	switch {
+	case gopts.Layout == nil && lopts.Layout != nil:
+		gopts.Layout = lopts.Layout
+	case gopts.Layout == nil:
 		gopts.Layout, _ = layout.Lookup("twitter")
+	case lopts.Layout != nil && lopts.Layout.String() != gopts.Layout.String():
+		return nil, nil, badConfig("lease: Options.Layout %s and the generator's layout %s differ; give one of them (the session takes the generator's)", lopts.Layout, gopts.Layout)
 	}
-	if gopts.Clock == nil {
+	switch {
+	case gopts.Clock == nil && lopts.Clock != nil:
+		gopts.Clock = lopts.Clock
+	case gopts.Clock == nil:
 		gopts.Clock = clock.NewSystem()
+	case lopts.Clock != nil && lopts.Clock != gopts.Clock:
+		return nil, nil, badConfig("lease: Options.Clock and the generator's clock differ; give one of them (the session's fence must be measured on the generator's clock)")
 	}
 	lopts.Layout, lopts.Clock = gopts.Layout, gopts.Clock
 	gen, err := fence.NewManaged(gopts)
