@@ -47,6 +47,7 @@ func TestNoAvailability(t *testing.T) {
 	c.Add(Op{Client: "c1", Node: "n1", Namespace: "seg", Start: at(1000), End: at(1010), IDs: seq(11, 10)})
 	c.Add(Op{Client: "probe", Node: "n2", Namespace: "seg", Start: at(400), End: at(500), IDs: seq(5, 2), NoAvailability: true})
 	c.Add(Op{Client: "probe", Node: "n2", Namespace: "seg", Start: at(600), End: at(700), Err: "503 x", NoAvailability: true})
+	c.Add(Op{Client: "go", Node: "-", Namespace: "seg", Start: at(600), End: at(700), Err: "timeout", NoAvailability: true})
 	r := c.Check([]Window{{Name: "w", Start: at(0), End: at(2000)}})
 	ns := r.Namespaces[0]
 	if ns.Requests != 2 || ns.Answered != 2 || ns.IDs != 22 || len(ns.Errors) != 0 {
@@ -61,6 +62,9 @@ func TestNoAvailability(t *testing.T) {
 	w := r.Windows[0].Namespaces[0]
 	if w.Requests != 2 || w.IDs != 22 {
 		t.Errorf("window counts %+v, want 2 requests and 22 IDs", w.Counts)
+	}
+	if len(ns.Nodes) != 2 {
+		t.Errorf("nodes %+v, want n1 and n2 only: an aside op without IDs names no node", ns.Nodes)
 	}
 	for _, nd := range ns.Nodes {
 		if nd.Node == "n2" && (nd.Requests != 0 || nd.IDs != 2) {

@@ -172,6 +172,9 @@ func (k *run) namespace(ns *nsData) (NamespaceResult, []int64) {
 	// Pass 1: counts, range, order inside each op.
 	for i := range ns.ops {
 		r := &ns.ops[i]
+		if r.aside && r.n == 0 {
+			continue // no ID, and no part in the availability figures
+		}
 		na := node(r.node)
 		if !r.aside {
 			nr.Requests++
