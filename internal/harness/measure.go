@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -36,6 +37,9 @@ type RestartTime struct {
 	// Last is the class of the last failed request before the answer ("" when the
 	// first request was answered).
 	Last string
+	// Cut says why probing stopped without an answer: the node was restarted
+	// again, the run ended, or the probe's limit passed.
+	Cut string
 }
 
 // prober asks a restarted node for one ID of every namespace, from the first
@@ -68,7 +72,10 @@ func (p *prober) wait() []RestartTime {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := slices.Clone(p.out)
-	slices.SortStableFunc(out, func(a, b RestartTime) int { return a.At.Compare(b.At) })
+	nss := allNamespaces()
+	slices.SortStableFunc(out, func(a, b RestartTime) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(slices.Index(nss, a.Namespace), slices.Index(nss, b.Namespace)))
+	})
 	return out
 }
 
@@ -77,7 +84,21 @@ func (p *prober) one(n *Node, kind restart, at time.Time, ns string) {
 	rt := RestartTime{Node: n.Name, Namespace: ns, Kind: kind.kind, Behind: kind.behind, At: at}
 	url := n.URL() + "/v1/" + ns + "/next?count=1&format=text"
 	deadline := at.Add(p.limit)
-	for p.ctx.Err() == nil && time.Now().Before(deadline) {
+	for {
+		if p.ctx.Err() != nil {
+			rt.Cut = "the run ended"
+			break
+		}
+		if time.Now().After(deadline) {
+			rt.Cut = "probing stopped"
+			break
+		}
+		// Only this process's answer counts: a request sent before a restart is
+		// answered by the process it was sent to, or by none.
+		if !n.Proc.StartedAt().Equal(at) {
+			rt.Cut = "the node was restarted again"
+			break
+		}
 		start := time.Now()
 		ids, errText := fetchIDs(p.ctx, hc, url)
 		end := time.Now()

@@ -205,9 +205,13 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 		}
 		calls = fmt.Sprintf(", %s Go client calls, %.2f%% answered", commas(all.Calls), 100*all.Availability())
 	}
-	p("Summary: %s raw requests, %.2f%% answered%s, %s IDs in %s of load (wall time with cluster start %s): %s.\n\n",
+	wall := ""
+	if info.Wall > 0 {
+		wall = fmt.Sprintf(" (wall time with cluster start %s)", info.Wall.Round(time.Second))
+	}
+	p("Summary: %s raw requests, %.2f%% answered%s, %s IDs in %s of load%s: %s.\n\n",
 		commas(r.Totals.Requests), 100*r.Totals.Availability(), calls, commas(r.Totals.IDs), r.End.Sub(r.Start).Round(time.Second),
-		info.Wall.Round(time.Second), verdict)
+		wall, verdict)
 	for _, pr := range out.Problems {
 		p("**Problem:** %s\n\n", pr)
 	}
@@ -428,7 +432,7 @@ func writeRestarts(b *strings.Builder, out *Outcome) {
 	for _, rt := range out.Restarts {
 		got := rt.First.Round(time.Millisecond).String()
 		if !rt.Answered {
-			got = fmt.Sprintf("no ID within %s", rt.First.Round(time.Second))
+			got = fmt.Sprintf("no ID in %s (%s)", rt.First.Round(100*time.Millisecond), rt.Cut)
 		}
 		target := "≤ 1s: "
 		switch {
@@ -480,7 +484,9 @@ func writeStops(b *strings.Builder, out *Outcome) {
 	}
 	p("\n### Nodes that refused (503) for a second or more\n\n" +
 		"Per node: from its first 503 to the next request it answered. The other nodes may have answered meanwhile. " +
-		"The cause is what the node logged for the namespace in that span (the generator's error, classified by its text).\n\n")
+		"The cause is what the node logged for the namespace in that span (the generator's error, classified by its text); " +
+		"flurry's log leaves out a warning that repeats the one before it, so a namespace refusing at the same time as " +
+		"another may have none logged.\n\n")
 	p("| fault | namespace | node | refused for | from | reason (first 503) | cause (node log) | why refusing is the safe choice |\n|---|---|---|---|---|---|---|---|\n")
 	for _, rf := range out.Refusals {
 		fault, why := "(none: after a fault)", "(see the fault's row above, or the node's log)"
@@ -492,7 +498,7 @@ func writeStops(b *strings.Builder, out *Outcome) {
 		}
 		cause := causes(out.logs, rf.Namespace, rf.Node, rf.From.Add(-time.Second), rf.To)
 		if cause == "" {
-			cause = "–"
+			cause = "– (none logged)"
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", fault, rf.Namespace, rf.Node, rf.To.Sub(rf.From).Round(10*time.Millisecond),
 			at(r, rf.From), strings.ReplaceAll(rf.Reason, "|", "/"), cause, why)

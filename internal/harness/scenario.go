@@ -278,7 +278,7 @@ func (s Scenario) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %s, seed %d:\n", s.Name, s.Seed)
 	for _, f := range s.Faults {
-		fmt.Fprintf(&b, "  +%-6s for %-5s %-18s %s\n", f.At.Round(time.Second/10), f.For.Round(time.Second/10), f.Kind, f.Name)
+		fmt.Fprintf(&b, "  +%-8s for %-7s %-18s %s\n", f.At.Round(time.Second/10), f.For.Round(time.Second/10), f.Kind, f.Name)
 	}
 	return b.String()
 }

@@ -179,11 +179,29 @@ func HTTPClass(status int, body []byte) string {
 }
 
 // Reason is flurry's error message without its details: up to its first ": ",
-// parenthesised advice removed, at most 120 bytes.
+// parenthesised advice and a " by <duration>" (how far a clock stands behind)
+// removed, at most 120 bytes.
 func Reason(msg string) string {
 	msg = strings.TrimPrefix(strings.TrimSpace(msg), "error: ")
 	if i := strings.Index(msg, ": "); i > 0 {
 		msg = msg[:i]
+	}
+	for i := 0; ; {
+		j := strings.Index(msg[i:], " by ")
+		if j < 0 {
+			break
+		}
+		j += i
+		rest := msg[j+len(" by "):]
+		k := strings.IndexAny(rest, " (")
+		if k < 0 {
+			k = len(rest)
+		}
+		if _, err := time.ParseDuration(rest[:k]); err == nil {
+			msg = msg[:j] + rest[k:]
+			continue
+		}
+		i = j + 1
 	}
 	for {
 		i := strings.Index(msg, " (")

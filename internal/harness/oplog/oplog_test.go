@@ -143,7 +143,8 @@ func TestClasses(t *testing.T) {
 	}{
 		{503, `{"error":"namespace sfe holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"}`, "503 namespace sfe holds no valid lease on a node value"},
 		{503, "namespace seg has no IDs buffered and no segment store answers\n", "503 namespace seg has no IDs buffered and no segment store answers"},
-		{503, `{"error":"namespace sfe stands behind its clock's high-water mark by 29.1s (retry after Retry-After)"}`, "503 namespace sfe stands behind its clock's high-water mark by 29.1s"},
+		{503, `{"error":"namespace sfe stands behind its clock's high-water mark by 29.1s (retry after Retry-After)"}`, "503 namespace sfe stands behind its clock's high-water mark"},
+		{503, `{"error":"namespace seg is held by 3 owners (retry)"}`, "503 namespace seg is held by 3 owners"},
 		{400, `{"error":"count: must be 1..100000"}`, "400 count"},
 	} {
 		if got := HTTPClass(tc.status, []byte(tc.body)); got != tc.want {

@@ -63,7 +63,10 @@ func runClient(ctx context.Context, cfg config, w *writer) error {
 		for i := range cfg.urls {
 			servers = append(servers, cfg.urls[(first+i)%len(cfg.urls)])
 		}
-		tr, err := newTracer(cfg.names, cfg.urls, http.DefaultTransport.(*http.Transport).Clone())
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.Proxy = nil // the nodes are reached directly, whatever the environment says
+		base.MaxIdleConnsPerHost = 64
+		tr, err := newTracer(cfg.names, cfg.urls, base)
 		if err != nil {
 			return err
 		}
