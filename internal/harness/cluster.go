@@ -2,15 +2,18 @@
 // seeded nemesis schedules named faults (partitions, hanging or refusing stores,
 // packet loss, an etcd leader killed, a Redis failover, flurry nodes killed, paused,
 // restarted with a skewed clock, restarted one by one) while client hosts ask three
-// `flurry serve` nodes for IDs and record every answer. Hosts are Linux network
-// namespaces on a bridge (package netns); the stores are real etcd (3 members), Redis
-// (primary, replica, 3 sentinels) and PostgreSQL clusters of its own (a primary and a
-// streaming standby). A fault may also run processes of its own (a takeover of a
-// paused node's lease value) whose IDs are checked with the nodes'.
+// `flurry serve` nodes for IDs two ways, by raw HTTP requests and through flurry's Go
+// client, and record every answer. Hosts are Linux network namespaces on a bridge
+// (package netns); the stores are real etcd (3 members), Redis (primary, replica, 3
+// sentinels) and PostgreSQL clusters of its own (a primary and a streaming standby).
+// The nodes run with flurry's lease defaults unless Options set them. A fault may
+// also run processes of its own (a takeover of a paused node's lease value) whose IDs
+// are checked with the nodes', and every restarted node is probed for its first ID.
 //
 // A Scenario is a list of Faults, each with a name, a start and a duration; Run
 // starts the cluster, runs the clients and the schedule, and returns what the clients
-// saw with the fault windows and node restarts, for internal/checker.
+// saw with the fault windows, node restarts and their times to a first ID, for
+// internal/checker and the report (WriteReport).
 package harness
 
 import (

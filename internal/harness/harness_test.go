@@ -57,7 +57,7 @@ func TestShortScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Load = Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 100_000, Rate: 100, CallRate: 2000}
+	sc.Load = Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 100_000, Rate: 100}
 	var log bytes.Buffer
 	c, err := Start(ctx, Options{Flurry: flurry, Client: client, Log: &log, KeepDir: true})
 	if err != nil {

@@ -81,7 +81,12 @@ func (p *prober) wait() []RestartTime {
 
 func (p *prober) one(n *Node, kind restart, at time.Time, ns string) {
 	hc := p.c.httpClient(p.c.ClientHosts[0], 2*time.Second)
-	rt := RestartTime{Node: n.Name, Namespace: ns, Kind: kind.kind, Behind: kind.behind, At: at}
+	rt := RestartTime{Node: n.Name, Namespace: ns, Kind: kind.kind, At: at}
+	if snowflakeNS(ns) {
+		// Only a snowflake namespace issues from the node's clock: redisgen reads
+		// Redis's, a segment namespace none.
+		rt.Behind = kind.behind
+	}
 	url := n.URL() + "/v1/" + ns + "/next?count=1&format=text"
 	deadline := at.Add(p.limit)
 	for {

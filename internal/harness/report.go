@@ -317,12 +317,12 @@ func writeAvailability(b *strings.Builder, out *Outcome) {
 
 // outageRow is one namespace during one store outage.
 type outageRow struct {
-	raw503, calls503, callsFailed int
-	first                         time.Time // first refusal (a 503 or a Go call every node refused), zero for none
+	rawFailed, raw503, callsFailed, calls503 int
+	first                                    time.Time // first refusal (a 503 or a Go call every node refused), zero for none
 }
 
-// outageCounts counts, in [from, to], ns's raw 503s and Go-client failed calls,
-// and finds the first refusal.
+// outageCounts counts, in [from, to], ns's failed raw requests and Go-client calls
+// and the refusals among them, and finds the first refusal.
 func outageCounts(out *Outcome, ns string, from, to time.Time) outageRow {
 	var row outageRow
 	first := func(t time.Time) {
@@ -331,7 +331,11 @@ func outageCounts(out *Outcome, ns string, from, to time.Time) outageRow {
 		}
 	}
 	for _, o := range out.raw {
-		if o.ns == ns && o.refused && !o.start.Before(from) && !o.start.After(to) {
+		if o.ns != ns || o.answered || o.start.Before(from) || o.start.After(to) {
+			continue
+		}
+		row.rawFailed++
+		if o.refused {
 			row.raw503++
 			first(o.start)
 		}
@@ -397,8 +401,8 @@ func writeOutages(b *strings.Builder, out *Outcome) {
 					expect += fmt.Sprintf("stopped %.1fs after it was spent", (d - out.Budget).Seconds())
 				}
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %d (%d refused) | %s | %s | %s |", fr.Fault.Name, fr.Fault.For.Round(100*time.Millisecond),
-				ns, row.raw503, row.callsFailed, row.calls503, first, cause, expect))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d (%d) | %d (%d) | %s | %s | %s |", fr.Fault.Name, fr.Fault.For.Round(100*time.Millisecond),
+				ns, row.rawFailed, row.raw503, row.callsFailed, row.calls503, first, cause, expect))
 		}
 	}
 	p("\n## Store outages: when refusals began, and why\n\n")
@@ -407,13 +411,14 @@ func writeOutages(b *strings.Builder, out *Outcome) {
 		return
 	}
 	p("A store outage cuts every node off one store (hang: packets vanish; refuse: TCP resets). Per namespace that "+
-		"depends on the store: the raw requests refused (503) and the Go client's failed calls (refused: every node "+
-		"answered 503) sent during the outage, when the first refusal came after the outage began, and the causes the "+
+		"depends on the store: the raw requests and the Go client's calls that failed during the outage, and in "+
+		"brackets those refused (a 503; for a call, every node answered 503), when the first refusal came after the "+
+		"outage began, and the causes the "+
 		"nodes logged (`a request was refused` lines, at most one a second per namespace and node, so the counts are "+
 		"of log lines, not of requests), classified by the generator's error text. A snowflake namespace rides through an "+
 		"outage for its outage budget (%s): it must answer throughout a shorter one and stop once the budget is spent "+
 		"in a longer one, with the cause \"%s\".\n\n", out.Budget, CauseBudget)
-	p("| outage | length | namespace | raw 503s | Go client failed calls | first refusal | cause (node logs) | expected |\n|---|---|---|---:|---:|---|---|---|\n")
+	p("| outage | length | namespace | raw requests failed (503) | Go client calls failed (refused) | first refusal | cause (node logs) | expected |\n|---|---|---|---:|---:|---|---|---|\n")
 	p("%s\n", strings.Join(rows, "\n"))
 }
 

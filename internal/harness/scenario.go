@@ -65,7 +65,9 @@ type Load struct {
 	// Callers per namespace per Go client. Default 2.
 	Callers int
 	// CallRate is each client host's Next calls per second, all callers together.
-	// Default 4000.
+	// Default 2000. A failed call costs a request to every node (the client tries
+	// each before it gives up), so this is also the load of a whole-namespace
+	// outage times three.
 	CallRate float64
 	// CallTimeout bounds one Next call (the caller's deadline). Default 10s.
 	CallTimeout time.Duration
@@ -94,7 +96,7 @@ func (ld Load) withDefaults() Load {
 		ld.Callers = 2
 	}
 	if ld.CallRate == 0 {
-		ld.CallRate = 4000
+		ld.CallRate = 2000
 	}
 	if ld.CallTimeout == 0 {
 		ld.CallTimeout = 10 * time.Second

@@ -6,8 +6,8 @@
 // redis-sentinel, redis-tools and postgresql (internal/harness/setup.sh installs them).
 // It builds flurry and fhclient, starts the cluster in network namespaces prefixed
 // "fh" (removing leftovers of a crashed run first), runs every fault kind of the
-// default schedule once in an order the seed picks (about 19 minutes of faults and
-// load, 21 with the cluster's start and the builds), checks every ID both workloads
+// default schedule once in an order the seed picks (about 10 minutes of faults and
+// load, 11½ with the builds and the cluster's start), checks every ID both workloads
 // received and writes <out>/reliability.md and <out>/reliability.png. It exits 1
 // when the checker finds an anomaly or a fault could not be applied. SIGINT tears
 // everything down.
@@ -47,7 +47,7 @@ func main() {
 	flag.Int64Var(&o.maxReq, "max-requests", 2_000_000, "bound on each client host's raw HTTP requests")
 	flag.Float64Var(&o.rate, "rate", 250, "raw HTTP requests per second of each client host (0: as fast as answered)")
 	flag.IntVar(&o.clients, "go-clients", 2, "Go clients per client host (0: no Go-client workload)")
-	flag.Float64Var(&o.callRate, "go-rate", 4000, "Next calls per second of each client host's Go clients together")
+	flag.Float64Var(&o.callRate, "go-rate", 2000, "Next calls per second of each client host's Go clients together")
 	flag.StringVar(&o.redis, "redis", "auto", "how nodes reach Redis: sentinel, primary, or auto (sentinel when this flurry accepts redis+sentinel://)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run directory (logs, configurations, op files)")
 	flag.StringVar(&o.note, "note", "", "a paragraph added to the report (e.g. what build was tested and why)")
@@ -158,7 +158,7 @@ func run(o opts) error {
 	if o.gap != 4*time.Second || o.workers != 2 || o.count != 1000 || o.rate != 250 {
 		cmd += fmt.Sprintf(" -gap %s -workers %d -count %d -rate %g", o.gap, o.workers, o.count, o.rate)
 	}
-	if o.clients != 2 || o.callRate != 4000 {
+	if o.clients != 2 || o.callRate != 2000 {
 		cmd += fmt.Sprintf(" -go-clients %d -go-rate %g", o.clients, o.callRate)
 	}
 	info := harness.ReportInfo{Command: cmd, RedisURL: c.RedisNodeURL(), LeaseTTL: o.ttl, Window: o.window, Budget: o.budget,
