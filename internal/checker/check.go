@@ -172,16 +172,21 @@ func (k *run) namespace(ns *nsData) (NamespaceResult, []int64) {
 	// Pass 1: counts, range, order inside each op.
 	for i := range ns.ops {
 		r := &ns.ops[i]
+		if r.aside && r.n == 0 {
+			continue // no ID, and no part in the availability figures
+		}
 		na := node(r.node)
-		nr.Requests++
-		na.Requests++
-		k.bump(r.start, fRequests, 1)
-		if r.err == 0 {
-			nr.Answered++
-			na.Answered++
-			k.bump(r.start, fAnswered, 1)
-		} else {
-			nr.Errors[c.errs.list[r.err]]++
+		if !r.aside {
+			nr.Requests++
+			na.Requests++
+			k.bump(r.start, fRequests, 1)
+			if r.err == 0 {
+				nr.Answered++
+				na.Answered++
+				k.bump(r.start, fAnswered, 1)
+			} else {
+				nr.Errors[c.errs.list[r.err]]++
+			}
 		}
 		if r.n == 0 {
 			continue
@@ -190,7 +195,9 @@ func (k *run) namespace(ns *nsData) (NamespaceResult, []int64) {
 		nr.IDs += int64(len(ids))
 		na.IDs += int64(len(ids))
 		k.bump(r.end, fIDs, int64(len(ids)))
-		deliveries = append(deliveries, r.end)
+		if !r.aside {
+			deliveries = append(deliveries, r.end)
+		}
 		k.checkRange(ns, r, ids, na, &nr)
 		for j := 1; j < len(ids); j++ {
 			if ids[j] > ids[j-1] {
@@ -294,8 +301,9 @@ type span struct {
 }
 
 // checkOrder checks real-time order across the ops of each node: when op A was
-// answered before op B was sent, max(A) < min(B). Ops are swept by time: B is
-// compared with the largest ID of all ops that ended before it started.
+// answered before op B was sent (or its IDs asked for: Op.Asked), max(A) < min(B).
+// Ops are swept by time: B is compared with the largest ID of all ops that ended
+// before it started.
 func (k *run) checkOrder(ns *nsData, nr *NamespaceResult, node func(uint32) *nodeAcc) {
 	type key struct {
 		node uint32
@@ -310,7 +318,7 @@ func (k *run) checkOrder(ns *nsData, nr *NamespaceResult, node func(uint32) *nod
 		life := 0
 		if !ns.Kind.acrossRestarts() {
 			rs := k.restarts[r.node]
-			ls, le := lifetime(rs, r.start), lifetime(rs, r.end)
+			ls, le := lifetime(rs, r.asked), lifetime(rs, r.end)
 			if ls != le {
 				nr.Unordered++
 				continue
@@ -323,7 +331,7 @@ func (k *run) checkOrder(ns *nsData, nr *NamespaceResult, node func(uint32) *nod
 			lo, hi = min(lo, id), max(hi, id)
 		}
 		kk := key{r.node, life}
-		groups[kk] = append(groups[kk], span{start: r.start, end: r.end, lo: lo, hi: hi, i: i})
+		groups[kk] = append(groups[kk], span{start: r.asked, end: r.end, lo: lo, hi: hi, i: i})
 	}
 	keys := slices.Collect(maps.Keys(groups))
 	slices.SortFunc(keys, func(a, b key) int {

@@ -25,6 +25,18 @@ type Op struct {
 	// Err is "" when the request was answered, else a short class of the failure:
 	// "503", "timeout", "refused", ... IDs of an op with an error are still checked.
 	Err string
+	// Asked, when set and before Start, is when the node was asked for the op's IDs:
+	// a client that buffers IDs hands them out (Start to End) after it fetched them.
+	// Per-node order and process lifetimes are then judged from Asked to End: an op
+	// is compared with the ops answered before its IDs were asked for. Zero means
+	// Start.
+	Asked time.Time
+	// NoAvailability leaves the op out of the availability figures (Requests,
+	// Answered, the error classes, the gaps) while its IDs are counted and checked
+	// like any other: for ops that are not requests of the measured workload, such
+	// as a probe of a restarted node or the grouped calls of a client that buffers
+	// IDs, whose availability its caller reports itself.
+	NoAvailability bool
 }
 
 // Kind is the strategy of a namespace; it decides which checks apply.

@@ -8,7 +8,8 @@ import (
 
 // Counts are the totals of a run, a namespace, a node or a window.
 type Counts struct {
-	// Requests is the number of ops; Answered those with no error.
+	// Requests is the number of ops (leaving out those marked NoAvailability);
+	// Answered those with no error.
 	Requests, Answered int64
 	// IDs is the number of IDs received.
 	IDs int64

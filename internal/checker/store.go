@@ -22,9 +22,11 @@ func (n *names) id(s string) uint32 {
 	return i
 }
 
-// rec is one op as stored: 40 bytes plus its IDs in the namespace's arena.
+// rec is one op as stored: 56 bytes plus its IDs in the namespace's arena.
 type rec struct {
 	start, end int64 // unix nanoseconds
+	asked      int64 // Op.Asked, or start; never after start
+	aside      bool  // Op.NoAvailability
 	chunk, off uint32
 	n          uint32
 	node       uint32
@@ -98,9 +100,14 @@ func (c *Checker) Add(op Op) {
 		node:   c.nodes.id(op.Node),
 		client: c.clients.id(op.Client),
 		err:    c.errs.id(op.Err),
+		aside:  op.NoAvailability,
 	}
 	if r.end < r.start {
 		r.end = r.start // a clock read twice cannot go back; keep the sweep sound
+	}
+	r.asked = r.start
+	if !op.Asked.IsZero() {
+		r.asked = min(op.Asked.UnixNano(), r.start)
 	}
 	if len(op.IDs) > 0 {
 		r.chunk, r.off = ns.ids.put(op.IDs)
@@ -121,12 +128,14 @@ func (c *Checker) Restarted(r Restart) {
 // op rebuilds the Op of r, with a copy of its IDs.
 func (c *Checker) op(ns *nsData, r *rec) Op {
 	return Op{
-		Client:    c.clients.list[r.client],
-		Node:      c.nodes.list[r.node],
-		Namespace: ns.Name,
-		Start:     time.Unix(0, r.start),
-		End:       time.Unix(0, r.end),
-		IDs:       append([]int64(nil), ns.ids.get(r)...),
-		Err:       c.errs.list[r.err],
+		Client:         c.clients.list[r.client],
+		Node:           c.nodes.list[r.node],
+		Namespace:      ns.Name,
+		Start:          time.Unix(0, r.start),
+		End:            time.Unix(0, r.end),
+		IDs:            append([]int64(nil), ns.ids.get(r)...),
+		Err:            c.errs.list[r.err],
+		Asked:          time.Unix(0, r.asked),
+		NoAvailability: r.aside,
 	}
 }

@@ -23,17 +23,19 @@ type Action interface {
 	End(ctx context.Context, e *Env) error
 }
 
-// Env is what actions act on: the cluster, a record of node restarts, and a sink
-// for IDs that a fault's own processes received (a takeover's).
+// Env is what actions act on: the cluster, a record of node restarts, a sink for
+// IDs that a fault's own processes received (a takeover's), and the prober that
+// times each restarted node's first IDs.
 type Env struct {
 	C        *Cluster
 	restarts func(node string, at time.Time)
 	ops      func(checker.Op)
+	probe    *prober // nil: restarts are not timed
 }
 
 // restartNode stops a node (SIGTERM, or SIGKILL when kill) and starts it again with
-// a clock skew, recording the restart.
-func (e *Env) restartNode(ctx context.Context, n *Node, kill bool, skew time.Duration) error {
+// a clock skew, recording the restart as one of the kind given (see startNode).
+func (e *Env) restartNode(ctx context.Context, n *Node, kill bool, skew time.Duration, kind restart) error {
 	if kill {
 		if err := n.Proc.Kill(); err != nil {
 			return err
@@ -41,12 +43,30 @@ func (e *Env) restartNode(ctx context.Context, n *Node, kill bool, skew time.Dur
 	} else if err := n.Proc.Stop(10 * time.Second); err != nil {
 		return err
 	}
-	return e.startNode(ctx, n, skew)
+	return e.startNode(ctx, n, skew, kind)
 }
 
-func (e *Env) startNode(ctx context.Context, n *Node, skew time.Duration) error {
-	e.restarts(n.Name, time.Now())
-	err := e.C.StartNode(ctx, n, skew)
+// restart describes a node's restart for the report's table: how it was done, and
+// how far the node's clock then stands behind the IDs it issued before (it must
+// wait that long before it issues again).
+type restart struct {
+	kind   string
+	behind time.Duration
+}
+
+// startNode starts a node that does not run, records the restart for the checker
+// and has the prober time the node's first ID of each namespace from the process's
+// start.
+func (e *Env) startNode(ctx context.Context, n *Node, skew time.Duration, kind restart) error {
+	if err := e.C.launch(n, skew); err != nil {
+		return err
+	}
+	at := n.Proc.StartedAt()
+	e.restarts(n.Name, at)
+	if e.probe != nil {
+		e.probe.start(n, kind, at)
+	}
+	err := e.C.WaitReady(ctx, n, 30*time.Second)
 	if err != nil && n.Proc.Running() {
 		// Running but not ready (fenced, clock behind its mark): that is for the
 		// checker's availability figures, not an error of the harness.
@@ -415,7 +435,7 @@ type killNode struct{ i int }
 
 func (a killNode) Begin(ctx context.Context, e *Env) error { return e.C.Nodes[a.i].Proc.Kill() }
 func (a killNode) End(ctx context.Context, e *Env) error {
-	return e.startNode(ctx, e.C.Nodes[a.i], 0)
+	return e.startNode(ctx, e.C.Nodes[a.i], 0, restart{"SIGKILL, restart", 0})
 }
 
 // PauseNode SIGSTOPs node i; End SIGCONTs it.
@@ -430,10 +450,10 @@ func (a pauseNode) End(ctx context.Context, e *Env) error {
 	return e.C.Nodes[a.i].Proc.Signal(syscall.SIGCONT)
 }
 
-// PauseTakeover SIGSTOPs node i and, once its lease has expired (TTL + 1 s), has
-// another process take its etcd node value (flurry gen --lease ... --fixed V on a
-// client host) and issue IDs with it; then it SIGCONTs node i while that process
-// still issues. Node i must not issue with the value again: if its fencing failed,
+// PauseTakeover SIGSTOPs node i and, once its lease has expired (the TTL the nodes
+// run with, Cluster.TTL, + 1 s), has another process take its etcd node value
+// (flurry gen --lease ... --fixed V on a client host) and issue IDs with it; then it
+// SIGCONTs node i while that process still issues. Node i must not issue with the value again: if its fencing failed,
 // its IDs and the taker's would collide (same value, same ticks), and the checker
 // would count duplicates. End stops the taker; its IDs go to the checker as node
 // "takeover".
@@ -457,11 +477,14 @@ func (a *pauseTakeover) Begin(ctx context.Context, e *Env) error {
 		return err
 	}
 	c.logf("takeover: %s paused holding %s value %d; waiting out the lease", n.Name, NSEtcd, v)
-	if !sleepUntil(ctx, time.Now().Add(c.opt.LeaseTTL+time.Second)) {
+	if !sleepUntil(ctx, time.Now().Add(c.TTL()+time.Second)) {
 		return ctx.Err()
 	}
-	a.gen, err = startGen(ctx, e, "takeover", true, "--lease", "etcd://"+c.EtcdEndpoints()+"/fh?dial_timeout=2s",
-		"--scope", NSEtcd, "--fixed", strconv.FormatInt(v, 10), "--ttl", c.opt.LeaseTTL.String())
+	args := []string{"--lease", "etcd://" + c.EtcdEndpoints() + "/fh?dial_timeout=2s", "--scope", NSEtcd, "--fixed", strconv.FormatInt(v, 10)}
+	if c.opt.LeaseTTL > 0 {
+		args = append(args, "--ttl", c.opt.LeaseTTL.String())
+	}
+	a.gen, err = startGen(ctx, e, "takeover", true, args...)
 	if err != nil {
 		return err
 	}
@@ -619,11 +642,21 @@ type skewNode struct {
 	skew time.Duration
 }
 
+// A restart with the clock behind stands behind the IDs the node issued before by
+// the skew; the restart on the true clock after running ahead, by as much.
 func (a skewNode) Begin(ctx context.Context, e *Env) error {
-	return e.restartNode(ctx, e.C.Nodes[a.i], false, a.skew)
+	kind := restart{fmt.Sprintf("SIGTERM, restart %s ahead", a.skew), 0}
+	if a.skew < 0 {
+		kind = restart{fmt.Sprintf("SIGTERM, restart %s behind", -a.skew), -a.skew}
+	}
+	return e.restartNode(ctx, e.C.Nodes[a.i], false, a.skew, kind)
 }
 func (a skewNode) End(ctx context.Context, e *Env) error {
-	return e.restartNode(ctx, e.C.Nodes[a.i], false, 0)
+	kind := restart{fmt.Sprintf("SIGTERM, restart on the true clock after %s ahead", a.skew), a.skew}
+	if a.skew < 0 {
+		kind = restart{fmt.Sprintf("SIGTERM, restart on the true clock after %s behind", -a.skew), 0}
+	}
+	return e.restartNode(ctx, e.C.Nodes[a.i], false, 0, kind)
 }
 
 // RollingRestart restarts the three nodes one after the other (SIGTERM, start, wait
@@ -634,7 +667,7 @@ type rolling struct{}
 
 func (rolling) Begin(ctx context.Context, e *Env) error {
 	for _, n := range e.C.Nodes {
-		if err := e.restartNode(ctx, n, false, 0); err != nil {
+		if err := e.restartNode(ctx, n, false, 0, restart{"rolling restart (SIGTERM, start, ready)", 0}); err != nil {
 			return err
 		}
 	}

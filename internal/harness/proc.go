@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -21,6 +23,9 @@ type Proc struct {
 	Args []string // program and arguments
 	Env  []string // added to the harness's environment
 	Log  string   // stdout and stderr are appended here
+	// Stamp prefixes each line of the program's output with the time it was read
+	// (RFC 3339, UTC, nanoseconds), so that a log can be laid beside the ops.
+	Stamp bool
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -28,6 +33,7 @@ type Proc struct {
 	waitErr error
 	paused  bool
 	starts  int
+	started time.Time
 }
 
 // Start starts the program; it is an error while it runs.
@@ -45,13 +51,21 @@ func (p *Proc) Start() error {
 	cmd := exec.Command("ip", append([]string{"netns", "exec", p.Host.NS}, p.Args...)...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
+	if p.Stamp {
+		// One writer for both: exec then copies both through one pipe, one
+		// Write at a time.
+		sw := &stampWriter{w: f}
+		cmd.Stdout, cmd.Stderr = sw, sw
+	}
 	// Dies with the harness even when the harness is killed (ip netns exec keeps the
 	// setting across its exec of the program).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
+	p.started = started
 	done := make(chan struct{})
 	p.cmd, p.done, p.paused, p.waitErr = cmd, done, false, nil
 	p.starts++
@@ -64,6 +78,47 @@ func (p *Proc) Start() error {
 		close(done)
 	}()
 	return nil
+}
+
+// StartedAt is when the program was last started (just before its exec).
+func (p *Proc) StartedAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
+}
+
+// stampWriter writes each line it is given after the time it came.
+type stampWriter struct {
+	w       io.Writer
+	midLine bool
+	buf     []byte
+}
+
+// StampFormat is the layout of the times Proc.Stamp puts before log lines.
+const StampFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+func (s *stampWriter) Write(b []byte) (int, error) {
+	s.buf = s.buf[:0]
+	now := time.Now().UTC()
+	for rest := b; len(rest) > 0; {
+		if !s.midLine {
+			s.buf = now.AppendFormat(s.buf, StampFormat)
+			s.buf = append(s.buf, ' ')
+		}
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			s.buf = append(s.buf, rest...)
+			s.midLine = true
+			break
+		}
+		s.buf = append(s.buf, rest[:i+1]...)
+		s.midLine = false
+		rest = rest[i+1:]
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func (p *Proc) exited() bool {

@@ -2,6 +2,7 @@ package oplog
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,4 +108,57 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAsked: an op of a buffering client carries when its IDs were asked for, as
+// an eighth field; a line of seven fields has none.
+func TestAsked(t *testing.T) {
+	t0 := time.Unix(1795000000, 5)
+	ops := []checker.Op{
+		{Client: "c1-go-0-1", Node: "n2", Namespace: "sfe", Asked: t0.Add(-time.Second), Start: t0, End: t0.Add(time.Millisecond), IDs: []int64{7, 8}},
+		{Client: "c1", Node: "n2", Namespace: "sfe", Asked: t0, Start: t0, End: t0, Err: "timeout"},
+	}
+	line := string(Append(nil, ops[1]))
+	if strings.Count(line, "\t") != 6 {
+		t.Errorf("Asked equal to Start written: %q", line)
+	}
+	got := roundTrip(t, ops)
+	if !got[0].Asked.Equal(ops[0].Asked) || !got[1].Asked.IsZero() {
+		t.Errorf("Asked read back as %v and %v, want %v and zero", got[0].Asked, got[1].Asked, ops[0].Asked)
+	}
+	if got[0].Err != "" || got[1].Err != "timeout" {
+		t.Errorf("errors %q %q", got[0].Err, got[1].Err)
+	}
+	if err := Read(strings.NewReader("c\tn\tx\t1\t2\t5+1\t-\tz\n"), func(checker.Op) {}); err == nil {
+		t.Error("a bad asked time gave no error")
+	}
+}
+
+// TestClasses: failures are named by kind, without addresses, and flurry's 503
+// text without its advice, so that the report counts them by class.
+func TestClasses(t *testing.T) {
+	for _, tc := range []struct {
+		status     int
+		body, want string
+	}{
+		{503, `{"error":"namespace sfe holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"}`, "503 namespace sfe holds no valid lease on a node value"},
+		{503, "namespace seg has no IDs buffered and no segment store answers\n", "503 namespace seg has no IDs buffered and no segment store answers"},
+		{503, `{"error":"namespace sfe stands behind its clock's high-water mark by 29.1s (retry after Retry-After)"}`, "503 namespace sfe stands behind its clock's high-water mark"},
+		{503, `{"error":"namespace seg is held by 3 owners (retry)"}`, "503 namespace seg is held by 3 owners"},
+		{400, `{"error":"count: must be 1..100000"}`, "400 count"},
+	} {
+		if got := HTTPClass(tc.status, []byte(tc.body)); got != tc.want {
+			t.Errorf("HTTPClass(%d, %q) = %q, want %q", tc.status, tc.body, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ msg, want string }{
+		{"dial tcp 10.213.0.9:8080: connect: connection refused", "connection refused"},
+		{"read tcp 10.213.0.11:5000->10.213.0.9:8080: read: connection reset by peer", "connection reset"},
+		{`Get "http://10.213.0.9:8080/v1/sfe/next": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, "timeout"},
+		{"unexpected EOF", "connection closed (EOF)"},
+	} {
+		if got := NetClass(errors.New(tc.msg)); got != tc.want {
+			t.Errorf("NetClass(%q) = %q, want %q", tc.msg, got, tc.want)
+		}
+	}
 }

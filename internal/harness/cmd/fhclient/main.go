@@ -1,19 +1,24 @@
-// Command fhclient is the fault harness's workload: it asks flurry nodes for batches
-// of IDs (GET /v1/{ns}/next?count=N&format=text) from several workers per namespace,
-// with a bounded timeout per request, and writes every request it made to a file, one
-// line per op (package oplog). A worker stays on its
-// node while it answers and moves to the next node after an error, as a client with
-// several endpoints does; it also moves on every -rotate requests so that every node
-// keeps serving.
+// Command fhclient is the fault harness's workload. It has two modes, and writes
+// every request (or run of calls) it made to a file, one line per op (package
+// oplog), until -duration or -max-requests, or SIGTERM/SIGINT, and flushes.
 //
-// It stops after -duration or -max-requests, or on SIGTERM/SIGINT, and flushes.
+// -mode http (the default) asks flurry nodes for batches of IDs (GET
+// /v1/{ns}/next?count=N&format=text) from several workers per namespace, with a
+// bounded timeout per request. A worker stays on its node while it answers and moves
+// to the next node after an error, as a client with several endpoints does; it also
+// moves on every -rotate requests so that every node keeps serving. It measures the
+// nodes: every request is an op.
+//
+// -mode client asks for IDs the way an application does, through flurry's Go client
+// (package client: a buffer per namespace, refilled in batches, failover between
+// the nodes), one ID per Next call, from -workers callers per namespace on each of
+// -clients Clients. It measures what callers see: every call that fails is an op,
+// and a run of calls answered from one node is one op (see goclient.go).
 package main
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,35 +37,58 @@ import (
 	"github.com/flurryid/flurry/internal/harness/oplog"
 )
 
+// config is the command line.
+type config struct {
+	mode        string
+	names, urls []string // the nodes
+	nss         []string
+	workers     int
+	clients     int
+	count       int
+	timeout     time.Duration
+	maxReq      int64
+	rotate      int
+	name        string
+	rate        float64
+	seed        uint64
+}
+
 func main() {
 	var (
+		cfg      config
 		nodes    = flag.String("nodes", "", "name=baseURL,name=baseURL,... of the flurry nodes")
 		nss      = flag.String("ns", "", "namespaces, comma-separated")
-		workers  = flag.Int("workers", 2, "workers per namespace")
-		count    = flag.Int("count", 1000, "IDs per request")
-		timeout  = flag.Duration("timeout", 2*time.Second, "bound on one request")
 		duration = flag.Duration("duration", time.Minute, "stop after this long")
-		maxReq   = flag.Int64("max-requests", 1_000_000, "stop after this many requests in all")
-		rotate   = flag.Int("rotate", 50, "move to the next node after this many requests")
 		out      = flag.String("out", "", "op file (required)")
-		name     = flag.String("name", "c", "this client's name, in every op")
-		rate     = flag.Float64("rate", 0, "requests per second of all workers together (0: as fast as answered)")
-		seed     = flag.Uint64("seed", 1, "seed of the workers' first nodes and rotation lengths")
 	)
+	flag.StringVar(&cfg.mode, "mode", "http", "http: raw HTTP requests to the nodes; client: Next calls through flurry's Go client")
+	flag.IntVar(&cfg.workers, "workers", 2, "workers (callers with -mode client) per namespace")
+	flag.IntVar(&cfg.clients, "clients", 2, "-mode client: Go clients, each with every node and its own buffers")
+	flag.IntVar(&cfg.count, "count", 1000, "-mode http: IDs per request")
+	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Second, "bound on one request (-mode client: on one Next call)")
+	flag.Int64Var(&cfg.maxReq, "max-requests", 1_000_000, "stop after this many requests (Next calls) in all")
+	flag.IntVar(&cfg.rotate, "rotate", 50, "-mode http: move to the next node after this many requests")
+	flag.StringVar(&cfg.name, "name", "c", "this client's name, in every op")
+	flag.Float64Var(&cfg.rate, "rate", 0, "requests (Next calls) per second of all workers together (0: as fast as answered)")
+	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the workers' first nodes and rotation lengths")
 	flag.Parse()
 	if *nodes == "" || *nss == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "fhclient: -nodes, -ns and -out are required")
 		os.Exit(2)
 	}
-	var names, urls []string
+	if cfg.mode != "http" && cfg.mode != "client" {
+		fmt.Fprintf(os.Stderr, "fhclient: -mode %q: use http or client\n", cfg.mode)
+		os.Exit(2)
+	}
 	for _, kv := range strings.Split(*nodes, ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			fmt.Fprintf(os.Stderr, "fhclient: -nodes: %q is not name=URL\n", kv)
 			os.Exit(2)
 		}
-		names, urls = append(names, k), append(urls, v)
+		cfg.names, cfg.urls = append(cfg.names, k), append(cfg.urls, v)
 	}
+	cfg.nss = strings.Split(*nss, ",")
 	f, err := os.Create(*out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fhclient:", err)
@@ -72,36 +100,18 @@ func main() {
 	defer cancel()
 
 	w := &writer{b: bufio.NewWriterSize(f, 1<<20)}
-	var left atomic.Int64
-	left.Store(*maxReq)
-	var pace *pacer
-	if *rate > 0 {
-		pace = &pacer{every: time.Duration(float64(time.Second) / *rate), next: time.Now()}
+	if cfg.mode == "client" {
+		err = runClient(ctx, cfg, w)
+	} else {
+		runHTTP(ctx, cfg, w)
 	}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
-	var wg sync.WaitGroup
-	// Workers start on nodes and rotate after lengths drawn from the seed, so that
-	// they do not all sit on one node when it stops answering.
-	r := rand.New(rand.NewPCG(*seed, 0))
-	for _, ns := range strings.Split(*nss, ",") {
-		for i := 0; i < *workers; i++ {
-			wg.Add(1)
-			start, rot := r.IntN(len(urls)), *rotate/2+r.IntN(*rotate+1)
-			if i > 0 {
-				start = (start + i) % len(urls)
-			}
-			go func() {
-				defer wg.Done()
-				work(ctx, hc, w, &left, pace, *name, ns, names, urls, start, *count, max(rot, 1), *timeout)
-			}()
-		}
-	}
-	wg.Wait()
 	w.mu.Lock()
-	err = w.b.Flush()
+	if ferr := w.b.Flush(); err == nil {
+		err = ferr
+	}
 	w.mu.Unlock()
-	if err == nil {
-		err = f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fhclient:", err)
@@ -109,9 +119,46 @@ func main() {
 	}
 }
 
+// runHTTP is -mode http.
+func runHTTP(ctx context.Context, cfg config, w *writer) {
+	var left atomic.Int64
+	left.Store(cfg.maxReq)
+	var pace *pacer
+	if cfg.rate > 0 {
+		pace = newPacer(cfg.rate)
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	var wg sync.WaitGroup
+	// Workers start on nodes and rotate after lengths drawn from the seed, so that
+	// they do not all sit on one node when it stops answering.
+	r := rand.New(rand.NewPCG(cfg.seed, 0))
+	for _, ns := range cfg.nss {
+		for i := 0; i < cfg.workers; i++ {
+			wg.Add(1)
+			start, rot := r.IntN(len(cfg.urls)), cfg.rotate/2+r.IntN(cfg.rotate+1)
+			if i > 0 {
+				start = (start + i) % len(cfg.urls)
+			}
+			go func() {
+				defer wg.Done()
+				work(ctx, hc, w, &left, pace, cfg.name, ns, cfg.names, cfg.urls, start, cfg.count, max(rot, 1), cfg.timeout)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// writer is the op file, shared by the workers.
 type writer struct {
 	mu sync.Mutex
 	b  *bufio.Writer
+}
+
+// write appends op's line.
+func (w *writer) write(line []byte) {
+	w.mu.Lock()
+	_, _ = w.b.Write(line)
+	w.mu.Unlock()
 }
 
 // pacer hands out request slots every so often to all workers together.
@@ -119,6 +166,10 @@ type pacer struct {
 	mu    sync.Mutex
 	every time.Duration
 	next  time.Time
+}
+
+func newPacer(rate float64) *pacer {
+	return &pacer{every: time.Duration(float64(time.Second) / rate), next: time.Now()}
 }
 
 // wait sleeps until this worker's slot; false when ctx ended first.
@@ -164,9 +215,7 @@ func work(ctx context.Context, hc *http.Client, w *writer, left *atomic.Int64, p
 			return // cut short by the end of the run: not an op of the system's
 		}
 		line = oplog.Append(line[:0], checker.Op{Client: client, Node: names[node], Namespace: ns, Start: start, End: end, IDs: ids, Err: errText})
-		w.mu.Lock()
-		_, _ = w.b.Write(line)
-		w.mu.Unlock()
+		w.write(line)
 		n++
 		if errText != "" || n%rotate == 0 {
 			node = (node + 1) % len(urls)
@@ -191,15 +240,15 @@ func get(ctx context.Context, hc *http.Client, url string, timeout time.Duration
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return ids, netClass(err)
+		return ids, oplog.NetClass(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return ids, "read: " + netClass(err)
+		return ids, "read: " + oplog.NetClass(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return ids, httpClass(resp.StatusCode, body)
+		return ids, oplog.HTTPClass(resp.StatusCode, body)
 	}
 	for len(body) > 0 {
 		i := 0
@@ -218,52 +267,4 @@ func get(ctx context.Context, hc *http.Client, url string, timeout time.Duration
 		body = body[i:]
 	}
 	return ids, ""
-}
-
-// netClass names a transport error by its kind, without addresses, so that the
-// report counts failures by class.
-func netClass(err error) string {
-	s := err.Error()
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(s, "Client.Timeout") || strings.Contains(s, "i/o timeout"):
-		return "timeout"
-	case strings.Contains(s, "connection refused"):
-		return "connection refused"
-	case strings.Contains(s, "connection reset"):
-		return "connection reset"
-	case strings.Contains(s, "EOF"):
-		return "connection closed (EOF)"
-	case strings.Contains(s, "no route"):
-		return "no route"
-	}
-	return s
-}
-
-// httpClass is the status and flurry's reason without its details: the JSON error
-// up to its first ": ", parenthesised advice removed (e.g. "503 namespace sfe holds no
-// valid lease on a node value").
-func httpClass(status int, body []byte) string {
-	msg := strings.TrimSpace(string(body))
-	var e struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(body, &e) == nil && e.Error != "" {
-		msg = e.Error
-	}
-	msg = strings.TrimPrefix(msg, "error: ")
-	if i := strings.Index(msg, ": "); i > 0 {
-		msg = msg[:i]
-	}
-	for {
-		i := strings.Index(msg, " (")
-		j := strings.Index(msg, ")")
-		if i < 0 || j < i {
-			break
-		}
-		msg = msg[:i] + msg[j+1:]
-	}
-	if len(msg) > 120 {
-		msg = msg[:120]
-	}
-	return strconv.Itoa(status) + " " + strings.TrimSpace(msg)
 }
