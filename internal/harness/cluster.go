@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flurryid/flurry/lease"
 	"io"
 	"net"
 	"net/http"
@@ -77,14 +78,12 @@ type Options struct {
 // DefaultBudget is flurry's default outage budget of a snowflake namespace
 // (snowflake.lease.budget): how long it keeps issuing through a lease store that
 // does not answer.
-const DefaultBudget = time.Minute
+const DefaultBudget = lease.DefaultBudget
 
 // LeaseTTL returns the lease TTL a snowflake namespace runs with: ttl when set,
 // else the TTL flurry derives from the outage budget (DefaultBudget when budget is
-// zero): the smallest whole number of seconds whose grant, TTL − (TTL/10 + 50 ms),
-// covers the budget plus 2 s; 69 s for the default budget. Everything in the
-// harness that outwaits a lease asks this function, so that it follows
-// docs/leases.md here and only here.
+// zero), lease.TTLFor: 69 s for the default budget. Everything in the harness
+// that outwaits a lease asks this function.
 func LeaseTTL(ttl, budget time.Duration) time.Duration {
 	if ttl > 0 {
 		return ttl
@@ -92,9 +91,7 @@ func LeaseTTL(ttl, budget time.Duration) time.Duration {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	need := budget + 2*time.Second + 50*time.Millisecond
-	t := (need*10 + 8) / 9 // need / 0.9, rounded up
-	return (t + time.Second - 1) / time.Second * time.Second
+	return lease.TTLFor(budget, 0)
 }
 
 // TTL is the lease TTL the cluster's snowflake namespaces run with.
@@ -119,7 +116,7 @@ type Cluster struct {
 	etcdDir string
 
 	Etcd      []*Proc // e1..e3
-	Redis     []*Proc // r1 (first primary), r2 (first replica)
+	Redis     []*Proc // r1 (first primary), r2 and r3 (first replicas)
 	Sentinels []*Proc // on r1, r2, r3
 	PG        []*Proc // pg1 (first primary), pg2 (first standby)
 	Nodes     []*Node
@@ -382,12 +379,19 @@ func (c *Cluster) EtcdLeader(ctx context.Context) (int, error) {
 // ---- Redis and Sentinel
 
 func (c *Cluster) startRedis(ctx context.Context) error {
-	for i := 0; i < 2; i++ {
-		h := c.RedisHosts[i]
+	// Three Redis servers, each refusing writes while it is a primary with no
+	// replica in sync (min-replicas-to-write): an old primary that Sentinel has
+	// not yet turned into a replica after a failover (it answered as a primary for
+	// about 11 s after a fail-back here) then refuses, instead of handing out the
+	// same counters as the new one. With two replicas a primary's death still
+	// leaves the new primary one to write with. This is the deployment
+	// docs/redisgen.md asks for.
+	for i, h := range c.RedisHosts {
 		args := []string{"redis-server", "--bind", h.Addr.String(), "--port", strconv.Itoa(RedisPort),
 			"--save", "", "--appendonly", "no", "--protected-mode", "no",
+			"--min-replicas-to-write", "1", "--min-replicas-max-lag", "5",
 			"--dir", c.Dir, "--dbfilename", fmt.Sprintf("r%d.rdb", i+1)}
-		if i == 1 {
+		if i > 0 {
 			args = append(args, "--replicaof", c.RedisHosts[0].Addr.String(), strconv.Itoa(RedisPort))
 		}
 		p := c.proc(fmt.Sprintf("redis-r%d", i+1), h, nil, args...)
@@ -419,13 +423,13 @@ func (c *Cluster) startRedis(ctx context.Context) error {
 			return fmt.Errorf("sentinel: %w", err)
 		}
 	}
-	// Wait until the replica is in sync and every sentinel knows the other two.
+	// Wait until the replicas are in sync and every sentinel knows the other two.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		out, _ := c.redisCLI(ctx, c.RedisHosts[0], RedisPort, "INFO", "replication")
 		s, _ := c.redisCLI(ctx, c.RedisHosts[2], SentinelPort, "SENTINEL", "SENTINELS", RedisMaster)
-		if strings.Contains(out, "state=online") && strings.Count(s, "name") >= 2 {
-			c.logf("redis: primary r1, replica r2 online, 3 sentinels")
+		if strings.Count(out, "state=online") >= len(c.RedisHosts)-1 && strings.Count(s, "name") >= 2 {
+			c.logf("redis: primary r1, replicas r2 and r3 online, 3 sentinels")
 			return nil
 		}
 		if time.Now().After(deadline) {
