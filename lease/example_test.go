@@ -61,7 +61,7 @@ func Example() {
 	}
 	<-s.Done()
 	fmt.Println("session:", s.Err())
-	if _, err := g.Next(ctx); errors.Is(err, snowflake.ErrLeaseLost) {
+	if _, err := g.Next(ctx); errors.Is(err, lease.ErrLost) {
 		fmt.Println("generator: stopped")
 	}
 	recs, err := st.List(ctx, status.Scope)

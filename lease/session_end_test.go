@@ -121,7 +121,7 @@ func TestSessionCloseConcurrently(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	}
-	if err := <-issuing; !errors.Is(err, snowflake.ErrLeaseLost) {
+	if err := <-issuing; !errors.Is(err, lease.ErrLost) {
 		t.Errorf("issuing during Close ended with %v; want ErrLeaseLost", err)
 	}
 	select {

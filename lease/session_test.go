@@ -63,7 +63,6 @@ func TestSessionLeasesDistinctValues(t *testing.T) {
 	scope := leasetest.Scope(t)
 	l, _ := layout.Parse("twitter")
 	ctx := context.Background()
-	var gens []*snowflake.Generator
 	seen := map[layout.NodeValues]bool{}
 	for i := 0; i < 4; i++ {
 		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name() + string(rune('a'+i))},
@@ -85,7 +84,6 @@ func TestSessionLeasesDistinctValues(t *testing.T) {
 		if p, _ := l.Decompose(id); p.Nodes != st.Node {
 			t.Errorf("ID node %v, lease node %v", p.Nodes, st.Node)
 		}
-		gens = append(gens, g)
 	}
 }
 
@@ -131,7 +129,7 @@ func TestSessionHandOverAboveMark(t *testing.T) {
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g1.Next(ctx); !errors.Is(err, snowflake.ErrLeaseLost) {
+	if _, err := g1.Next(ctx); !errors.Is(err, lease.ErrLost) {
 		t.Errorf("generator after its session closed: %v", err)
 	}
 	r := <-got
@@ -172,7 +170,7 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	var stoppedAt time.Time
 	for time.Since(outageStart) < 3*time.Second {
 		_, err := g.Next(ctx)
-		if errors.Is(err, snowflake.ErrLeaseLost) {
+		if errors.Is(err, lease.ErrLost) {
 			stoppedAt = time.Now()
 			break
 		}
@@ -195,7 +193,7 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	for {
 		if _, err := g.Next(ctx); err == nil {
 			break
-		} else if !errors.Is(err, snowflake.ErrLeaseLost) && !errors.Is(err, snowflake.ErrClockBehind) {
+		} else if !errors.Is(err, lease.ErrLost) && !errors.Is(err, snowflake.ErrClockBehind) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
@@ -227,7 +225,7 @@ func TestSessionLossReacquires(t *testing.T) {
 	lostSeen, after := false, 0
 	for time.Now().Before(deadline) && after < 500 {
 		id, err := g.Next(ctx)
-		if errors.Is(err, snowflake.ErrLeaseLost) {
+		if errors.Is(err, lease.ErrLost) {
 			lostSeen = true
 			time.Sleep(time.Millisecond)
 			continue
@@ -331,6 +329,7 @@ func TestStartNeedsLeasedGenerator(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1019 the deprecated name must keep matching what its users match
 	if _, err := g.Next(ctx); !errors.Is(err, lease.ErrLost) || !errors.Is(err, snowflake.ErrLeaseLost) {
 		t.Fatalf("Next after the session closed: %v; want lease.ErrLost (and the deprecated snowflake.ErrLeaseLost)", err)
 	}

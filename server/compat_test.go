@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
 	_ "modernc.org/sqlite"
@@ -205,7 +206,7 @@ func TestLeafCode(t *testing.T) {
 		{seg, segment.ErrUnavailable, -3},
 		{seg, segment.ErrExhausted, -3},
 		{sf, fmt.Errorf("x: %w", snowflake.ErrClockBehind), -3},
-		{sf, snowflake.ErrLeaseLost, -1},
+		{sf, lease.ErrLost, -1},
 	} {
 		if got := leafCode(tc.ns, tc.err); got != tc.want {
 			t.Errorf("%v: %d, want %d", tc.err, got, tc.want)

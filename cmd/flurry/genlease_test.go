@@ -386,7 +386,7 @@ func (s *script) NextN(_ context.Context, dst []flurry.ID) (int, error) {
 }
 
 func TestGeneratePauses(t *testing.T) {
-	lost := fmt.Errorf("%w: node worker=1: the lease was not renewed in time", snowflake.ErrLeaseLost)
+	lost := fmt.Errorf("%w: node worker=1: the lease was not renewed in time", lease.ErrLost)
 	behind := &snowflake.ClockBehindError{Gap: time.Millisecond}
 	other := errors.New("disk on fire")
 	for _, tc := range []struct {

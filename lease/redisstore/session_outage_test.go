@@ -65,7 +65,7 @@ func TestSessionSurvivesRedisOutage(t *testing.T) {
 	var fenced time.Time
 	for time.Since(stopped) < 3*ttl {
 		err := issue()
-		if errors.Is(err, snowflake.ErrLeaseLost) {
+		if errors.Is(err, lease.ErrLost) {
 			fenced = time.Now()
 			break
 		}
@@ -93,7 +93,7 @@ func TestSessionSurvivesRedisOutage(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, snowflake.ErrLeaseLost) && !errors.Is(err, snowflake.ErrClockBehind) {
+		if !errors.Is(err, lease.ErrLost) && !errors.Is(err, snowflake.ErrClockBehind) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {

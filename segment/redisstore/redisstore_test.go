@@ -192,7 +192,7 @@ func TestPrecision(t *testing.T) {
 	if b, err = s.Take(ctx, tag, 1, big+1, 0); err != nil || !b.Returned || b.First != big+2 {
 		t.Fatalf("claim above floor 2^53+1: %+v, %v", b, err)
 	}
-	if _, err := s.Take(ctx, tag, 2, 0, big+6); !errors.Is(err, segment.ErrRangeExhausted) {
+	if _, err := s.Take(ctx, tag, 2, 0, big+6); !errors.Is(err, segment.ErrExhausted) {
 		t.Fatalf("Take past limit 2^53+6: %v", err)
 	}
 }

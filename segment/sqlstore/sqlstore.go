@@ -88,7 +88,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, segment.ErrUnknownTag), errors.Is(err, segment.ErrTagExists), errors.Is(err, segment.ErrRangeExhausted):
+	case errors.Is(err, segment.ErrUnknownTag), errors.Is(err, segment.ErrTagExists), errors.Is(err, segment.ErrExhausted):
 		return err
 	case sqlconn.Transient(err):
 		return fmt.Errorf("segment/sqlstore: %s: gave up after %d attempts, each ended by a deadlock, lock timeout or busy database; the database is overloaded, or a session holds the tag's row locked (look for an open transaction on %s): %w",

@@ -394,7 +394,7 @@ func TestTopOfRange(t *testing.T) {
 			if id, got := maxID(t, s, tag), findTag(t, s, tag); id != math.MaxInt64 || got.Max != math.MaxInt64 || got.Returned != 0 {
 				t.Fatalf("max_id %d, listed %+v", id, got)
 			}
-			if _, err := s.Take(ctx, tag, 1, 0, 0); !errors.Is(err, segment.ErrRangeExhausted) {
+			if _, err := s.Take(ctx, tag, 1, 0, 0); !errors.Is(err, segment.ErrExhausted) {
 				t.Fatalf("Take past the top: %v", err)
 			}
 			if e.name != "SQLite" {
@@ -409,7 +409,7 @@ func TestTopOfRange(t *testing.T) {
 			if got := findTag(t, s, top); got.Max != math.MaxInt64 {
 				t.Fatalf("created at the top, listed %+v", got)
 			}
-			if _, err := s.Take(ctx, top, 1, 0, 0); !errors.Is(err, segment.ErrRangeExhausted) {
+			if _, err := s.Take(ctx, top, 1, 0, 0); !errors.Is(err, segment.ErrExhausted) {
 				t.Fatalf("Take of a tag created at the top: %v", err)
 			}
 		})
