@@ -63,7 +63,6 @@ func TestSessionLeasesDistinctValues(t *testing.T) {
 	scope := leasetest.Scope(t)
 	l, _ := layout.Parse("twitter")
 	ctx := context.Background()
-	var gens []*snowflake.Generator
 	seen := map[layout.NodeValues]bool{}
 	for i := 0; i < 4; i++ {
 		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name() + string(rune('a'+i))},
@@ -85,7 +84,6 @@ func TestSessionLeasesDistinctValues(t *testing.T) {
 		if p, _ := l.Decompose(id); p.Nodes != st.Node {
 			t.Errorf("ID node %v, lease node %v", p.Nodes, st.Node)
 		}
-		gens = append(gens, g)
 	}
 }
 
@@ -332,7 +330,7 @@ func TestStartNeedsLeasedGenerator(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := g.Next(ctx); !errors.Is(err, lease.ErrLost) {
-		t.Fatalf("Next after the session closed: %v; want lease.ErrLost (and the deprecated lease.ErrLost)", err)
+		t.Fatalf("Next after the session closed: %v; want lease.ErrLost", err)
 	}
 	s2, err := lease.Start(ctx, g, o)
 	if err != nil {

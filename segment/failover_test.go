@@ -116,7 +116,6 @@ func TestHangingStoreFailsOver(t *testing.T) {
 	// PostgreSQL comes back and SQLite refuses: the allocators move back.
 	proxy.Restore()
 	lite.down.Store(true)
-	mark = []int{len(ids[0]), len(ids[1])}
 	take(1000, "SQLite refusing")
 	seen := map[flurry.ID]bool{}
 	for j := range allocs {

@@ -64,8 +64,8 @@ func (s *Server) routeList() []route {
 		{"GET /v1/{namespace}/decode/{id}", http.HandlerFunc(s.handleDecode)},
 		{"GET /v1/info", http.HandlerFunc(s.handleInfo)},
 		{path, s.rpcHold(http.MaxBytesHandler(rpcH, s.maxBody))},
-		{"/api/segment/get/{key}", http.HandlerFunc(s.leafSegment)},
-		{"/api/snowflake/get/{key}", http.HandlerFunc(s.leafSnowflake)},
+		{"/api/segment/get/{key}", s.issuing(s.leafSegment)},
+		{"/api/snowflake/get/{key}", s.issuing(s.leafSnowflake)},
 		{"/decodeSnowflakeId", http.HandlerFunc(s.leafDecode)},
 		{"GET /metrics", http.HandlerFunc(s.handleMetrics)},
 		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -83,47 +83,91 @@ func (s *Server) routeList() []route {
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range s.routeList() {
+	rl := s.routeList()
+	for _, rt := range rl {
 		mux.Handle(rt.pattern, rt.h)
 	}
-	if !hotNextSafe(s.compatRoutes()) {
+	if !hotNextSafe(mux, rl) {
 		return s.recoverer(mux)
 	}
 	return s.recoverer(s.hotNext(mux))
 }
 
-// hotNextSafe reports whether hotNext may serve nextPattern's paths before the
-// mux: the server's own routes never compete with it for a path, but a
-// compatibility route under a configured prefix could (tinyid's prefix is the
-// operator's), and then the mux decides every request.
-func hotNextSafe(compat []route) bool {
-	for _, rt := range compat {
-		if strings.Contains(rt.pattern, "/v1") {
+// nextPattern is the one-ID route's pattern. It names no method, so that
+// handleNext answers every method itself: for a "GET " pattern ServeMux serves
+// HEAD with the GET handler, which issues IDs, and answers other methods with
+// an Allow that lists HEAD.
+const nextPattern = "/v1/{namespace}/next"
+
+// hotNextSafe reports whether hotNext may serve nextPattern's paths before mux,
+// asking mux itself which pattern it routes them to. A pattern that wins over
+// nextPattern for some GET /v1/{n}/next (a compatibility route under an
+// operator's prefix could) matches only such paths, or mux would have refused
+// it as conflicting when it was registered: its path is /v1/{w}/next or
+// /v1/L/next, perhaps with a host. So each registered pattern is turned into a
+// path (a wildcard becomes a name) and every one of the form /v1/{n}/next is
+// asked for; if mux routes one elsewhere, mux decides every request.
+func hotNextSafe(mux *http.ServeMux, routes []route) bool {
+	for _, rt := range routes {
+		host, path := patternPath(rt.pattern)
+		if _, ok := nextPath(path); !ok {
+			continue
+		}
+		r := &http.Request{Method: http.MethodGet, Host: host, URL: &url.URL{Path: path}, Header: http.Header{}}
+		if _, pattern := mux.Handler(r); pattern != nextPattern {
 			return false
 		}
 	}
 	return true
 }
 
-// nextPattern is the one-ID route's pattern.
-const nextPattern = "GET /v1/{namespace}/next"
+// patternPath returns the host of a ServeMux pattern ("[METHOD ][HOST]/PATH")
+// and a path it matches: each wildcard segment replaced by a name, {$} by
+// nothing.
+func patternPath(pattern string) (host, path string) {
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i:], " \t")
+	}
+	i := strings.IndexByte(pattern, '/')
+	if i < 0 {
+		return pattern, ""
+	}
+	host, path = pattern[:i], pattern[i:]
+	segs := strings.Split(path, "/")
+	for j, seg := range segs {
+		switch {
+		case seg == "{$}":
+			segs[j] = ""
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}"):
+			segs[j] = "x"
+		}
+	}
+	return host, strings.Join(segs, "/")
+}
 
-// hotNext serves the paths that ServeMux would route to nextPattern without
+// hotNext serves the GETs that ServeMux would route to nextPattern without
 // asking it: matching a request against the server's twenty patterns (path
 // cleaning, segment unescaping, the routing tree) cost as much CPU as the whole
 // one-ID handler, about 2.5% of the server's CPU per request under load (perf,
-// docs/benchmarks.md). Anything else, including a path that needs cleaning or
-// holds escapes, goes to the mux.
+// docs/benchmarks.md). Anything else, including any other method (HEAD too), a
+// path that needs cleaning or holds escapes, goes to the mux.
 func (s *Server) hotNext(mux http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.RawPath == "" {
-			if name, ok := nextPath(r.URL.Path); ok {
-				s.next(w, r, name)
-				return
-			}
+		if name, ok := hotTakes(r); ok {
+			s.next(w, r, name)
+			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// hotTakes reports whether hotNext serves r itself, and for which namespace: a
+// GET of a clean path /v1/{namespace}/next that holds no escapes.
+func hotTakes(r *http.Request) (string, bool) {
+	if r.Method != http.MethodGet || r.URL.RawPath != "" {
+		return "", false
+	}
+	return nextPath(r.URL.Path)
 }
 
 // nextPath returns the namespace of a path /v1/{namespace}/next that is clean and
@@ -274,9 +318,20 @@ func acceptsText(accept string) bool {
 	return accept != "" && strings.HasPrefix(accept, "text/plain")
 }
 
-// handleNext is GET /v1/{namespace}/next as the mux routes it; hotNext calls next
-// directly.
+// handleNext is /v1/{namespace}/next as the mux routes it; hotNext calls next
+// directly for a GET. Any other method issues nothing: HEAD especially, which
+// clients, proxies and link checkers send believing it changes nothing. It gets
+// 405 rather than a 200 with GET's headers, because those headers (and the
+// status) are known only by issuing: a 200 would claim that a GET succeeds now,
+// which a namespace whose store is down or whose token is missing would not.
 func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		_, format, _ := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
+		w.Header().Set("Allow", http.MethodGet)
+		s.writeError(w, format, &apiError{status: http.StatusMethodNotAllowed, code: connect.CodeUnimplemented,
+			msg: "method " + clip(r.Method) + " not allowed: /v1/{namespace}/next issues IDs on GET only"})
+		return
+	}
 	s.next(w, r, r.PathValue("namespace"))
 }
 

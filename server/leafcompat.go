@@ -39,13 +39,14 @@ const (
 	leafNoBuffers = -3
 )
 
-// leafCompat holds the header values of Leaf's and tinyid's routes.
+// compatHeaders holds the header values of Leaf's and tinyid's routes.
 type compatHeaders struct {
-	text, json, html []string
+	text, json, html, allow []string
 }
 
 func newCompatHeaders() compatHeaders {
-	return compatHeaders{text: []string{leafCT}, json: []string{springJSON}, html: []string{"text/html;charset=UTF-8"}}
+	return compatHeaders{text: []string{leafCT}, json: []string{springJSON}, html: []string{"text/html;charset=UTF-8"},
+		allow: []string{"GET, POST"}}
 }
 
 // leafCode is the Result code Leaf would answer for a generator error.
@@ -233,8 +234,8 @@ func (s *Server) leafDB(w http.ResponseWriter, r *http.Request) {
 // configured.
 func (s *Server) compatRoutes() []route {
 	rs := []route{
-		{"/api/segment/get/{key}/{$}", http.HandlerFunc(s.leafSegment)},
-		{"/api/snowflake/get/{key}/{$}", http.HandlerFunc(s.leafSnowflake)},
+		{"/api/segment/get/{key}/{$}", s.issuing(s.leafSegment)},
+		{"/api/snowflake/get/{key}/{$}", s.issuing(s.leafSnowflake)},
 		{"/decodeSnowflakeId/{$}", http.HandlerFunc(s.leafDecode)},
 		{"/cache", http.HandlerFunc(s.leafCache)},
 		{"/cache/{$}", http.HandlerFunc(s.leafCache)},
@@ -245,6 +246,26 @@ func (s *Server) compatRoutes() []route {
 		rs = append(rs, s.tiny.routes()...)
 	}
 	return rs
+}
+
+// issuing wraps a Leaf or tinyid route that issues IDs or takes a range. Such a
+// route answers any method, as Spring maps it without one (tinyid's Java client
+// POSTs), except the safe methods other than GET (RFC 9110): HEAD, OPTIONS (a
+// browser's CORS preflight) and TRACE are sent by clients, proxies and link
+// checkers on the promise that they change nothing, so they issue nothing and
+// get 405 in Spring's shape (Spring answers OPTIONS itself, never calling the
+// handler).
+func (s *Server) issuing(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodHead, http.MethodOptions, http.MethodTrace:
+			w.Header()["Allow"] = s.compat.allow
+			s.springError(w, r, http.StatusMethodNotAllowed, "org.springframework.web.HttpRequestMethodNotSupportedException",
+				"Request method '"+r.Method+"' not supported")
+			return
+		}
+		h(w, r)
+	})
 }
 
 // buildCompat starts the Leaf table mode and the tinyid mode when configured.

@@ -54,8 +54,7 @@ type namespace struct {
 	segStores []segment.Store
 	segURLs   []string
 	// redis (a *redisgen.Generator in a build with flurry_redis: see redis.go)
-	rgen     redisSource
-	redisURL string
+	rgen redisSource
 
 	// closers run in reverse order on close, after the sources above.
 	closers []func(ctx context.Context) error

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/redisgen"
 	"github.com/flurryid/flurry/server/config"
 )
@@ -22,7 +21,6 @@ func (b *builder) redis(ctx context.Context, ns *namespace, c *config.Redis) err
 	if key == "" {
 		key = ns.name
 	}
-	ns.redisURL = lease.RedactURL(c.URL)
 	g, err := redisgen.New(ctx, redisgen.Options{
 		URL: c.URL, Namespace: key, Layout: l, BehindWait: c.BehindWait.Or(0),
 		PlainWindow: c.PlainWindow.Or(0),

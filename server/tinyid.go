@@ -30,8 +30,8 @@ import (
 //	{prefix}/id/nextSegmentIdSimple?...                "currentId,loadingId,maxId,delta,remainder", empty on error
 //
 // Any method is accepted (@RequestMapping without a method; the Java client
-// POSTs with the parameters in the query), and a trailing slash too, as Spring
-// matches it. batchSize defaults to 1 and is capped at batch_size_max
+// POSTs with the parameters in the query) but HEAD, OPTIONS and TRACE, which
+// issue nothing (Server.issuing), and a trailing slash too, as Spring matches it. batchSize defaults to 1 and is capped at batch_size_max
 // (checkBatchSize). Tokens map to biz types through tiny_id_token, read again every
 // reload (TinyIdTokenServiceImpl.refresh, every minute).
 
@@ -185,10 +185,10 @@ func (t *tinyServer) close(ctx context.Context) error {
 func (t *tinyServer) routes() []route {
 	var rs []route
 	for _, name := range []string{"nextId", "nextIdSimple", "nextSegmentId", "nextSegmentIdSimple"} {
-		h := map[string]http.HandlerFunc{
+		h := t.s.issuing(map[string]http.HandlerFunc{
 			"nextId": t.nextID, "nextIdSimple": t.nextIDSimple,
 			"nextSegmentId": t.nextSegment, "nextSegmentIdSimple": t.nextSegmentSimple,
-		}[name]
+		}[name])
 		rs = append(rs, route{t.prefix + "/id/" + name, h}, route{t.prefix + "/id/" + name + "/{$}", h})
 	}
 	return rs

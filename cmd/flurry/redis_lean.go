@@ -19,7 +19,7 @@ import (
 // redisDefaultNamespace is redisgen.DefaultNamespace.
 const redisDefaultNamespace = "flurry"
 
-var errNoRedis = errors.New("Redis needs a flurry built with -tags flurry_redis (or flurry_full)")
+var errNoRedis = errors.New("a Redis URL needs a flurry built with -tags flurry_redis (or flurry_full)")
 
 func quietRedisLogger() {}
 

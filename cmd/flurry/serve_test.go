@@ -273,7 +273,7 @@ func TestServeBinary(t *testing.T) {
 				t.Errorf("%s: %d %q", path, code, body)
 			}
 		}
-		code, _, body = fetch(t, c, "GET", u+"/metrics")
+		_, _, body = fetch(t, c, "GET", u+"/metrics")
 		if !strings.Contains(body, `flurry_ids_issued_total{namespace="default"} 20003`) {
 			t.Errorf("metrics do not count the IDs issued:\n%s", grepLines(body, "flurry_ids_issued"))
 		}

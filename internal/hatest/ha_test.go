@@ -1,20 +1,17 @@
-// Package hatest runs the lease and segment stores against each engine's
-// high-availability form, opened by URL as users write them, through a failover:
-// a 3-member etcd cluster that loses its leader, Redis with Sentinel failing the
-// primary over, and PostgreSQL reached through a host list whose first host
-// refuses.
+//go:build flurry_full || flurry_sql || flurry_redis || flurry_etcd
+
+// The helpers of the engines' tests, built with any of their tags.
+
 package hatest
 
 import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -159,15 +156,6 @@ func freePorts(t *testing.T, n int) []int {
 	return out
 }
 
-func signal(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
-	t.Helper()
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
-
-var _ = fmt.Sprint

@@ -62,7 +62,7 @@ func NewHandle(db *sql.DB, c Conn) (*Handle, error) {
 
 func newHandle(db *sql.DB, c Conn) (*Handle, error) {
 	if db == nil {
-		return nil, errors.New("New needs a *sql.DB")
+		return nil, errors.New("NewHandle needs a *sql.DB")
 	}
 	if !c.Engine.Known() {
 		return nil, fmt.Errorf("unknown dialect Dialect(%d); use Postgres, MySQL or SQLite", int(c.Engine))

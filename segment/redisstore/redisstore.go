@@ -245,7 +245,7 @@ func taken(res any, n, floor, limit int64) (segment.Block, error) {
 		}
 		b := segment.Block{First: last - n + 1, Last: last, Step: step}
 		if b.First <= floor || b.First < 1 {
-			return segment.Block{}, fmt.Errorf("Redis handed out %d..%d for %d values above %d", b.First, b.Last, n, floor)
+			return segment.Block{}, fmt.Errorf("the Redis script handed out %d..%d for %d values above %d", b.First, b.Last, n, floor)
 		}
 		return b, nil
 	case 2:
@@ -265,7 +265,7 @@ func taken(res any, n, floor, limit int64) (segment.Block, error) {
 			return segment.Block{}, err
 		}
 		if _, err = segment.FreshBlock(base, floor, n, limit); err == nil {
-			err = fmt.Errorf("Redis refused %d values above %d, which fit below %d", n, base, limit)
+			err = fmt.Errorf("the Redis script refused %d values above %d, which fit below %d", n, base, limit)
 		}
 		return segment.Block{}, err
 	}

@@ -1,0 +1,53 @@
+# flurry's everyday commands; `make help` lists them. CI's entry point is .ci/run
+# (`make test-full` runs it), which calls `make lint` and `make test-norace`, so
+# each of those is written once.
+
+GO ?= go
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+# faults: the fault harness's seed and where its report goes.
+SEED ?= 11
+OUT ?= docs/
+# sim: a short run of the simulation; the README's long one is
+#   make sim SIM_NODES=10000 SIM_HOURS=2 SIM_SEEDS=20
+SIM_NODES ?= 300
+SIM_HOURS ?= 0.25
+SIM_SEEDS ?= 3
+
+.PHONY: help test test-full test-norace lint bench faults model sim release
+
+help: ## list the targets
+	@echo "make TARGET, with TARGET one of:"
+	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+test: ## the fast tests of the lean build, no services needed: go test ./...
+	$(GO) test ./...
+
+test-full: ## what CI runs (.ci/run): services started, lint, go test -race -tags flurry_full ./..., the rest; needs root
+	bash .ci/run
+
+test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondLimitFull), without -race
+	scripts/norace-tests.sh
+
+lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt
+	$(GO) vet ./...
+	$(GO) vet -tags flurry_full ./...
+	scripts/staticcheck.sh
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -w these:"; echo "$$unformatted"; exit 1; fi
+
+bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, issue14.sh there too
+	cd bench && ./run.sh
+	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), issue14.sh; see bench/README.md"
+
+faults: ## the fault harness's full run, as root (internal/harness/setup.sh once first); SEED=11, OUT=docs/
+	$(GO) run ./internal/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
+
+model: ## the SPIN model of the lease protocol (Debian's spin)
+	$(GO) test -count=1 ./internal/model/
+
+sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS)
+	$(GO) run ./internal/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS)
+
+release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
+	scripts/release.sh $(ARGS)
