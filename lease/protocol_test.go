@@ -56,7 +56,7 @@ func storeMark(t *testing.T, st lease.Store, scope string, value int64) int64 {
 	return 0
 }
 
-// drain issues IDs until the generator refuses with ErrLeaseLost, which it must do
+// drain issues IDs until the generator refuses with lease.ErrLost, which it must do
 // at the end of its reserved window since its clock stands still, and returns them.
 // Each ID must be above the one before. limit bounds the IDs a window can hold.
 func drain(t *testing.T, g *snowflake.Generator, limit int) []flurry.ID {

@@ -771,12 +771,6 @@ func (s *Session) flawedAbove(mark unixMilli) unixMilli {
 // answering then, a whole budget of reservation is left (Options.Budget).
 func (s *Session) ahead() time.Duration { return s.opts.Budget + s.every }
 
-func (s *Session) untilNs() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.until
-}
-
 // renew extends the lease and its reservation, then the grant: the same reserve and
 // grant steps as an acquisition, under the lease the session holds. The reservation
 // comes from the same formula (reservation) with the mark the store has for this

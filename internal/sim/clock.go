@@ -87,7 +87,7 @@ func (n *Node) Now() int64 {
 		if d := n.pauseOnRead; d > 0 {
 			n.pauseOnRead = 0
 			n.pausedUntil = max(n.pausedUntil, s.now+d)
-			s.park(nil, s.now)
+			s.park(context.Background(), s.now)
 		}
 	}
 	return v

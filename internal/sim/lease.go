@@ -288,7 +288,7 @@ func (n *leaseNode) run() {
 	n.account(&w.Acct.Acquiring)
 	n.starting = false
 	for {
-		s.park(nil, s.now+int64(s.rng.ExpFloat64()/w.cfg.Rate*1e9)+1)
+		s.park(context.Background(), s.now+int64(s.rng.ExpFloat64()/w.cfg.Rate*1e9)+1)
 		if n.restart {
 			n.restart = false
 			n.account(&w.Acct.OK)

@@ -44,7 +44,6 @@ type G struct {
 	gen   uint64
 	kill  bool
 	owner *Node // the node whose goroutine it is; nil for the simulation's own
-	exit  func(*G)
 }
 
 type gState uint8

@@ -237,13 +237,13 @@ func (n *segNode) run() {
 		Target: time.Minute, FetchTimeout: time.Second, RetryMax: 2 * time.Second})
 	if err != nil {
 		// Every store failed the first fetch: start again a little later.
-		s.park(nil, s.now+int64(time.Second))
+		s.park(context.Background(), s.now+int64(time.Second))
 		n.boot()
 		return
 	}
 	n.a = a
 	for {
-		s.park(nil, s.now+int64(s.rng.ExpFloat64()/w.cfg.Rate*1e9)+1)
+		s.park(context.Background(), s.now+int64(s.rng.ExpFloat64()/w.cfg.Rate*1e9)+1)
 		if n.restart {
 			n.restart = false
 			w.Graceful++

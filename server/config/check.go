@@ -313,12 +313,6 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	}
 }
 
-func (k *checker) oneOf(p []string, v string, allowed ...string) {
-	if v != "" && !contains(allowed, v) {
-		k.add(p, "%q: use one of %s", v, strings.Join(allowed, ", "))
-	}
-}
-
 // CheckListen reports whether addr is a TCP address to listen on: host:port with
 // a port from 0 to 65535 (0: any free port) or a service name, and a host that is
 // empty (every interface), an IP address or a name.
