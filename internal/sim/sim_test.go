@@ -106,11 +106,11 @@ func TestLeaseSimDeterministic(t *testing.T) {
 // Each known-bad variant of the protocol, run in the real session code, is caught.
 //
 // The race detector slows the simulation about tenfold and a variant may need several
-// seeds, so this test runs without it: .ci/run runs it in its own step (go test
-// -run TestLeaseSimCatchesFlaws ./internal/sim/), beside the race-enabled set.
+// seeds, so this test runs without it: make test-norace (scripts/norace-tests.sh,
+// run by .ci/run) runs it beside the race-enabled set.
 func TestLeaseSimCatchesFlaws(t *testing.T) {
 	if raceEnabled {
-		t.Skip("the known-bad variants run without the race detector (see the comment; .ci/run runs them)")
+		t.Skip("the known-bad variants run without the race detector: make test-norace")
 	}
 	oneAtATime(t)
 	for _, tc := range []struct {
