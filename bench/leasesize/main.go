@@ -102,9 +102,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	var err error
-	if c.order, err = lease.ParseOrder(*order); err != nil {
-		return c, err
+	// Parsed here rather than by the lease package, whose parser's name has changed.
+	switch *order {
+	case "scope":
+		c.order = lease.OrderScope
+	case "value":
+		c.order = lease.OrderValue
+	default:
+		return c, fmt.Errorf("-order %q: use scope or value", *order)
 	}
 	for f := range strings.SplitSeq(*cpu, ",") {
 		if f = strings.TrimSpace(f); f == "" {
