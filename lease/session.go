@@ -678,7 +678,7 @@ func (s *Session) note(err error) {
 // ends the session (end).
 func (s *Session) run() {
 	defer close(s.stopped)
-	next := s.every
+	next := s.steady()
 	failing := 0 // renewals in a row the store did not answer
 	for {
 		// Every wait is on the clock, so that a simulation, which owns all time,
@@ -686,7 +686,7 @@ func (s *Session) run() {
 		if s.sleep(s.ctx, next) != nil {
 			return // closed
 		}
-		next = s.every
+		next = s.steady()
 		err := s.renew()
 		switch {
 		case err == nil:
@@ -714,7 +714,7 @@ func (s *Session) run() {
 					"scope", s.scope, "budget", s.opts.Budget, "issuing_until", time.Unix(0, s.budgetEnd()).UTC(), "err", err)
 			}
 			failing++
-			next = jitter(s.opts.Clock, min(s.every/4, maxRetry/2))
+			next = s.retry(failing)
 			continue
 		}
 		if failing > 0 {
@@ -815,6 +815,34 @@ func (s *Session) renew() error {
 func (s *Session) callTimeout() time.Duration {
 	return min(max(s.every/2, 500*time.Millisecond), s.every)
 }
+
+// steady is the wait before the next renewal while the store answers: the
+// interval, less up to a tenth at random, so that nodes started together do not
+// renew in step (a fleet's writes would come in bursts) and no renewal comes later
+// than the interval the reservation counts on.
+func (s *Session) steady() time.Duration {
+	d := s.every / 10
+	if d <= 0 {
+		return s.every
+	}
+	return s.every - time.Duration(simhook.IntN(s.opts.Clock, int(d)))
+}
+
+// retry is the wait before the next attempt after failing renewals in a row: a
+// quarter interval (at most a quarter second) doubled per failure up to
+// maxRetryWait, jittered, so that a store that comes back is found within about a
+// second while one that is overloaded gets fewer calls, not more.
+func (s *Session) retry(failing int) time.Duration {
+	d := min(s.every/4, maxRetry/2)
+	for i := 1; i < failing && d < maxRetryWait; i++ {
+		d *= 2
+	}
+	return jitter(s.opts.Clock, min(d, maxRetryWait))
+}
+
+// maxRetryWait caps the wait between renewal attempts while the store does not
+// answer.
+const maxRetryWait = time.Second
 
 // maxRetry caps the wait between attempts at the store while it does not answer,
 // so that a session is back within about that long of the store's return.
