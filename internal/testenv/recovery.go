@@ -77,8 +77,9 @@ type Recovery struct {
 	// Recovered is the time from the store's return (Proxy.Restore) to the end of
 	// the first call that succeeded after it; negative when none did within GiveUp.
 	Recovered time.Duration
-	// Attempts counts the calls that ended after the return, up to and including
-	// the first that succeeded.
+	// Attempts counts the calls made after the return, up to and including the
+	// first that succeeded; 0 when a call made before the return succeeded after
+	// it.
 	Attempts int
 	// Calls counts the calls that ended during the outage; Failed those of them that
 	// failed.
@@ -95,7 +96,7 @@ func (r Recovery) String() string {
 	if r.Recovered >= 0 {
 		rec = r.Recovered.Round(time.Millisecond).String()
 	}
-	return fmt.Sprintf("%-6s %v: recovered in %s (%d attempts after the return); during the outage %d calls (%d failed), %d connections accepted; last error: %v",
+	return fmt.Sprintf("%-6s %v: recovered in %s (calls made after the return: %d); during the outage %d calls (%d failed), %d connections accepted; last error: %v",
 		r.Plan.Outage, r.Plan.For, rec, r.Attempts, r.Calls, r.Failed, r.Dials, r.LastErr)
 }
 
@@ -154,6 +155,7 @@ func RecoverFrom(t testing.TB, p *Proxy, plan RecoveryPlan, call func(context.Co
 	}()
 	var back time.Time
 	for {
+		started := time.Now()
 		err := try()
 		now := time.Now()
 		if back.IsZero() {
@@ -169,7 +171,9 @@ func RecoverFrom(t testing.TB, p *Proxy, plan RecoveryPlan, call func(context.Co
 				continue
 			}
 		}
-		r.Attempts++
+		if started.After(back) {
+			r.Attempts++
+		}
 		if err == nil {
 			r.Recovered = max(now.Sub(back), 0)
 			return r
@@ -197,4 +201,31 @@ func MeasureRecovery(t testing.TB) {
 // before the outage to fill the client's pool.
 func MeasurePlan(o Outage) RecoveryPlan {
 	return RecoveryPlan{Outage: o, For: 6500 * time.Millisecond, Every: 100 * time.Millisecond, Timeout: time.Second, GiveUp: 30 * time.Second, Warm: 4}
+}
+
+// CheckPlan is the plan of CheckRecovery: an outage of 2s, calls every 100ms
+// bounded by 2s each, given up 10s after the return, with 2 calls at once before
+// the outage.
+func CheckPlan(o Outage) RecoveryPlan {
+	return RecoveryPlan{Outage: o, For: 2 * time.Second, Every: 100 * time.Millisecond, Timeout: 2 * time.Second, GiveUp: 10 * time.Second, Warm: 2}
+}
+
+// CheckRecovery takes a store away in each way of Outages, each in a parallel
+// subtest with the store setup makes behind its own Proxy, and fails the subtest
+// unless the first call made after the store's return succeeds (CheckPlan): a
+// client that waits out a reconnect backoff longer than the call's bound, or
+// keeps using a connection that will never answer again, fails it.
+func CheckRecovery(t *testing.T, setup func(t *testing.T) (*Proxy, func(context.Context) error)) {
+	for _, o := range Outages {
+		t.Run(o.String(), func(t *testing.T) {
+			t.Parallel()
+			p, call := setup(t)
+			r := RecoverFrom(t, p, CheckPlan(o), call)
+			if r.Recovered < 0 || r.Attempts > 1 {
+				t.Errorf("%v\nwant the first call made after the store came back to succeed", r)
+			} else {
+				t.Log(r)
+			}
+		})
+	}
 }

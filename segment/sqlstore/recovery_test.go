@@ -14,9 +14,9 @@ import (
 // (FLURRY_MEASURE_RECOVERY=1; see testenv.MeasurePlan).
 func TestMeasureRecovery(t *testing.T) {
 	testenv.MeasureRecovery(t)
-	for _, svc := range []testenv.Service{testenv.Postgres, testenv.MySQL} {
+	for name, svc := range map[string]testenv.Service{"Postgres": testenv.Postgres, "MySQL": testenv.MySQL} {
 		for _, o := range testenv.Outages {
-			t.Run(svc.Name+"/"+o.String(), func(t *testing.T) {
+			t.Run(name+"/"+o.String(), func(t *testing.T) {
 				t.Parallel()
 				p, u := testenv.ProxyURL(t, svc.URL(t))
 				s := openStore(t, u, Options{})
