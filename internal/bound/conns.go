@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -45,7 +44,7 @@ func (cs *Conns) Track(c net.Conn) net.Conn {
 		cs.base = time.Now()
 	}
 	tc := &conn{Conn: c, owner: cs}
-	tc.lastRead.Store(math.MinInt64) // nothing yet: a connection still waiting for its handshake's answer is silent too
+	tc.lastRead.Store(int64(time.Since(cs.base))) // a connection made during a call is not judged by it
 	cs.open[tc] = struct{}{}
 	if sc, ok := c.(syscall.Conn); ok {
 		return &sysConn{tc, sc}
@@ -53,11 +52,13 @@ func (cs *Conns) Track(c net.Conn) net.Conn {
 	return tc
 }
 
-// CloseSilent closes every connection that has received nothing since start, the
-// time a call started that then got no answer in time, and returns how many it
-// closed. The connection the call waited on is one; the others went silent with it
-// or were idle, and cannot be told from dead ones without a call that may wait
-// as long. A connection that was alive costs its client one reconnection.
+// CloseSilent closes every connection that was open at start, the time a call
+// started that then got no answer in time, and has received nothing since, and
+// returns how many it closed. The connection the call waited on is one; the others
+// went silent with it or were idle, and cannot be told from dead ones without a
+// call that may wait as long. A connection that was alive costs its client one
+// reconnection. A connection made since start is left to its client's connect
+// timeout: it may be the one that finds the store back.
 func (cs *Conns) CloseSilent(start time.Time) int {
 	cs.mu.Lock()
 	since := int64(start.Sub(cs.base))
@@ -86,7 +87,7 @@ func (cs *Conns) Len() int {
 type conn struct {
 	net.Conn
 	owner    *Conns
-	lastRead atomic.Int64 // when a read last returned data, as an offset from owner.base; MinInt64 for never
+	lastRead atomic.Int64 // when a read last returned data, or else when it was made, as an offset from owner.base
 	silenced atomic.Bool  // CloseSilent closed it
 	once     sync.Once
 }

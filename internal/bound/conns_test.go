@@ -34,24 +34,29 @@ func TestConnsCloseSilent(t *testing.T) {
 	defer ln.Close()
 	var cs Conns
 	answered, answeredSrv := pair(t, &cs, ln)
-	silent, _ := pair(t, &cs, ln)
-	never, _ := pair(t, &cs, ln) // received nothing at all, before or after start
+	silent, silentSrv := pair(t, &cs, ln)
+	never, _ := pair(t, &cs, ln) // received nothing at all
 	if _, ok := silent.(syscall.Conn); !ok {
 		t.Error("a tracked TCP connection does not implement syscall.Conn")
 	}
-	// silent received data before the call started, answered after.
-	answeredSrv.Write([]byte("before"))
+	// silent received data before the call started, answered after; fresh was
+	// made after it started.
 	buf := make([]byte, 16)
-	if _, err := io.ReadFull(answered, buf[:6]); err != nil {
+	silentSrv.Write([]byte("before"))
+	if _, err := io.ReadFull(silent, buf[:6]); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
+	fresh, _ := pair(t, &cs, ln)
 	answeredSrv.Write([]byte("after"))
 	if _, err := io.ReadFull(answered, buf[:5]); err != nil {
 		t.Fatal(err)
 	}
-	if n := cs.CloseSilent(start); n != 2 || cs.Len() != 1 {
-		t.Fatalf("CloseSilent closed %d, %d left open; want 2 closed, 1 open", n, cs.Len())
+	if n := cs.CloseSilent(start); n != 2 || cs.Len() != 2 {
+		t.Fatalf("CloseSilent closed %d, %d left open; want 2 closed, 2 open", n, cs.Len())
+	}
+	if _, err := fresh.Write([]byte("x")); err != nil {
+		t.Errorf("the connection made after the call started was closed: %v", err)
 	}
 	for name, c := range map[string]net.Conn{"silent": silent, "never": never} {
 		if _, err := c.Read(buf); !errors.Is(err, ErrClosedSilent) || !errors.Is(err, io.EOF) {
@@ -66,6 +71,7 @@ func TestConnsCloseSilent(t *testing.T) {
 	}
 	answered.Close()
 	answered.Close()
+	fresh.Close()
 	if cs.Len() != 0 {
 		t.Errorf("%d connections left after closing all", cs.Len())
 	}
