@@ -185,8 +185,15 @@ func RecoverFrom(t testing.TB, p *Proxy, plan RecoveryPlan, call func(context.Co
 	}
 }
 
-// MeasureRecovery reports whether FLURRY_MEASURE_RECOVERY=1 asks the recovery
-// measurements to run: each takes the store away for several seconds per outage,
+// Measure runs RecoverFrom with MeasurePlan(o) and logs what it saw, after the
+// test's name.
+func Measure(t *testing.T, p *Proxy, o Outage, call func(context.Context) error) {
+	t.Helper()
+	t.Logf("%s: %v", t.Name(), RecoverFrom(t, p, MeasurePlan(o), call))
+}
+
+// MeasureRecovery skips the test unless FLURRY_MEASURE_RECOVERY=1 asks for the
+// recovery measurements: each takes the store away for several seconds per outage,
 // too long for every test run.
 func MeasureRecovery(t testing.TB) {
 	t.Helper()

@@ -36,7 +36,7 @@ func TestMeasureRecovery(t *testing.T) {
 		t.Run(o.String(), func(t *testing.T) {
 			t.Parallel()
 			p, call := renewer(t)
-			t.Log(testenv.RecoverFrom(t, p, testenv.MeasurePlan(o), call))
+			testenv.Measure(t, p, o, call)
 		})
 	}
 }
