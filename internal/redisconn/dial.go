@@ -13,14 +13,15 @@ import (
 // Dialing. go-redis counts the calls whose dials all failed, and once PoolSize
 // did in a row it stops dialing: every call fails at once with the last dial
 // error, and one goroutine dials again once a second until it gets through. A
-// store that was refused for a few seconds was so found again up to a second
-// after it came back. Open's clients dial through dialer instead, which reports
-// a failed dial to go-redis as a connection that fails on first use: the call
-// fails with the dial's error as before, go-redis retries it as a failed dial
-// (max_retries, 3 by default, at most 80ms apart), and the next call dials again.
-// During an outage that refuses connections, a client so dials about 4 times per
-// call its store makes (a lease session retries a renewal every TTL/12, at most
-// every 50ms), and the first call after the store's return gets through.
+// store refused for long enough (20 calls with the default pool of 10 per CPU on
+// 2 CPUs, about 9s of a lease session's renewals) was so found again up to a
+// second after it came back. Open's clients dial through dialer instead, which
+// reports a failed dial to go-redis as a connection that fails on first use: the
+// call fails with the dial's error as before, after go-redis retried it as a
+// failed dial (max_retries, 3 by default: 4 dials in about half a second), and the
+// next call dials again. During an outage that refuses connections a client so
+// dials 4 times per call its store makes, and the first call after the store's
+// return gets through.
 //
 // dialer also tracks every connection in conns, so that a call that got no answer
 // closes the idle connections that went silent with it (bound.Conns): go-redis
