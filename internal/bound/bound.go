@@ -8,6 +8,10 @@
 // would then hang silently. The stores start each call with [Call.Start], which
 // adds the store's request timeout to such contexts only: a caller that set its own
 // deadline keeps it.
+//
+// A call that ran out of time also tells its store (Call.OnNoAnswer), which closes
+// the connections that went silent with it ([Conns]), so that the next call, once
+// the store is back, does not wait on a connection that will never answer.
 package bound
 
 import (
