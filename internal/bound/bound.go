@@ -8,6 +8,10 @@
 // would then hang silently. The stores start each call with [Call.Start], which
 // adds the store's request timeout to such contexts only: a caller that set its own
 // deadline keeps it.
+//
+// A call that ran out of time also tells its store (Call.OnNoAnswer), which closes
+// the connections that went silent with it ([Conns]), so that the next call, once
+// the store is back, does not wait on a connection that will never answer.
 package bound
 
 import (
@@ -69,13 +73,19 @@ type Call struct {
 	Timeout time.Duration
 	// Hint ends the message, in parentheses: "is etcd running there?".
 	Hint string
+	// OnNoAnswer, when set, is called when a call runs out of time, with the time
+	// the call started, before end returns. A store closes there the connections
+	// that may never answer again (see Conns), so that its next call connects anew
+	// instead of waiting on them.
+	OnNoAnswer func(start time.Time)
 }
 
 // Start returns the context a call runs with and a function the call defers with a
 // pointer to its error. When ctx has no deadline, the returned context has one,
 // c.Timeout away. end releases the context and, when the call failed because a
 // deadline passed (its own or ctx's), replaces the error with a *NoAnswerError
-// that wraps it; an error after ctx was cancelled is left as it is.
+// that wraps it and calls c.OnNoAnswer; an error after ctx was cancelled is left
+// as it is.
 func (c Call) Start(ctx context.Context) (_ context.Context, end func(*error)) {
 	within := time.Duration(0)
 	if d, ok := ctx.Deadline(); ok {
@@ -87,6 +97,7 @@ func (c Call) Start(ctx context.Context) (_ context.Context, end func(*error)) {
 // start is Start with the bound the message names: within, when ctx has a
 // deadline, else c.Timeout.
 func (c Call) start(ctx context.Context, within time.Duration) (_ context.Context, end func(*error)) {
+	began := time.Now()
 	cancel := context.CancelFunc(func() {})
 	if _, ok := ctx.Deadline(); !ok {
 		within = 0
@@ -98,6 +109,9 @@ func (c Call) start(ctx context.Context, within time.Duration) (_ context.Contex
 	return ctx, func(errp *error) {
 		if *errp != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(*errp, ErrNoAnswer) {
 			*errp = &NoAnswerError{Store: c.Store, Within: round(within), Hint: c.Hint, Err: *errp}
+			if c.OnNoAnswer != nil {
+				c.OnNoAnswer(began)
+			}
 		}
 		cancel()
 	}

@@ -132,6 +132,10 @@ func New(cli *clientv3.Client, o Options, k Kind) (*Conn, error) {
 // or ctx's deadline, whichever comes first. The client dials lazily (etcd's client
 // has since v3.5), so without that read an unreachable cluster would only show on
 // the first store call, and that call would wait forever for a connection.
+//
+// The client reconnects within half a second of a store's return, and a call that
+// gets no answer closes the connections that went silent (see dialOptions); a
+// client a caller gives New keeps its own settings.
 func Open(ctx context.Context, o Options, k Kind) (*Conn, error) {
 	c, err := open(ctx, o, k)
 	if err != nil {
@@ -151,6 +155,8 @@ func open(ctx context.Context, o Options, k Kind) (_ *Conn, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop() // errors are returned, not logged
 	}
+	conns := new(bound.Conns)
+	cfg.DialOptions = append(dialOptions(conns), cfg.DialOptions...)
 	p := k.prefix(o)
 	name := configName(cfg, p)
 	ctx, end := call(name, 0).Dial(ctx, cfg.DialTimeout)
@@ -166,7 +172,9 @@ func open(ctx context.Context, o Options, k Kind) (_ *Conn, err error) {
 		cli.Close()
 		return nil, fmt.Errorf("etcd store %s: %w", name, err)
 	}
-	return &Conn{Cli: cli, Prefix: p, Call: call(name, o.RequestTimeout), owned: true}, nil
+	c := &Conn{Cli: cli, Prefix: p, Call: call(name, o.RequestTimeout), owned: true}
+	c.Call.OnNoAnswer = func(start time.Time) { conns.CloseSilent(start) }
+	return c, nil
 }
 
 // call describes the calls of the store named name; see package bound.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -54,18 +55,23 @@ func newConn(client redis.UniversalClient, s Settings, defaultPrefix string) (*C
 // exactly one, with ContextTimeoutEnabled set), checks the settings, makes the
 // store with newStore, checks that the server answers and loads the store's
 // scripts, within the client's dial timeout or ctx's deadline, whichever comes
-// first. The store's Conn owns the client; on any failure it is closed.
+// first. The store's Conn owns the client; on any failure it is closed. The client
+// dials through dialer, and a call that gets no answer closes the connections that
+// went silent; a client a caller gives New keeps its own settings.
 func Open[S any](ctx context.Context, o Options, k Kind, newStore func(*Conn) (S, []*redis.Script)) (S, error) {
 	var zero S
 	c, err := config(o)
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", k.Package, err)
 	}
+	conns := new(bound.Conns)
+	c.dial(conns)
 	client := c.NewClient()
 	conn, err := newConn(client, o.Settings, k.DefaultPrefix)
 	if err == nil {
 		conn.owned = true
 		conn.Call = c.Call(conn.Settings)
+		conn.Call.OnNoAnswer = func(start time.Time) { conns.CloseSilent(start) }
 		s, scripts := newStore(conn)
 		if err = Connect(ctx, client, c, scripts...); err == nil {
 			return s, nil
@@ -73,6 +79,24 @@ func Open[S any](ctx context.Context, o Options, k Kind, newStore func(*Conn) (S
 	}
 	client.Close()
 	return zero, fmt.Errorf("%s: %w", k.Package, err)
+}
+
+// dial makes c's client dial through dialer, tracking its connections in conns.
+func (c Config) dial(conns *bound.Conns) {
+	if o := c.Client; o != nil {
+		next := o.Dialer
+		if next == nil {
+			next = redis.NewDialer(o) // reads o when it dials: after NewClient filled in the defaults
+		}
+		o.Dialer = dialer(next, conns)
+	}
+	if f := c.Failover; f != nil {
+		next := f.Dialer
+		if next == nil {
+			next = failoverDialer(f)
+		}
+		f.Dialer = dialer(next, conns)
+	}
 }
 
 // config is the Config of o's client, with ContextTimeoutEnabled set.

@@ -82,7 +82,8 @@ func newHandle(db *sql.DB, c Conn) (*Handle, error) {
 // OpenHandle opens the database with c.Connector, checks that it answers and
 // makes the store's tables, within the request timeout when ctx has no deadline.
 // The Handle owns the database: its Close closes it. On any failure the database
-// is closed.
+// is closed. A PostgreSQL or MySQL call that gets no answer closes the pool's idle
+// connections (dropIdle); a database a caller gives NewHandle keeps its own.
 func OpenHandle(ctx context.Context, c Conn) (*Handle, error) {
 	if c.Connector == nil {
 		return nil, c.wrap(errors.New("Options.Connector is nil; make the Options with ParseURL, or set Dialect and Connector"))
@@ -91,6 +92,10 @@ func OpenHandle(ctx context.Context, c Conn) (*Handle, error) {
 	h, err := newHandle(db, c)
 	if err == nil {
 		h.ownsDB = true
+		if c.Engine != SQLite {
+			db.SetMaxIdleConns(maxIdle)
+			h.Call.OnNoAnswer = func(time.Time) { dropIdle(db) }
+		}
 		err = h.start(ctx)
 	}
 	if err != nil {
@@ -98,6 +103,21 @@ func OpenHandle(ctx context.Context, c Conn) (*Handle, error) {
 		return nil, c.wrap(err)
 	}
 	return h, nil
+}
+
+// maxIdle is how many idle connections the pool of a database OpenHandle opened
+// keeps: database/sql's default, set so that dropIdle can set it back.
+const maxIdle = 2
+
+// dropIdle closes the idle connections of db, which OpenHandle opened, when a call
+// got no answer. The drivers close the connection such a call waited on, but an
+// idle one that went silent with it (behind a firewall or NAT that forgot it, a
+// proxy whose backend went away) would fail the next call the same way, and the one
+// after it the next: each would wait out its whole bound. A live database costs the
+// next calls a connection each.
+func dropIdle(db *sql.DB) {
+	db.SetMaxIdleConns(0)
+	db.SetMaxIdleConns(maxIdle)
 }
 
 // start checks that the database answers and makes the tables.

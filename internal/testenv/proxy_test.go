@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -149,5 +150,61 @@ func TestProxyRetarget(t *testing.T) {
 	p.Retarget(nameServer(t, "b"))
 	if g := greeting(); g != "b\n" {
 		t.Fatalf("after Retarget: %q, want b", g)
+	}
+}
+
+// TestProxyRefuse: a refusing proxy turns dials away (ECONNREFUSED) and resets open
+// connections; Restore listens on the same port again. Accepted counts the
+// connections it took, not those the kernel refused.
+func TestProxyRefuse(t *testing.T) {
+	p := StartProxy(t, echoServer(t))
+	old := dial(t, p.Addr())
+	if err := roundTrip(old, "before", 10*time.Second); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	p.Refuse()
+	if err := roundTrip(old, "x", 10*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("open connection after Refuse: %v, want ECONNRESET", err)
+	}
+	if c, err := net.Dial("tcp", p.Addr()); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("dial after Refuse: %v, want ECONNREFUSED", err)
+	}
+	p.Restore()
+	if err := roundTrip(dial(t, p.Addr()), "back", 10*time.Second); err != nil {
+		t.Fatalf("after Refuse and Restore: %v", err)
+	}
+	if n := p.Accepted(); n != 2 {
+		t.Errorf("Accepted() = %d, want 2 (the refused dial is not one)", n)
+	}
+}
+
+// TestProxyDrop: after Drop and Restore, the connections open during the drop stay
+// silent and new ones are forwarded.
+func TestProxyDrop(t *testing.T) {
+	p := StartProxy(t, echoServer(t))
+	old := dial(t, p.Addr())
+	if err := roundTrip(old, "before", 10*time.Second); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	p.Drop()
+	during := dial(t, p.Addr())
+	if err := roundTrip(old, "lost", 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("open connection while dropping: %v, want a timeout", err)
+	}
+	p.Restore()
+	for name, c := range map[string]net.Conn{"open before the drop": old, "made during the drop": during} {
+		if err := roundTrip(c, "x", 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("connection %s, after Restore: %v, want a timeout", name, err)
+		}
+	}
+	if err := roundTrip(dial(t, p.Addr()), "back", 10*time.Second); err != nil {
+		t.Fatalf("new connection after Restore: %v", err)
+	}
+	p.Cut() // ends the stranded connections too
+	if err := roundTrip(old, "x", 10*time.Second); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("stranded connection after Cut: %v, want it closed", err)
 	}
 }

@@ -38,7 +38,9 @@ const (
 type Options struct {
 	// Client configures Open's etcd client: Endpoints, Username and Password,
 	// DialTimeout (which bounds Open's first connection and read, along with Open's
-	// context; zero means 5s), TLS. ParseURL sets it. New ignores it.
+	// context; zero means 5s), TLS. ParseURL sets it. New ignores it. Open's client
+	// reconnects within half a second of the cluster's return (see
+	// docs/high-availability.md); DialOptions given here come after flurry's and win.
 	Client clientv3.Config
 	// Prefix starts every key: Prefix/scope/held/value. Empty means DefaultPrefix.
 	// A trailing slash is dropped.

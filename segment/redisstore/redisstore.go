@@ -37,7 +37,10 @@ type Options struct {
 	// time fails with an error matching bound.ErrNoAnswer.
 	RequestTimeout time.Duration
 	// Client configures Open's connection to one Redis server (redis.NewClient).
-	// ParseURL sets it for redis:// and rediss:// URLs. New ignores it.
+	// ParseURL sets it for redis:// and rediss:// URLs. New ignores it. Open's
+	// client dials through a wrapper of Dialer (or of go-redis's dialer) that keeps
+	// go-redis from holding back calls after failed dials (see
+	// docs/high-availability.md).
 	Client *redis.Options
 	// Failover configures Open's connection to the primary that Redis Sentinel
 	// names (redis.NewFailoverClient), followed through failovers. ParseURL sets it
