@@ -1,64 +1,87 @@
 /*
  * lease.pml: flurry's node-value lease protocol as a Promela model for SPIN.
- * docs/correctness.md explains it; lease_test.go runs it.
+ * docs/correctness.md explains it; model_test.go runs it.
  *
- * One node value, one store, N holder processes. Each holder may crash at any
- * moment and come back as a new process (RESTARTS times), whose clock may be OFF
- * behind real time. The network delays every request and reply without bound, may
- * lose a request before the store runs it, and may lose its reply; a caller may give
- * up waiting at any moment (the request may still run later). Time is discrete:
- * `now` is real time, and the store's clock. A holder's clock hc[h] advances with
- * it but may stand still for DRIFT units in all (a clock slower than the store's),
- * and may step forward by STEP once. Between a generator's reading of its clock and
- * the ID it returns, a process may pause for up to PAUSE units.
+ * One node value, one store, N holder slots. A slot is a data directory: its
+ * journal (lease/journal.go) survives the process. Each process may crash at any
+ * moment and a new process comes up on the same slot (RESTARTS times in all), whose
+ * clock may be OFF behind real time; it resumes the journal's lease when the journal
+ * names one. The network delays every request and reply without bound, may lose a
+ * request before the store runs it, and may lose its reply; a caller may give up
+ * waiting at any moment (the request may still run later, even after its process
+ * died and the next one started). Time is discrete: `now` is real time, and the
+ * store's clock. A holder's clock hc[h] advances with it but may stand still for
+ * DRIFT units in all (a clock slower than the store's), and may step forward by STEP
+ * once. Between a generator's reading of its clock and the ID it returns, a process
+ * may pause for up to PAUSE units.
  *
- * The model follows lease/session.go (tryAcquire, renew, Close), the stores'
- * Acquire/Renew/Release (one atomic step each, expiry judged by the store's clock),
- * and the checks of snowflake/generator.go's reserve (Above < tick <= Through,
- * clock < Until). A tick is a reading of the holder's clock; one ID per holder and
- * tick stands for all the IDs of that tick (sequence numbers never collide across
- * node values or ticks, so only a shared tick can).
+ * The model follows lease/session.go (tryAcquire, tryResume, renew, Close, journal),
+ * the stores' Acquire/Renew/Release (one atomic step each, expiry judged by the
+ * store's clock), a journal whose Save is atomic and durable when it returns, and the
+ * checks of snowflake/generator.go's reserve (Above < tick <= Through, clock < Until).
+ * A tick is a reading of the holder's clock; one ID per holder and tick stands for
+ * all the IDs of that tick (sequence numbers never collide across node values or
+ * ticks, so only a shared tick can).
  *
  * Invariants, checked on every ID as it is returned:
- *   I1  no two acquisitions of the value issue in the same tick (no duplicate ID);
+ *   I1  no two runs of the value issue in the same tick (no duplicate ID); a run is
+ *       an acquisition, or a resumption of it by a later process of its slot;
  *   I2  every ID's tick is at or below the store's mark when the ID is returned
  *       (the window was reserved before it was issued into);
- *   I3  acquisitions are ordered: every tick of a later acquisition is above every
- *       tick of an earlier one, whenever each was issued;
+ *   I3  runs are ordered: every tick of a later run is above every tick of an
+ *       earlier one, whenever each was issued (runs in the order of their tokens,
+ *       and of the processes for one token);
  *   I4  exclusivity: a holder issues only while the store holds its lease live
  *       (a call already past the fence when Close revoked is exempt; I1-I3 cover
  *       it through the release mark).
  * I1 and I3 are checked against one witness ID that the search chooses
- * nondeterministically (w_tick, w_tok), instead of a record of every ID.
+ * nondeterministically (w_tick, w_key), instead of a record of every ID.
  *
  * Known-bad variants, chosen with -D, each of which must produce a counterexample:
- *   BUG_REPLY         the fence is measured from the renewal's reply, not its send
- *   BUG_NORESERVE     a renewal's window is granted when it is sent, before the
- *                     store has written it
- *   BUG_NOPLUS1       a new holder issues from the mark's own tick
- *   BUG_RELEASE_ABOVE Close releases with the mark it found, not with what it issued
- *   BUG_NOTOKEN       the store renews a live lease without comparing the token
- *   BUG_LOSTWRITE     the store loses its last write once (a failover to an
- *                     asynchronous replica)
- *   BUG_STORESTEP     the store's clock steps forward by SSTEP once
+ *   BUG_REPLY          the fence is measured from the renewal's reply, not its send
+ *   BUG_NORESERVE      a renewal's window is granted when it is sent, before the
+ *                      store has written it
+ *   BUG_NOPLUS1        a new holder issues from the mark's own tick
+ *   BUG_RELEASE_ABOVE  Close releases with the mark it found, not with what it issued
+ *   BUG_NOTOKEN        the store renews a live lease without comparing the token
+ *   BUG_LOSTWRITE      the store loses its last write once (a failover to an
+ *                      asynchronous replica)
+ *   BUG_STORESTEP      the store's clock steps forward by SSTEP once
+ *   BUG_RESUME_NOTOKEN a restart takes the journal's value back without the store's
+ *                      proof that its lease is still the journal's: when the resume's
+ *                      Renew fails it acquires the value anyway and starts above the
+ *                      journal's mark (simhook.ResumeWithoutToken)
+ *   BUG_PAST_BUDGET    the generator is bounded by the journal's mark only, not by
+ *                      the store's reservation (simhook.PastBudget)
+ *   BUG_JOURNAL_LATE   a renewal grants through the journal's new mark before the
+ *                      journal has it (simhook.GrantBeforeJournal)
+ *   BUG_STALE_RELEASE  a Release is sent while the journal still names its lease:
+ *                      tryAcquire's abandon, and Close, which keeps the token when
+ *                      its Release fails; a restart resumes the lease, then the late
+ *                      Release frees it and lowers the mark
  * and failed assumptions by parameters: MARGIN too small or DRIFT too large for the
  * other, PAUSE too long (with NO_EXCL, which drops I4: I1-I3 hold under any pause).
+ * NOJOURNAL models a session without a Journal (Options.Journal nil).
  */
 
 #ifndef N
-#define N 2          /* holder processes */
+#define N 2          /* holder slots */
 #endif
 #ifndef TTL
-#define TTL 6        /* the lease's time to live (10 s by default) */
+#define TTL 6        /* the lease's time to live (69 s by default) */
 #endif
 #ifndef MARGIN
 #define MARGIN 2     /* the fence's margin, TTL/10 + 50 ms */
 #endif
-#ifndef RES
-#define RES 5        /* how far ahead a write reserves: Window + renewal interval */
-#endif
 #ifndef EVERY
-#define EVERY 2      /* the renew loop's interval, min(TTL/3, Window) (2 s) */
+#define EVERY 1      /* the renew loop's interval, min(TTL/3, Window) (2 s) */
+#endif
+#ifndef RES
+#define RES 4        /* how far ahead a store write reserves: Budget + EVERY; at most
+                        TTL - MARGIN, which the derived TTL makes it (about) */
+#endif
+#ifndef JRES
+#define JRES (2 * EVERY) /* how far ahead a journal write reaches (jahead) */
 #endif
 #ifndef DRIFT
 #define DRIFT 1      /* units a holder's clock may fall behind the store's, per process */
@@ -89,13 +112,16 @@
 #define END  (BASE + HORIZON)
 
 /* session phases (lease/session.go) */
-#define IDLE   0     /* the acquire loop: Store.Acquire next */
+#define IDLE   0     /* the acquire loop: tryResume or Store.Acquire next */
 #define ACQW   1     /* waiting for Acquire */
 #define REN0W  2     /* tryAcquire: waiting for the first Renew, which reserves */
-#define REL0   3     /* tryAcquire: the first Renew failed; Release(l, l.Mark) next */
+#define REL0   3     /* tryAcquire: the first Renew failed; abandon: Release(l, l.Mark) next */
 #define HELD   4     /* granted; the renew loop runs */
 #define RENW   5     /* waiting for a renewal */
 #define DEAD   6     /* crashed, or closed */
+#define RESW   7     /* tryResume: waiting for the Renew with the journal's token */
+#define RESA   8     /* BUG_RESUME_NOTOKEN: waiting for the Acquire that takes the value back */
+#define CLOSEW 9     /* BUG_STALE_RELEASE: Close waits for its Release, then writes the journal */
 
 /* requests and replies */
 #define NONE 0
@@ -116,6 +142,7 @@ byte s_exp;                 /* its expiry, by the store's clock */
 byte s_mark;                /* the high-water mark */
 byte acqs;                  /* acquisitions so far: the next token is acqs + 1 */
 byte restarts;              /* new processes so far */
+byte res;                   /* scratch: the outcome of the store operation being run */
 #ifdef BUG_LOSTWRITE
 byte p_tok, p_exp, p_mark;  /* the replica: the record before the last write */
 bit failed;
@@ -127,26 +154,43 @@ byte sstep;
 #define SNOW now
 #endif
 
+/* per slot: the journal, which survives the process */
+byte j_tok[N];              /* token of the lease held; 0 after a release, or none yet */
+byte j_mark[N];             /* the local mark: the slot's processes issued no tick above it */
+byte gen[N];                /* processes started on the slot before this one */
+
 /* per holder process: the session */
 byte ph[N];                 /* phase */
-byte tok[N];                /* token of the lease held or being reserved */
-byte above[N];              /* l.Mark: the mark earlier holders left */
+byte tok[N];                /* token of the lease held, being reserved or resumed */
+byte lmark[N];              /* l.Mark: the store's mark when the value was claimed */
+byte above[N];              /* s.above: the mark this holder starts above */
 byte mark[N];               /* s.mark: the reservation the store confirmed */
-byte pmark[N];              /* the mark of the Renew in flight */
+byte pmark[N];              /* the mark of the Renew in flight (CLOSEW: the release's) */
 byte psent[N];              /* the holder's clock when it was sent */
+byte jload[N];              /* the journal's mark when the process started: what the
+                               slot's earlier processes may have issued through */
+byte rsm[N];                /* s.resume: 1 while the journal's lease may be resumed
+                               (2: BUG_RESUME_NOTOKEN took the value back) */
+#ifdef BUG_JOURNAL_LATE
+byte jw[N];                 /* a journal mark granted through but not written yet */
+#endif
 /* per holder process: its request in flight, and the reply */
 byte rq[N];
 byte rq_tok[N], rq_mark[N];
 bit  orphan[N];             /* no caller waits for it: its reply is dropped */
 byte rp[N];
 byte rp_tok[N], rp_mark[N]; /* Acquire's token and mark */
+/* per slot: a request of a dead process, still in the network after the restart */
+byte gq[N];
+byte gq_tok[N], gq_mark[N];
 /* per holder process: the generator */
 bit  gr[N];                 /* granted, not revoked */
-byte g_above[N], g_through[N], g_until[N], g_tok[N];
+byte g_above[N], g_through[N], g_until[N];
+byte g_key[N];              /* the run: token * 4 + the process's gen */
 byte last[N];               /* tick of the last ID returned, while the clock is in it */
 byte pend[N];               /* tick of an ID past the checks, not returned yet (0: none) */
 byte pdl[N];                /* real time by which it is returned */
-byte ptok[N];               /* the acquisition it belongs to */
+byte pkey[N];               /* the run it belongs to */
 bit  pex[N];                /* it was past the fence when Close revoked */
 /* per holder process: the clock */
 byte hc[N];
@@ -154,9 +198,11 @@ byte drift[N];              /* units it stood still */
 bit  stepped[N];
 
 /* the witness ID for I1 and I3 */
-byte w_tick, w_tok;
+byte w_tick, w_key;
 
-/* ---- the store: each operation is one atomic step ---- */
+#define KEY(h) (tok[h] * 4 + gen[h])
+
+/* ---- the store: each operation is one atomic step, its outcome in res ---- */
 
 inline snapshot() {
 #ifdef BUG_LOSTWRITE
@@ -166,52 +212,44 @@ inline snapshot() {
 }
 
 /* Acquire: a value no live lease holds; the expiry by the store's clock */
-inline store_acquire(h) {
+inline store_acquire() {
 	if
 	:: (s_tok == 0 || SNOW >= s_exp) && acqs < MAXACQ ->
 		snapshot();
-		acqs++; s_tok = acqs; s_exp = SNOW + TTL;
-		if
-		:: !orphan[h] -> rp[h] = OK; rp_tok[h] = s_tok; rp_mark[h] = s_mark
-		:: else -> skip
-		fi
-	:: else ->
-		if
-		:: !orphan[h] -> rp[h] = FAIL   /* ErrNoFreeValue */
-		:: else -> skip
-		fi
+		acqs++; s_tok = acqs; s_exp = SNOW + TTL; res = OK
+	:: else -> res = FAIL   /* ErrNoFreeValue */
 	fi
 }
 
 /* Renew: the live lease of this token only; raises the mark, never lowers it */
-inline store_renew(h) {
+inline store_renew(t, m) {
 	if
 #ifdef BUG_NOTOKEN
 	:: s_tok != 0 && SNOW < s_exp ->
 #else
-	:: s_tok == rq_tok[h] && SNOW < s_exp ->
+	:: s_tok == t && SNOW < s_exp ->
 #endif
 		snapshot();
-		s_exp = SNOW + TTL; s_mark = max(s_mark, rq_mark[h]);
-		if
-		:: !orphan[h] -> rp[h] = OK
-		:: else -> skip
-		fi
-	:: else ->
-		if
-		:: !orphan[h] -> rp[h] = FAIL   /* ErrLost */
-		:: else -> skip
-		fi
+		s_exp = SNOW + TTL; s_mark = max(s_mark, m); res = OK
+	:: else -> res = FAIL   /* ErrLost */
 	fi
 }
 
 /* Release: the live lease of this token only; sets the mark, even lower */
-inline store_release(h) {
+inline store_release(t, m) {
 	if
-	:: s_tok == rq_tok[h] && SNOW < s_exp ->
+	:: s_tok == t && SNOW < s_exp ->
 		snapshot();
-		s_tok = 0; s_exp = 0; s_mark = rq_mark[h]
-	:: else -> skip
+		s_tok = 0; s_exp = 0; s_mark = m; res = OK
+	:: else -> res = FAIL   /* ErrLost */
+	fi
+}
+
+inline store_run(kind, t, m) {
+	if
+	:: kind == ACQ -> store_acquire()
+	:: kind == REN -> store_renew(t, m)
+	:: kind == REL -> store_release(t, m)
 	fi
 }
 
@@ -219,25 +257,51 @@ inline send(h, kind, t, m) {
 	rq[h] = kind; rq_tok[h] = t; rq_mark[h] = m
 }
 
+/* ---- the journal: one atomic, durable Save per step ---- */
+
+/* the mark of a journal write: reservation(jmark, above, now, jahead) */
+#ifdef NOJOURNAL
+#define JNEXT(h, a) 0
+inline jwrite(h, a) { skip }
+inline jtoken(h, t) { skip }
+#define THROUGH(m, h) (m)
+#else
+#define JNEXT(h, a) max(j_mark[h], max(a, hc[h]) + JRES)
+inline jwrite(h, a) { j_mark[h] = JNEXT(h, a) }
+inline jtoken(h, t) { j_tok[h] = t }
+/* what the generator may issue through (Session.through) */
+#ifdef BUG_PAST_BUDGET
+#define THROUGH(m, h) j_mark[h]
+#else
+#define THROUGH(m, h) min(m, j_mark[h])
+#endif
+#endif
+/* a renewal writes the journal when less than jahead - every/2 of its mark is left */
+#define JDUE(h) (j_mark[h] + EVERY / 2 < hc[h] + JRES)
+
 /* a fenced grant: from the renewal's send (or, BUG_REPLY, from its reply) */
 inline grant(h) {
-	g_above[h] = above[h]; g_through[h] = pmark[h];
+	g_above[h] = above[h]; g_through[h] = THROUGH(pmark[h], h);
 #ifdef BUG_REPLY
 	g_until[h] = hc[h] + TTL - MARGIN;
 #else
 	g_until[h] = psent[h] + TTL - MARGIN;
 #endif
-	g_tok[h] = tok[h]; gr[h] = 1
+	g_key[h] = KEY(h); gr[h] = 1;
+	printf("t=%d: H%d granted: run %d, above %d, through %d, until %d (journal %d)\n", now, h, g_key[h], g_above[h], g_through[h], g_until[h], j_mark[h])
 }
 
 inline revoke(h) {
-	gr[h] = 0; g_above[h] = 0; g_through[h] = 0; g_until[h] = 0; g_tok[h] = 0
+	gr[h] = 0; g_above[h] = 0; g_through[h] = 0; g_until[h] = 0; g_key[h] = 0
 }
 
 /* the session is gone (crash, or Close returned); a request in flight stays */
 inline end_session(h) {
 	ph[h] = DEAD; revoke(h);
-	tok[h] = 0; above[h] = 0; mark[h] = 0; pmark[h] = 0; psent[h] = 0;
+	tok[h] = 0; lmark[h] = 0; above[h] = 0; mark[h] = 0; pmark[h] = 0; psent[h] = 0; rsm[h] = 0; jload[h] = 0;
+#ifdef BUG_JOURNAL_LATE
+	jw[h] = 0;
+#endif
 	rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0;
 	hc[h] = 0; drift[h] = 0; stepped[h] = 0;
 	if
@@ -248,29 +312,30 @@ inline end_session(h) {
 
 /* an ID is returned: check it */
 inline issue(h) {
+	printf("t=%d: H%d returns an ID in tick %d (run %d); store: token %d, expiry %d, mark %d\n", now, h, pend[h], pkey[h], s_tok, s_exp, s_mark);
 #ifndef NO_EXCL
 	/* I4 */
-	assert(pex[h] || (s_tok == ptok[h] && SNOW < s_exp));
+	assert(pex[h] || (s_tok == pkey[h] / 4 && SNOW < s_exp));
 #endif
 	/* I2 */
 	assert(pend[h] <= s_mark);
 	if
-	:: w_tok == 0 ->
+	:: w_key == 0 ->
 		if
-		:: w_tick = pend[h]; w_tok = ptok[h]   /* make it the witness */
+		:: w_tick = pend[h]; w_key = pkey[h]   /* make it the witness */
 		:: skip
 		fi
 	:: else ->
 		/* I1 */
-		assert(pend[h] != w_tick || ptok[h] == w_tok);
+		assert(pend[h] != w_tick || pkey[h] == w_key);
 		/* I3 */
-		assert((ptok[h] <= w_tok || pend[h] > w_tick) && (ptok[h] >= w_tok || pend[h] < w_tick))
+		assert((pkey[h] <= w_key || pend[h] > w_tick) && (pkey[h] >= w_key || pend[h] < w_tick))
 	fi;
 	if
 	:: ph[h] != DEAD -> last[h] = pend[h]
 	:: else -> skip
 	fi;
-	pend[h] = 0; pdl[h] = 0; ptok[h] = 0; pex[h] = 0
+	pend[h] = 0; pdl[h] = 0; pkey[h] = 0; pex[h] = 0
 }
 
 proctype Holder(byte h) {
@@ -278,34 +343,113 @@ proctype Holder(byte h) {
 end:
 	do
 	/* ---- the session (lease/session.go) ---- */
-	:: atomic { ph[h] == IDLE && rq[h] == NONE -> send(h, ACQ, 0, 0); ph[h] = ACQW }
+	/* tryResume: renew the journal's lease with its token; the journal first */
+	:: atomic { ph[h] == IDLE && rq[h] == NONE && rsm[h] ->
+		tok[h] = j_tok[h]; above[h] = jload[h];
+		psent[h] = hc[h]; pmark[h] = max(above[h], hc[h]) + RES;
+		jwrite(h, above[h]);
+		printf("t=%d: H%d (clock %d) resumes: journal token %d mark %d; Renew(token %d, mark %d)\n", now, h, hc[h], j_tok[h], j_mark[h], tok[h], pmark[h]);
+		send(h, REN, tok[h], pmark[h]); ph[h] = RESW }
+	:: atomic { ph[h] == RESW && rp[h] != NONE ->
+		if
+		:: rp[h] == OK ->
+			/* resumed: above the journal's mark, not the store's */
+			mark[h] = pmark[h]; grant(h); rsm[h] = 0; ph[h] = HELD
+#ifdef BUG_RESUME_NOTOKEN
+		:: rp[h] == FAIL && rsm[h] == 1 ->
+			/* take the value back anyway, keeping above, psent and pmark */
+			rsm[h] = 2; send(h, ACQ, 0, 0); ph[h] = RESA
+		:: rp[h] == FAIL && rsm[h] == 2 ->
+			rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0; ph[h] = IDLE
+#else
+		:: rp[h] == FAIL ->
+			/* ErrLost: the lease expired or was taken; acquire as usual */
+			rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0; ph[h] = IDLE
+#endif
+		fi;
+		rp[h] = NONE;
+		if
+		:: ph[h] != RESA -> pmark[h] = 0
+		:: else -> skip
+		fi }
+#ifdef BUG_RESUME_NOTOKEN
+	:: atomic { ph[h] == RESA && rp[h] != NONE ->
+		if
+		:: rp[h] == OK ->
+			printf("t=%d: H%d takes the value back with token %d, above %d\n", now, h, rp_tok[h], above[h]);
+			tok[h] = rp_tok[h]; send(h, REN, tok[h], pmark[h]); ph[h] = RESW
+		:: else -> rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0; ph[h] = IDLE
+		fi;
+		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0 }
+#endif
+	/* tryAcquire: claim */
+	:: atomic { ph[h] == IDLE && rq[h] == NONE && !rsm[h] -> send(h, ACQ, 0, 0); ph[h] = ACQW }
 	:: atomic { ph[h] == ACQW && rp[h] != NONE ->
 		if
 		:: rp[h] == OK ->
-			/* tryAcquire: reserve a window before the generator may issue in it */
-			tok[h] = rp_tok[h]; above[h] = rp_mark[h];
+			/* above the store's mark and the journal's; the journal names the lease
+			 * and reaches JRES ahead before the Renew that reserves is sent */
+			tok[h] = rp_tok[h]; lmark[h] = rp_mark[h]; above[h] = max(rp_mark[h], jload[h]);
 			psent[h] = hc[h]; pmark[h] = max(above[h], hc[h]) + RES;
+			jwrite(h, above[h]); jtoken(h, tok[h]);
+			printf("t=%d: H%d (clock %d) acquired token %d, store mark %d; journal token %d mark %d; Renew(token %d, mark %d)\n", now, h, hc[h], tok[h], rp_mark[h], j_tok[h], j_mark[h], tok[h], pmark[h]);
 			send(h, REN, tok[h], pmark[h]); ph[h] = REN0W
 		:: else -> ph[h] = IDLE
 		fi;
 		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0 }
 	:: atomic { ph[h] == REN0W && rp[h] != NONE ->
 		if
-		:: rp[h] == OK -> mark[h] = pmark[h]; grant(h); ph[h] = HELD
+		:: rp[h] == OK -> mark[h] = pmark[h]; grant(h); lmark[h] = 0; ph[h] = HELD
 		:: else -> ph[h] = REL0
 		fi;
 		rp[h] = NONE; pmark[h] = 0 }
-	/* tryAcquire's Release(l, l.Mark) after a failed first Renew; its outcome does
-	 * not matter to the caller */
+	/* tryAcquire's abandon, Release(l, l.Mark), after a failed first Renew; its
+	 * outcome does not matter to the caller. The journal stops naming the lease
+	 * first: a Release under a token the journal names may run after a restart
+	 * resumed it. */
 	:: atomic { ph[h] == REL0 && rq[h] == NONE ->
-		send(h, REL, tok[h], above[h]); orphan[h] = 1;
-		tok[h] = 0; above[h] = 0; psent[h] = 0; ph[h] = IDLE }
-	/* the renew loop, EVERY or later after the last renewal */
+#ifndef BUG_STALE_RELEASE
+		if
+		:: j_tok[h] == tok[h] -> jtoken(h, 0)
+		:: else -> skip
+		fi;
+#endif
+		printf("t=%d: H%d abandons: journal token %d; Release(token %d, mark %d)\n", now, h, j_tok[h], tok[h], lmark[h]);
+		send(h, REL, tok[h], lmark[h]); orphan[h] = 1;
+		tok[h] = 0; lmark[h] = 0; above[h] = 0; psent[h] = 0; ph[h] = IDLE }
+	/* the renew loop, EVERY or later after the last renewal: the journal first, on
+	 * its own (and the generator re-granted through it with the old fence), then
+	 * the store */
+#ifdef BUG_JOURNAL_LATE
+	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] == 0 && hc[h] >= psent[h] + EVERY && JDUE(h) ->
+		/* granted through the new mark before the write */
+		jw[h] = JNEXT(h, above[h]);
+		if
+		:: gr[h] -> g_through[h] = min(mark[h], jw[h])
+		:: else -> skip
+		fi;
+		printf("t=%d: H%d (clock %d) grants through %d before the journal has it (journal %d)\n", now, h, hc[h], g_through[h], j_mark[h]) }
+	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] != 0 ->
+		j_mark[h] = jw[h]; jw[h] = 0; jtoken(h, tok[h]);
+		psent[h] = hc[h]; pmark[h] = max(mark[h], hc[h] + RES);
+		send(h, REN, tok[h], pmark[h]); ph[h] = RENW }
+	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] == 0 && hc[h] >= psent[h] + EVERY && !JDUE(h) ->
+#else
 	:: atomic { ph[h] == HELD && rq[h] == NONE && hc[h] >= psent[h] + EVERY ->
+		if
+		:: JDUE(h) -> jwrite(h, above[h]); jtoken(h, tok[h])
+		:: else -> skip
+		fi;
+		if
+		:: gr[h] -> g_through[h] = THROUGH(mark[h], h)
+		:: else -> skip
+		fi;
+#endif
 		psent[h] = hc[h]; pmark[h] = max(mark[h], hc[h] + RES);
 #ifdef BUG_NORESERVE
 		grant(h);
 #endif
+		printf("t=%d: H%d (clock %d) renews: journal mark %d; Renew(token %d, mark %d)\n", now, h, hc[h], j_mark[h], tok[h], pmark[h]);
 		send(h, REN, tok[h], pmark[h]); ph[h] = RENW }
 	:: atomic { ph[h] == RENW && rp[h] != NONE ->
 		if
@@ -314,18 +458,22 @@ end:
 		fi;
 		rp[h] = NONE; pmark[h] = 0 }
 	/* the caller gives up: the request may still run, its reply is dropped */
-	:: atomic { (ph[h] == ACQW || ph[h] == REN0W || ph[h] == RENW) ->
+	:: atomic { (ph[h] == ACQW || ph[h] == REN0W || ph[h] == RENW || ph[h] == RESW || ph[h] == RESA) ->
 		if
 		:: rq[h] != NONE -> orphan[h] = 1
 		:: else -> skip
 		fi;
-		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0; pmark[h] = 0;
+		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0;
 		if
 		:: ph[h] == ACQW -> ph[h] = IDLE
-		:: ph[h] == REN0W -> ph[h] = REL0
-		:: ph[h] == RENW -> ph[h] = HELD   /* the grant runs on to its Until */
+		:: ph[h] == REN0W -> ph[h] = REL0; pmark[h] = 0
+		:: ph[h] == RENW -> ph[h] = HELD; pmark[h] = 0   /* the grant runs on to its Until */
+		:: ph[h] == RESW -> ph[h] = IDLE; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0
+			/* resume again: the store did not answer */
+		:: ph[h] == RESA -> ph[h] = IDLE; rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0
 		fi }
-	/* Close: revoke, then release with what was issued (IssuedThrough) */
+	/* Close: revoke, then release with what was issued (IssuedThrough); the journal
+	 * keeps that mark and no token, written before the Release is sent */
 	:: atomic { ph[h] == HELD && rq[h] == NONE ->
 		pex[h] = (pend[h] != 0);
 #ifdef BUG_RELEASE_ABOVE
@@ -333,19 +481,44 @@ end:
 #else
 		d = min(mark[h], max(max(last[h] + 1, hc[h]), above[h]));
 #endif
+#ifdef BUG_STALE_RELEASE
+		/* the journal is written after the Release answers */
+		printf("t=%d: H%d closes: Release(token %d, mark %d)\n", now, h, tok[h], d);
+		send(h, REL, tok[h], d); revoke(h); pmark[h] = d; d = 0; ph[h] = CLOSEW }
+	:: atomic { ph[h] == CLOSEW && rp[h] != NONE ->   /* released, or ErrLost */
+		jtoken(h, 0); j_mark[h] = pmark[h]; end_session(h) }
+	:: atomic { ph[h] == CLOSEW ->   /* no answer: the journal keeps the token */
+		if
+		:: rq[h] != NONE -> orphan[h] = 1
+		:: else -> skip
+		fi;
+		j_mark[h] = max(pmark[h], j_mark[h]); end_session(h) }
+#else
+#ifndef NOJOURNAL
+		jtoken(h, 0); j_mark[h] = d;
+#endif
+		printf("t=%d: H%d closes: journal token %d mark %d; Release(token %d, mark %d)\n", now, h, j_tok[h], j_mark[h], tok[h], d);
 		send(h, REL, tok[h], d); d = 0;
 		end_session(h) }
-	/* a crash: the process and its generator are gone (a crash while it holds
-	 * nothing is no different from a process that does nothing more) */
-	:: atomic { (ph[h] == REN0W || ph[h] == HELD || ph[h] == RENW) ->
-		end_session(h); last[h] = 0; pend[h] = 0; pdl[h] = 0; ptok[h] = 0; pex[h] = 0 }
-	/* a new process, whose clock may be behind */
-	:: atomic { ph[h] == DEAD && restarts < RESTARTS && rq[h] == NONE && pend[h] == 0 ->
-		restarts++; last[h] = 0;
+#endif
+	/* a crash: the process and its generator are gone, its journal stays (a crash
+	 * while the session holds nothing matters only to a restart) */
+	:: atomic { (ph[h] == REN0W || ph[h] == HELD || ph[h] == RENW ||
+		     ph[h] != DEAD && restarts < RESTARTS) ->
+		printf("t=%d: H%d crashes; journal token %d mark %d\n", now, h, j_tok[h], j_mark[h]);
+		end_session(h); last[h] = 0; pend[h] = 0; pdl[h] = 0; pkey[h] = 0; pex[h] = 0 }
+	/* a new process on the slot, whose clock may be behind; the dead process's
+	 * request may still be in the network */
+	:: atomic { ph[h] == DEAD && restarts < RESTARTS && gq[h] == NONE && pend[h] == 0 ->
+		restarts++; gen[h]++; last[h] = 0;
+		gq[h] = rq[h]; gq_tok[h] = rq_tok[h]; gq_mark[h] = rq_mark[h];
+		rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0;
 		if
 		:: hc[h] = now
 		:: hc[h] = now - OFF
 		fi;
+		rsm[h] = (j_tok[h] != 0); jload[h] = j_mark[h];
+		printf("t=%d: H%d restarts, clock %d; the dead process's request in flight: %d\n", now, h, hc[h], gq[h]);
 		ph[h] = IDLE }
 #if STEP > 0
 	/* the clock steps forward */
@@ -355,15 +528,26 @@ end:
 	/* ---- the network and the store, for this process's request ---- */
 	/* the store runs it */
 	:: atomic { rq[h] != NONE ->
+		store_run(rq[h], rq_tok[h], rq_mark[h]);
+		printf("t=%d: the store runs H%d's request %d (token %d, mark %d): %d; store: token %d, expiry %d, mark %d\n", now, h, rq[h], rq_tok[h], rq_mark[h], res, s_tok, s_exp, s_mark);
 		if
-		:: rq[h] == ACQ -> store_acquire(h)
-		:: rq[h] == REN -> store_renew(h)
-		:: rq[h] == REL -> store_release(h)
+		:: !orphan[h] ->
+			rp[h] = res;
+			if
+			:: rq[h] == ACQ && res == OK -> rp_tok[h] = s_tok; rp_mark[h] = s_mark
+			:: else -> skip
+			fi
+		:: else -> skip
 		fi;
-		rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0 }
+		res = 0; rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0 }
 	/* it is lost (a request whose caller still waits is lost the same way: the
 	 * caller gives up, then the request is lost) */
 	:: atomic { rq[h] != NONE && orphan[h] -> rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0 }
+	/* a dead process's request: the store runs it, or it is lost */
+	:: atomic { gq[h] != NONE -> store_run(gq[h], gq_tok[h], gq_mark[h]);
+		printf("t=%d: the store runs H%d's dead process's request %d (token %d, mark %d): %d; store: token %d, expiry %d, mark %d\n", now, h, gq[h], gq_tok[h], gq_mark[h], res, s_tok, s_exp, s_mark);
+		res = 0; gq[h] = NONE; gq_tok[h] = 0; gq_mark[h] = 0 }
+	:: atomic { gq[h] != NONE -> gq[h] = NONE; gq_tok[h] = 0; gq_mark[h] = 0 }
 
 	/* ---- the generator (snowflake/generator.go, reserve) ---- */
 	/* it reads the clock and passes the checks */
@@ -374,7 +558,7 @@ end:
 		hc[h] > g_above[h] &&
 #endif
 		hc[h] <= g_through[h] ->
-		pend[h] = hc[h]; pdl[h] = now + PAUSE; ptok[h] = g_tok[h] }
+		pend[h] = hc[h]; pdl[h] = now + PAUSE; pkey[h] = g_key[h] }
 	/* the ID is returned, at most PAUSE later */
 	:: atomic { pend[h] != 0 -> issue(h) }
 	od
@@ -389,20 +573,30 @@ end:
 #define CALM (!URGENT(0) && !URGENT(1) && !URGENT(2))
 #endif
 
+/* a grant the generator can no more issue under: its fence has passed, or the
+ * clock is past its Through and past what a re-grant through the journal can
+ * raise Through to (the store's mark) */
+#ifdef BUG_PAST_BUDGET
+#define SPENT(h) (hc[h] >= g_until[h])
+#else
+#define SPENT(h) (hc[h] >= g_until[h] || hc[h] > g_through[h] && hc[h] > mark[h])
+#endif
+
 /* Forget what no longer matters, so that histories that differ only in it merge:
- * a grant the clock has run past, the last tick once the clock has left it, the
- * send time of the last renewal once the next one may be sent. */
+ * a spent grant, the last tick once the clock has left it, the send time of the
+ * last renewal once the next one may be sent. */
 inline canon(h) {
 	if
-	:: gr[h] && (hc[h] >= g_until[h] || hc[h] > g_through[h]) -> revoke(h)
+	:: gr[h] && SPENT(h) -> revoke(h)
 	:: else -> skip
 	fi;
+
 	if
 	:: last[h] != hc[h] -> last[h] = 0
 	:: else -> skip
 	fi;
 	if
-	:: ph[h] != RENW && ph[h] != REN0W && hc[h] >= psent[h] + EVERY -> psent[h] = 0
+	:: ph[h] != RENW && ph[h] != REN0W && ph[h] != RESW && ph[h] != RESA && hc[h] >= psent[h] + EVERY -> psent[h] = 0
 	:: else -> skip
 	fi
 }

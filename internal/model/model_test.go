@@ -1,7 +1,9 @@
 // Package model checks two Promela models with SPIN: lease.pml, the lease protocol,
 // and redisplain.pml, redisgen's plain path. The real protocol must pass an
 // exhaustive search, and every known-bad variant must give a counterexample.
-// docs/correctness.md explains the models and their numbers.
+// docs/correctness.md explains the models and their numbers. The longest
+// exhaustive runs of lease.pml run only with FLURRY_MODEL_LONG=1 (some minutes of
+// CPU and up to 1.5 GB of memory each).
 package model
 
 import (
@@ -19,20 +21,36 @@ type run struct {
 	name  string
 	flags []string
 	fails string // "" for the real protocol; else a substring of the violated assertion
+	long  bool   // run only with FLURRY_MODEL_LONG=1: minutes of CPU and gigabytes
 }
 
+// longEnv turns on the long exhaustive runs (run.long).
+const longEnv = "FLURRY_MODEL_LONG"
+
 const (
-	i1 = "(pend[h]!=w_tick)||(ptok[h]==w_tok)"
+	i1 = "(pend[h]!=w_tick)||(pkey[h]==w_key)"
 	i2 = "pend[h]<=s_mark"
-	i4 = "pex[h]||((s_tok==ptok[h])&&("
+	i4 = "pex[h]||((s_tok==(pkey[h]/4))&&("
 	// dup is redisplain.pml's invariant: no (node value, slot) is taken twice.
 	dup = "id!=w_id"
 )
 
+// lease.pml's configurations. The defaults: TTL 6, margin 2, reservation 4 (the
+// budget plus one interval, as long as the fence), renewal every 1, journal lead 2,
+// DRIFT 1, PAUSE 1, a restart's clock up to 1 behind.
 var (
 	one  = []string{"-DN=1", "-DHORIZON=9", "-DRESTARTS=0", "-DMAXACQ=1"}
 	two  = []string{"-DN=2", "-DHORIZON=6", "-DRESTARTS=0"}
 	long = []string{"-DN=2", "-DHORIZON=8", "-DRESTARTS=0"}
+	// noJournal is a session without a Journal (the default), renewing every 2.
+	noJournal = []string{"-DN=2", "-DHORIZON=6", "-DRESTARTS=0", "-DNOJOURNAL", "-DEVERY=2"}
+	// restart is one slot whose process crashes and comes back on its journal.
+	restart = []string{"-DN=1", "-DHORIZON=6", "-DRESTARTS=1"}
+	// takeover is short enough a lease (TTL 3, margin 1, reservation 2) for a
+	// crashed holder's lease to expire, another slot to hold the value and the
+	// restart to find its journal's lease gone, within the horizon.
+	takeover = []string{"-DN=2", "-DHORIZON=4", "-DRESTARTS=1", "-DMAXACQ=3", "-DTTL=3", "-DMARGIN=1",
+		"-DRES=2", "-DDRIFT=0", "-DPAUSE=0", "-DOFF=0"}
 )
 
 func with(base []string, more ...string) []string {
@@ -41,20 +59,29 @@ func with(base []string, more ...string) []string {
 
 var leaseRuns = []run{
 	// The real protocol: exhaustive, no error.
-	{"protocol/one-holder", one, ""},
-	{"protocol/two-holders", two, ""},
-	{"protocol/restart", []string{"-DN=2", "-DHORIZON=3", "-DRESTARTS=1"}, ""},
+	{name: "protocol/one-holder", flags: one},
+	{name: "protocol/no-journal", flags: noJournal},
+	{name: "protocol/restart", flags: restart},
+	{name: "protocol/restart-long-ttl", flags: with(restart, "-DRES=2")},
+	{name: "protocol/two-holders", flags: two, long: true},
+	{name: "protocol/restart-two-holders", flags: []string{"-DN=2", "-DHORIZON=3", "-DRESTARTS=1"}, long: true},
+	{name: "protocol/two-restarts", flags: []string{"-DN=1", "-DHORIZON=5", "-DRESTARTS=2"}, long: true},
+	{name: "protocol/takeover", flags: takeover, long: true},
 	// Known-bad variants: each must break the invariant named.
-	{"bad/fence-from-reply", with(one, "-DBUG_REPLY"), i4},
-	{"bad/grant-before-write", with(one, "-DBUG_NORESERVE"), i2},
-	{"bad/no-plus-one", with(long, "-DBUG_NOPLUS1"), i1},
-	{"bad/release-above", with(long, "-DBUG_RELEASE_ABOVE"), i2},
-	{"bad/renew-without-token", with(two, "-DBUG_NOTOKEN"), i4},
-	{"bad/lost-write", with(long, "-DBUG_LOSTWRITE"), i2},
-	{"bad/store-clock-step", with(one, "-DBUG_STORESTEP"), i4},
-	{"bad/margin-too-small", with(one, "-DMARGIN=1"), i4},
-	{"bad/drift-too-large", with(one, "-DDRIFT=2"), i4},
-	{"bad/pause-too-long", with(one, "-DPAUSE=2"), i4},
+	{name: "bad/fence-from-reply", flags: with(one, "-DBUG_REPLY"), fails: i4},
+	{name: "bad/grant-before-write", flags: with(one, "-DBUG_NORESERVE"), fails: i2},
+	{name: "bad/no-plus-one", flags: with(long, "-DBUG_NOPLUS1"), fails: i1},
+	{name: "bad/release-above", flags: with(long, "-DBUG_RELEASE_ABOVE"), fails: i2},
+	{name: "bad/renew-without-token", flags: with(noJournal, "-DBUG_NOTOKEN"), fails: i4},
+	{name: "bad/lost-write", flags: with(long, "-DBUG_LOSTWRITE"), fails: i2},
+	{name: "bad/store-clock-step", flags: with(one, "-DBUG_STORESTEP"), fails: i4},
+	{name: "bad/margin-too-small", flags: with(one, "-DMARGIN=1"), fails: i4},
+	{name: "bad/drift-too-large", flags: with(one, "-DDRIFT=2"), fails: i4},
+	{name: "bad/pause-too-long", flags: with(one, "-DPAUSE=2"), fails: i4},
+	{name: "bad/resume-without-token", flags: with(takeover, "-DBUG_RESUME_NOTOKEN"), fails: i1},
+	{name: "bad/past-budget", flags: with(one, "-DRES=2", "-DBUG_PAST_BUDGET"), fails: i2},
+	{name: "bad/grant-before-journal", flags: with(restart, "-DBUG_JOURNAL_LATE"), fails: i1},
+	{name: "bad/release-under-journal-token", flags: with(restart, "-DBUG_STALE_RELEASE"), fails: i2},
 }
 
 var (
@@ -89,19 +116,19 @@ var (
 
 var plainRuns = []run{
 	// The real protocol: exhaustive, no error.
-	{"protocol/two-values", twoValues, ""},
-	{"protocol/move", move, ""},
-	{"protocol/move-flight", []string{"-DNG=2", "-DHORIZON=3"}, ""},
-	{"protocol/failover", []string{"-DREPLICA", "-DNG=1", "-DHORIZON=8", "-DW=4", "-DFAILOVER=5"}, ""},
-	{"protocol/failover-flight", []string{"-DREPLICA", "-DNG=2", "-DHORIZON=4"}, ""},
+	{name: "protocol/two-values", flags: twoValues},
+	{name: "protocol/move", flags: move},
+	{name: "protocol/move-flight", flags: []string{"-DNG=2", "-DHORIZON=3"}},
+	{name: "protocol/failover", flags: []string{"-DREPLICA", "-DNG=1", "-DHORIZON=8", "-DW=4", "-DFAILOVER=5"}},
+	{name: "protocol/failover-flight", flags: []string{"-DREPLICA", "-DNG=2", "-DHORIZON=4"}},
 	// Known-bad variants and failed assumptions: each must issue an ID twice.
-	{"bad/shared-field", with(twoValues, "-DBUG_SHARED_FIELD"), dup},
-	{"bad/no-window", with(failover, "-DBUG_NOWINDOW"), dup},
-	{"bad/no-tick", with(failover, "-DBUG_NOTICK"), dup},
-	{"bad/failover-within-tick", with(failover, "-DFAILOVER=1"), dup},
-	{"bad/failover-within-window", with(failover, "-DFAILOVER=2"), dup},
-	{"bad/gap-one-tick", with(move, "-DGAP=1"), dup},
-	{"bad/too-many-strays", []string{"-DNG=1", "-DHORIZON=5", "-DBT=2", "-DSTRAY=3"}, dup},
+	{name: "bad/shared-field", flags: with(twoValues, "-DBUG_SHARED_FIELD"), fails: dup},
+	{name: "bad/no-window", flags: with(failover, "-DBUG_NOWINDOW"), fails: dup},
+	{name: "bad/no-tick", flags: with(failover, "-DBUG_NOTICK"), fails: dup},
+	{name: "bad/failover-within-tick", flags: with(failover, "-DFAILOVER=1"), fails: dup},
+	{name: "bad/failover-within-window", flags: with(failover, "-DFAILOVER=2"), fails: dup},
+	{name: "bad/gap-one-tick", flags: with(move, "-DGAP=1"), fails: dup},
+	{name: "bad/too-many-strays", flags: []string{"-DNG=1", "-DHORIZON=5", "-DBT=2", "-DSTRAY=3"}, fails: dup},
 }
 
 func TestLeaseModel(t *testing.T) {
@@ -122,6 +149,9 @@ func verify(t *testing.T, model string, runs []run) {
 	}
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
+			if r.long && os.Getenv(longEnv) != "1" {
+				t.Skipf("a long exhaustive run (%s): set %s=1 to run it", strings.Join(r.flags, " "), longEnv)
+			}
 			out := check(t, src, r.flags)
 			m := func(re *regexp.Regexp) string {
 				if s := re.FindStringSubmatch(out); s != nil {
