@@ -148,6 +148,7 @@ type Session struct {
 	mark   unixMilli // the reservation the store confirmed: the generator may issue through it
 	until  int64     // the fence: the grant ends when the clock reads it (ns)
 	jmark  unixMilli // the Journal's mark: the generator may issue through it too; never lowered but by Close
+	jtoken string    // the lease token the Journal names, if any
 	status Status
 
 	// ctx is the session's own context: derived from Start's, whose values it keeps
@@ -469,7 +470,7 @@ func (s *Session) loadJournal(ctx context.Context) error {
 		}
 		return nil
 	}
-	s.jmark = unixMilli(e.Mark)
+	s.jmark, s.jtoken = unixMilli(e.Mark), e.Token
 	if e.Token != "" && (s.opts.Fixed == nil || *s.opts.Fixed == e.Value) && e.Value < s.size {
 		s.resume = &e
 	}
@@ -559,9 +560,37 @@ func (s *Session) journal(ctx context.Context, l Lease, above unixMilli, sent in
 		return fmt.Errorf("lease: writing the journal: %w", err)
 	}
 	s.mu.Lock()
-	s.jmark = m
+	s.jmark, s.jtoken = m, l.Token
 	s.mu.Unlock()
 	return nil
+}
+
+// unjournal takes l's token out of the Journal, keeping its mark (at least mark),
+// before the session sends a Release under it. A Release still on its way when the
+// process crashes could otherwise run after a successor resumed the lease from the
+// journal, and free the value under it with a mark below its IDs. It reports
+// whether the Release may be sent: with a journal that cannot be written, it may
+// not, and the lease expires by itself.
+//
+// Unless always, it writes only when the journal names l's token.
+func (s *Session) unjournal(ctx context.Context, l Lease, mark unixMilli, always bool) bool {
+	if s.opts.Journal == nil {
+		return true
+	}
+	s.mu.Lock()
+	named := s.jtoken == l.Token
+	s.mu.Unlock()
+	if !named && !always {
+		return true
+	}
+	if err := s.opts.Journal.Save(ctx, JournalEntry{Scope: s.scope, Value: l.Value, Owner: l.Owner, Mark: int64(mark)}); err != nil {
+		s.log.Error("lease: the journal cannot be written, so the lease is not released: it expires after the TTL", "scope", s.scope, "value", l.Value, "err", err)
+		return false
+	}
+	s.mu.Lock()
+	s.jmark, s.jtoken = mark, ""
+	s.mu.Unlock()
+	return true
 }
 
 // jahead is how far beyond the clock a journal write reaches: two renewal
@@ -637,6 +666,9 @@ func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, 
 func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
 	ctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
+	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, s.journalMark(), false) {
+		return
+	}
 	s.opts.Store.Release(ctx, l, mark)
 }
 
@@ -943,19 +975,23 @@ func (s *Session) close() error {
 	// s.ctx has ended; the release keeps its values, not its end.
 	ctx, cancel := clock.WithTimeout(context.WithoutCancel(s.ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
+	// The journal first, without the token and with what the generator really
+	// issued: the next process on it starts above that, without waiting for the
+	// local mark's lead to pass, and cannot resume a lease this Release may free
+	// after it (unjournal). If the Release does not reach the store, the lease
+	// expires after the TTL.
+	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, mark, true) {
+		return fmt.Errorf("lease: release %s/%d: the journal cannot be written, so the lease is left to expire", s.scope, l.Value)
+	}
 	rerr := s.opts.Store.Release(ctx, l, int64(mark))
-	if s.opts.Journal != nil {
-		// What the generator really issued: the next process on the journal starts
-		// above it, without waiting for the local mark's lead to pass. The token
-		// goes only when the store took the release; otherwise the next process
-		// resumes the lease (or finds it expired).
+	if s.flaws&simhook.StaleRelease != 0 && s.opts.Journal != nil {
+		// The known-bad variant: the journal after the Release, keeping the token
+		// when the Release got no answer.
 		e := JournalEntry{Scope: s.scope, Value: l.Value, Owner: l.Owner, Mark: int64(mark)}
 		if rerr != nil && !errors.Is(rerr, ErrLost) {
 			e.Token, e.Mark = l.Token, int64(max(mark, s.journalMark()))
 		}
-		if err := s.opts.Journal.Save(ctx, e); err != nil && rerr == nil {
-			rerr = fmt.Errorf("lease: writing the journal at close: %w", err)
-		}
+		s.opts.Journal.Save(ctx, e)
 	}
 	if rerr != nil && !errors.Is(rerr, ErrLost) {
 		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, rerr)

@@ -47,6 +47,11 @@ const (
 	// the journal has it: a crash before the write leaves the successor a mark
 	// below IDs the crashed run issued.
 	GrantBeforeJournal
+	// StaleRelease sends a Release while the journal still names its lease (an
+	// abandoned acquisition, and Close, which writes the journal after the
+	// Release): a Release still on its way when the process crashes can free the
+	// lease after a successor resumed it from the journal.
+	StaleRelease
 	// PastBudget bounds the generator by the journal's mark only, not by the
 	// store's reservation: through a long outage it issues past what the store
 	// holds.
