@@ -7,6 +7,7 @@
 # cache is filled).
 #
 #   scripts/release.sh                         # every target, version from git describe
+#                                              # (untagged: CHANGELOG's newest, as -rc.<hash>)
 #   scripts/release.sh --version v0.4.0        # the same, named
 #   scripts/release.sh --target linux/amd64    # one target (repeatable)
 #   scripts/release.sh --out /tmp/rel --commit 1a2b3c4d5e6f
@@ -53,8 +54,16 @@ done
 cd "$root"
 if [ -z "$version" ]; then
 	version=$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
-	# A describe without a tag is a bare hash: make it a version.
-	case "$version" in v*) ;; *) version="v0.0.0-$version" ;; esac
+	# A describe without a tag is a bare hash: the release being prepared is the
+	# newest version CHANGELOG.md has a section for ("## [0.1.0] - date"), with
+	# the hash as a pre-release (v0.1.0-rc.<hash>) until the commit is tagged.
+	case "$version" in
+	v*) ;;
+	*)
+		planned=$(sed -n 's/^## \[\([0-9][0-9.]*\)\].*/\1/p' CHANGELOG.md 2>/dev/null | head -1)
+		version="v${planned:-0.0.0}-rc.$version"
+		;;
+	esac
 fi
 if [ -z "$commit" ]; then
 	commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
