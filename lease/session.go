@@ -148,7 +148,7 @@ type Session struct {
 	mark   unixMilli // the reservation the store confirmed: the generator may issue through it
 	until  int64     // the fence: the grant ends when the clock reads it (ns)
 	jmark  unixMilli // the Journal's mark: the generator may issue through it too; never lowered but by Close
-	jtoken string    // the lease token the Journal names, if any
+	jfloor unixMilli // the Journal's mark as loaded: what the processes before this one issued
 	status Status
 
 	// ctx is the session's own context: derived from Start's, whose values it keeps
@@ -428,7 +428,9 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	}
 	// Above what this journal's earlier processes issued, whatever value they had:
 	// a restart after a crash on a clock that stepped back continues above them.
-	above = max(above, s.journalMark())
+	// Not above this process's own journal writes: each failed attempt wrote one
+	// two intervals ahead, and retries would run the floor ahead of the clock.
+	above = max(above, s.jfloor)
 	sent := s.opts.Clock.Now()
 	// At acquisition the store's mark for this lease is the one the holder starts
 	// above: reservation(above, above, ...) is max(above, now) + ahead.
@@ -470,7 +472,7 @@ func (s *Session) loadJournal(ctx context.Context) error {
 		}
 		return nil
 	}
-	s.jmark, s.jtoken = unixMilli(e.Mark), e.Token
+	s.jmark, s.jfloor = unixMilli(e.Mark), unixMilli(e.Mark)
 	if e.Token != "" && (s.opts.Fixed == nil || *s.opts.Fixed == e.Value) && e.Value < s.size {
 		s.resume = &e
 	}
@@ -498,7 +500,6 @@ func (s *Session) tryResume(ctx context.Context) error {
 		}
 		above = max(above, m)
 	}
-	above = max(above, s.journalMark())
 	sent := s.opts.Clock.Now()
 	mark := reservation(above, above, sent, s.ahead())
 	if err := s.journal(ctx, l, above, sent, true); err != nil {
@@ -560,7 +561,7 @@ func (s *Session) journal(ctx context.Context, l Lease, above unixMilli, sent in
 		return fmt.Errorf("lease: writing the journal: %w", err)
 	}
 	s.mu.Lock()
-	s.jmark, s.jtoken = m, l.Token
+	s.jmark = m
 	s.mu.Unlock()
 	return nil
 }
@@ -572,15 +573,10 @@ func (s *Session) journal(ctx context.Context, l Lease, above unixMilli, sent in
 // whether the Release may be sent: with a journal that cannot be written, it may
 // not, and the lease expires by itself.
 //
-// Unless always, it writes only when the journal names l's token.
-func (s *Session) unjournal(ctx context.Context, l Lease, mark unixMilli, always bool) bool {
+// It writes even when the journal is not known to name l: a Save that reported an
+// error may have written it all the same.
+func (s *Session) unjournal(ctx context.Context, l Lease, mark unixMilli) bool {
 	if s.opts.Journal == nil {
-		return true
-	}
-	s.mu.Lock()
-	named := s.jtoken == l.Token
-	s.mu.Unlock()
-	if !named && !always {
 		return true
 	}
 	if err := s.opts.Journal.Save(ctx, JournalEntry{Scope: s.scope, Value: l.Value, Owner: l.Owner, Mark: int64(mark)}); err != nil {
@@ -588,7 +584,7 @@ func (s *Session) unjournal(ctx context.Context, l Lease, mark unixMilli, always
 		return false
 	}
 	s.mu.Lock()
-	s.jmark, s.jtoken = mark, ""
+	s.jmark = mark
 	s.mu.Unlock()
 	return true
 }
@@ -666,7 +662,7 @@ func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, 
 func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
 	ctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
-	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, s.journalMark(), false) {
+	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, s.journalMark()) {
 		return
 	}
 	s.opts.Store.Release(ctx, l, mark)
@@ -980,7 +976,7 @@ func (s *Session) close() error {
 	// local mark's lead to pass, and cannot resume a lease this Release may free
 	// after it (unjournal). If the Release does not reach the store, the lease
 	// expires after the TTL.
-	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, mark, true) {
+	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, mark) {
 		return fmt.Errorf("lease: release %s/%d: the journal cannot be written, so the lease is left to expire", s.scope, l.Value)
 	}
 	rerr := s.opts.Store.Release(ctx, l, int64(mark))
