@@ -708,6 +708,8 @@ func (s *Session) run() {
 	defer close(s.stopped)
 	next := s.steady()
 	failing := 0 // renewals in a row the store did not answer
+	var lastMsg string
+	var lastLog int64
 	for {
 		// Every wait is on the clock, so that a simulation, which owns all time,
 		// decides when the session wakes.
@@ -737,9 +739,12 @@ func (s *Session) run() {
 			// The store did not answer: the generator goes on through the outage
 			// budget; try again soon, so that issuing goes on with a fresh budget
 			// within a retry of the store's return.
-			if failing == 0 {
+			// Once when the streak starts, then when the error changes (a store that
+			// answered a timeout now answers NOREPLICAS, say), at most every 10 s.
+			if msg := err.Error(); failing == 0 || msg != lastMsg && s.opts.Clock.Now()-lastLog >= int64(10*time.Second) {
 				s.log.Warn("lease: the store did not answer a renewal; issuing goes on through the outage budget",
-					"scope", s.scope, "budget", s.opts.Budget, "issuing_until", time.Unix(0, s.budgetEnd()).UTC(), "err", err)
+					"scope", s.scope, "budget", s.opts.Budget, "issuing_until", time.Unix(0, s.budgetEnd()).UTC(), "failed_renewals", failing, "err", err)
+				lastMsg, lastLog = msg, s.opts.Clock.Now()
 			}
 			failing++
 			next = s.retry(failing)

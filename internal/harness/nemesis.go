@@ -324,21 +324,41 @@ func (a *redisFailover) End(ctx context.Context, e *Env) error { return failBack
 // online replica), so that the rest of a run starts from the same topology: nodes
 // that reach Redis by a plain redis:// URL to the first primary work again.
 func failBack(ctx context.Context, e *Env, want int) error {
+	// Sentinel promotes any replica in sync; with two, it may pick the other one.
+	// While failing back, the others get replica-priority 0 (never promoted), and
+	// their usual priority back once want leads.
+	others := func(prio string) {
+		for i, h := range e.C.RedisHosts {
+			if i != want {
+				e.C.redisCLI(ctx, h, RedisPort, "CONFIG", "SET", "replica-priority", prio)
+			}
+		}
+	}
+	defer others("100")
 	deadline := time.Now().Add(40 * time.Second)
-	asked := false
+	asked := -1 // the primary a failover was asked of
+	var askedAt time.Time
 	for time.Now().Before(deadline) {
 		p, err := e.C.RedisPrimary(ctx)
 		if err == nil && p == want {
-			if asked {
+			if asked >= 0 {
 				e.C.logf("redis: r%d is the primary again", want+1)
 			}
 			return nil
 		}
-		if err == nil && !asked {
+		// SENTINEL FAILOVER answers OK and may then abort (no good replica: the
+		// sentinels still think want is down): ask again after a while.
+		if asked >= 0 && time.Since(askedAt) > 4*time.Second {
+			asked = -1
+		}
+		if err == nil && asked != p {
 			info, _ := e.C.redisCLI(ctx, e.C.RedisHosts[p], RedisPort, "INFO", "replication")
 			if strings.Contains(info, "ip="+e.C.RedisHosts[want].Addr.String()) && strings.Contains(info, "state=online") {
+				others("0")
 				out, err := e.C.redisCLI(ctx, e.C.RedisHosts[2], SentinelPort, "SENTINEL", "FAILOVER", RedisMaster)
-				asked = err == nil && strings.Contains(out, "OK")
+				if err == nil && strings.Contains(out, "OK") {
+					asked, askedAt = p, time.Now()
+				}
 			}
 		}
 		time.Sleep(500 * time.Millisecond)
