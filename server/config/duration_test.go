@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 )
 
 // TestDurations: duration keys are parsed once when the file is read; a bad one is
 // reported on its own line, as written, with every other problem, and the server
 // reads the parsed values.
-// redisNamespace is a redis namespace for builds that have the Redis engines: the
-// lean build refuses a redis:// URL when it parses the config.
+// redisNamespace is a redis namespace for programs that have the redis strategy:
+// one without refuses the namespace when it parses the config.
 var redisNamespace = func() string {
-	if !buildtags.Redis {
+	if !engines.Has(engines.Strategy, "redis") {
 		return ""
 	}
 	return `  r:
@@ -56,7 +56,7 @@ namespaces:
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if buildtags.Redis {
+	if engines.Has(engines.Strategy, "redis") {
 		if got := c.Namespaces["r"].Redis.BehindWait.Or(0); got != -time.Millisecond {
 			t.Errorf("behind_wait: %v, want -1ms", got)
 		}
@@ -109,8 +109,8 @@ namespaces:
 // takes longer than the window) is refused with its line and the assumption; a
 // negative one (the plain path off) and one at the bound are not.
 func TestPlainWindowBound(t *testing.T) {
-	if !buildtags.Redis {
-		t.Skip("this build has no Redis engines (lean build)")
+	if !engines.Has(engines.Strategy, "redis") {
+		t.Skip("this test binary has no redis strategy: go test -tags flurry_redis (or flurry_full) adds it")
 	}
 	for _, tc := range []struct {
 		window, layout, want string
