@@ -23,7 +23,9 @@
 // The registry is package-level state, kept as small as it can be: it is written
 // only by init functions (Register panics on a name registered twice, as
 // sql.Register does) and read afterwards, under a lock, so it is safe for
-// concurrent use.
+// concurrent use. Ask it once the program runs, not from a package-level
+// variable's initializer: a package's variables are set before the init functions
+// of the packages that import it, which is where engines register.
 package engines
 
 import (

@@ -64,7 +64,7 @@ func TestOpen(t *testing.T) {
 		}
 	}
 	_, err = leaseurl.Open(context.Background(), "nope://user:secret@host/x")
-	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "use one of file") {
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "use one of ") || !strings.Contains(err.Error(), "file") {
 		t.Errorf("error shows the password, or does not list the schemes: %v", err)
 	}
 	if got := leaseurl.Redact("postgres://u:secret@h/db"); strings.Contains(got, "secret") {

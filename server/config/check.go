@@ -18,7 +18,7 @@ import (
 
 // Store URL schemes flurry can open, for early checks; the store packages check
 // the rest of each URL when the server starts. A scheme of an engine whose package
-// this program does not import is reported with what to do (url).
+// this program does not import is reported with what to do (store).
 func leaseSchemes() []string {
 	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
@@ -214,7 +214,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	}
 	lp := append(p, "lease")
 	if s.Lease.Store != "" {
-		k.url(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
+		k.store(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
 	}
 	if s.Lease.Scope != "" {
 		if err := lease.CheckScope(s.Lease.Scope); err != nil {
@@ -255,7 +255,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 
 func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
-		k.url(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
+		k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
 	}
 	tag := s.Tag
 	if tag == "" {
@@ -291,7 +291,7 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	if r.URL == "" {
 		k.add(append(p, "url"), "missing: give the Redis server, e.g. redis://127.0.0.1:6379/0")
 	} else {
-		k.url(append(p, "url"), r.URL, engines.Strategy, []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"})
+		k.url(append(p, "url"), r.URL, []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"})
 	}
 	l := k.layout(append(p, "layout"), r.Layout)
 	if l != nil && r.Node != "" {
@@ -336,24 +336,29 @@ func CheckListen(addr string) error {
 	return nil
 }
 
-// url checks a store URL's scheme against schemes, and that the program has the
-// store of kind k for it (for engines.Strategy, the strategy checks itself: the
-// URL is the strategy's, not a store's).
-func (k *checker) url(p []string, raw string, kind engines.Kind, schemes []string) {
+// url checks a URL's scheme against schemes, and returns it in lower case; ""
+// when the URL is reported.
+func (k *checker) url(p []string, raw string, schemes []string) string {
 	u, _, _, err := storeurl.ParseWithHosts(raw) // accepts host lists: h1:5432,h2:5432
 	if err != nil || u.Scheme == "" {
 		k.add(p, "%q is not a store URL: use one of the schemes %s", lease.RedactURL(raw), strings.Join(schemes, ", "))
-		return
+		return ""
 	}
-	if !contains(schemes, strings.ToLower(u.Scheme)) {
+	scheme := strings.ToLower(u.Scheme)
+	if !contains(schemes, scheme) {
 		k.add(p, "unknown scheme %q: use one of %s", u.Scheme, strings.Join(schemes, ", "))
-		return
+		return ""
 	}
-	if kind == engines.Strategy {
-		return
-	}
-	if err := engines.Check(kind, u.Scheme); err != nil {
-		k.add(p, "%v", err)
+	return scheme
+}
+
+// store is url for the URL of a lease or segment store (kind): it also reports
+// a scheme whose store package the program does not import, with what to do.
+func (k *checker) store(p []string, raw string, kind engines.Kind, schemes []string) {
+	if scheme := k.url(p, raw, schemes); scheme != "" {
+		if err := engines.Check(kind, scheme); err != nil {
+			k.add(p, "%v", err)
+		}
 	}
 }
 
