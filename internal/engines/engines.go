@@ -74,6 +74,8 @@ func (k Kind) registrar() string {
 		return "leaseurl.Register"
 	case SegmentStore:
 		return "segmenturl.Register"
+	case Strategy:
+		return "strategy.Register"
 	}
 	return "engines.Register"
 }

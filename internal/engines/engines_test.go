@@ -45,7 +45,7 @@ func TestRegisterPanics(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"twice", Strategy, "test-twice", 2, "engines.Register called twice for test-twice"},
+		{"twice", Strategy, "test-twice", 2, "strategy.Register called twice for test-twice"},
 		{"twice in another case", Strategy, "TEST-TWICE", 2, "called twice for test-twice"},
 		{"nil", LeaseStore, "test-nil", nil, "leaseurl.Register: nil for test-nil"},
 		{"empty", SegmentStore, "", 1, `segmenturl.Register: "" is not a scheme name`},
