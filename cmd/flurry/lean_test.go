@@ -25,10 +25,9 @@ const leanMaxBytes = 25 << 20
 
 // TestLeanBuild builds the default flurry (no build tags, whatever tags this test
 // binary has) and checks what the lean build promises: it is at most 25 MB, links
-// no engine package or driver, serves
-// IDs on the embedded default, refuses the URL of an engine it leaves out with the
-// build tag to use, and refuses to start over an earlier flurry's SQLite segment
-// file rather than issue its IDs again.
+// no engine package or driver, serves IDs on the embedded default, refuses the URL
+// of an engine it leaves out with the build tag to use, and refuses to start over
+// an earlier flurry's SQLite segment file rather than issue its IDs again.
 func TestLeanBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the lean binary")
