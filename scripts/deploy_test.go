@@ -30,7 +30,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
+	_ "github.com/flurryid/flurry/internal/verify/enginetags" // the engines of the test's tags
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
@@ -681,7 +682,7 @@ func freePort(t *testing.T) int {
 // the token the Secret provides in the environment. The manifests' Kubernetes shape
 // is checked in the deploy module.
 func TestKubernetesConfig(t *testing.T) {
-	if !buildtags.Etcd {
+	if !engines.Has(engines.LeaseStore, "etcd") {
 		t.Skip("the ConfigMap leases from etcd: needs a build with -tags flurry_etcd or flurry_full (the README's test command)")
 	}
 	raw := mustRead(t, filepath.Join(repoRoot(t), "deploy", "kubernetes", "configmap.yaml"))

@@ -61,6 +61,15 @@ type Tag struct {
 	Returned int64
 }
 
+// TinyIDSegment is a range as didi tinyid's nextSegmentId hands it to its
+// clients: IDs in (CurrentID, MaxID] with id % Delta == Remainder; a client loads
+// the next range once it reaches LoadingID. The store of tinyid's own tables
+// (segment/sqlstore's TinyID) takes them, and flurry's server serves them on
+// tinyid's routes.
+type TinyIDSegment struct {
+	CurrentID, LoadingID, MaxID, Delta, Remainder int64
+}
+
 // Store hands out blocks of counter values per tag. Implementations must be safe for
 // concurrent use, and Take and Return must be atomic in the store: two callers, in
 // any processes on any machines, never receive overlapping blocks.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/server/internal/strategy"
 	"github.com/flurryid/flurry/snowflake"
 )
 
@@ -73,29 +74,32 @@ func errBusy() *apiError {
 func (s *Server) issueError(ns *namespace, err error) *apiError {
 	e := &apiError{status: 503, code: connect.CodeUnavailable, retry: 1}
 	var gap time.Duration
-	rc := redisClass(err)
+	var rc strategy.Class
+	if ns.extClass != nil {
+		rc = ns.extClass(err)
+	}
 	if cb, ok := errors.AsType[*snowflake.ClockBehindError](err); ok {
 		gap = cb.Gap
-	} else if rc.behind {
-		gap = rc.gap
+	} else if rc.Behind {
+		gap = rc.Gap
 	}
 	if gap > 0 {
 		e.retry = int((gap + time.Second - 1) / time.Second)
 	}
 	what := "cannot issue now (the reason is in the server's log)"
 	switch {
-	case errors.Is(err, snowflake.ErrExhausted), rc.exhausted, errors.Is(err, segment.ErrExhausted):
+	case errors.Is(err, snowflake.ErrExhausted), rc.Exhausted, errors.Is(err, segment.ErrExhausted):
 		what, e.retry = "has run out of IDs", 3600
 	case errors.Is(err, lease.ErrLost):
 		what = "holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"
-	case errors.Is(err, snowflake.ErrClockBehind), rc.behind:
+	case errors.Is(err, snowflake.ErrClockBehind), rc.Behind:
 		what = "stands behind its clock's high-water mark (retry after Retry-After)"
 		if gap > 0 {
 			what = fmt.Sprintf("stands behind its clock's high-water mark by %v (retry after Retry-After)", gap.Round(time.Millisecond))
 		}
 	case errors.Is(err, segment.ErrUnavailable):
 		what = "has no IDs buffered and no segment store answers"
-	case errors.Is(err, snowflake.ErrClosed), errors.Is(err, segment.ErrClosed), rc.closed:
+	case errors.Is(err, snowflake.ErrClosed), errors.Is(err, segment.ErrClosed), rc.Closed:
 		what = "is shutting down"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		what = "did not issue before the request ended"

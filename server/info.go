@@ -144,9 +144,9 @@ func (s *Server) nsInfo(ctx context.Context, ns *namespace, operator bool) *flur
 		var node layout.NodeValues
 		if ns.gen != nil {
 			node = ns.gen.Node()
-		} else if ns.rgen != nil {
+		} else if ns.ext != nil {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			node, _ = ns.rgen.Node(cctx)
+			node, _ = ns.ext.Node(cctx)
 			cancel()
 		}
 		for i, f := range l.NodeFields() {

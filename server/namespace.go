@@ -13,12 +13,13 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	segfile "github.com/flurryid/flurry/segment/filestore"
 	"github.com/flurryid/flurry/server/config"
+	"github.com/flurryid/flurry/server/internal/strategy"
 	"github.com/flurryid/flurry/snowflake"
 )
 
@@ -53,8 +54,10 @@ type namespace struct {
 	alloc     *segment.Allocator
 	segStores []segment.Store
 	segURLs   []string
-	// redis (a *redisgen.Generator in a build with flurry_redis: see redis.go)
-	rgen redisSource
+	// a strategy registered from outside the server (the redis strategy:
+	// server/redisstrategy), and what its errors mean
+	ext      strategy.Source
+	extClass func(error) strategy.Class
 
 	// closers run in reverse order on close, after the sources above.
 	closers []func(ctx context.Context) error
@@ -101,10 +104,10 @@ func (s *Server) ready(ctx context.Context, ns *namespace) (bool, string) {
 			return false, "no IDs buffered and no segment store answers (their errors are in the server's log)"
 		}
 		return true, ""
-	case ns.rgen != nil:
+	case ns.ext != nil:
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		if _, err := ns.rgen.Node(cctx); err != nil {
+		if _, err := ns.ext.Node(cctx); err != nil {
 			s.logIssue(ns, err)
 			return false, "Redis does not answer (its error is in the server's log)"
 		}
@@ -129,8 +132,8 @@ func (ns *namespace) close(ctx context.Context) error {
 	if ns.gen != nil {
 		ns.gen.Close()
 	}
-	if ns.rgen != nil {
-		ns.rgen.Close()
+	if ns.ext != nil {
+		ns.ext.Close()
 	}
 	for i := len(ns.closers) - 1; i >= 0; i-- {
 		if err := ns.closers[i](ctx); err != nil {
@@ -155,15 +158,12 @@ func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (
 		err = b.snowflake(ctx, ns, c.Snowflake)
 	case "segment":
 		err = b.segment(ctx, ns, c.Segment)
-	case "redis":
-		err = b.redis(ctx, ns, c.Redis)
 	default:
-		src, ok := b.opts.textStrategies()[c.Strategy]
-		if !ok {
-			err = fmt.Errorf("strategy %s is not built into this flurry yet; use snowflake, segment or redis", c.Strategy)
-			break
+		if src, ok := b.opts.textStrategies()[c.Strategy]; ok {
+			ns.text, err = src(ctx)
+		} else {
+			err = b.registered(ctx, ns, c)
 		}
-		ns.text, err = src(ctx)
 	}
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -172,6 +172,26 @@ func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (
 		return nil, fmt.Errorf("namespace %s (%s): %w", name, c.Strategy, err)
 	}
 	return ns, nil
+}
+
+// registered builds a namespace of a strategy that a package outside the server
+// registers when the program imports it: the redis strategy
+// (server/redisstrategy), which links go-redis. A strategy flurry knows but the
+// program lacks is refused with what to do (in the flurry command, the build tag).
+func (b *builder) registered(ctx context.Context, ns *namespace, c *config.Namespace) error {
+	st, ok := strategy.Lookup(c.Strategy)
+	if !ok {
+		if err := engines.Check(engines.Strategy, c.Strategy); err != nil {
+			return err
+		}
+		return fmt.Errorf("strategy %s is not built into this flurry yet; use snowflake, segment or redis", c.Strategy)
+	}
+	src, err := st.Open(ctx, strategy.Namespace{Name: ns.name, Config: c, Logger: b.opts.Logger})
+	if err != nil {
+		return err
+	}
+	ns.ext, ns.extClass, ns.ints, ns.layout = src, st.Classify, src, src.Layout()
+	return nil
 }
 
 func parseLayout(text string) (*layout.Layout, error) {
@@ -363,8 +383,8 @@ const (
 // file store in <data>/segments. A data directory made by an earlier flurry holds
 // the counters in <data>/segments.db (SQLite) instead; starting the file store
 // beside it would issue IDs from 1 again, IDs that were issued already. So while the
-// file store has no state and that file exists, a build with SQLite keeps using it,
-// and a build without refuses to start. A file store without state that the data
+// file store has no state and that file exists, a program with the SQLite store
+// keeps using it, and one without refuses to start. A file store without state that the data
 // directory's record (or its own lock file) says held the counters was deleted,
 // and is refused too.
 func (b *builder) defaultSegmentURL(name string) (string, error) {
@@ -387,8 +407,8 @@ func (b *builder) defaultSegmentURL(name string) (string, error) {
 				dir, segfile.StateFile, filepath.Join(b.dataDir, dataRecordFile), dir, dir)
 		}
 		if _, err := os.Stat(legacy); err == nil {
-			if !buildtags.SQL {
-				return "", fmt.Errorf("%s holds this namespace's counters from an earlier flurry (SQLite); this flurry is built without SQLite and will not start the file store %s over them (it would issue those IDs again): run a flurry built with -tags flurry_sql (or flurry_full), which keeps using the file", legacy, dir)
+			if err := engines.Check(engines.SegmentStore, "sqlite"); err != nil {
+				return "", fmt.Errorf("%s holds this namespace's counters from an earlier flurry (SQLite); without the SQLite store this flurry will not start the file store %s over them (it would issue those IDs again), and with it it keeps using the file: %w", legacy, dir, err)
 			}
 			b.opts.Logger.Info("segment namespace: keeping the SQLite file of an earlier flurry as its store", "namespace", name, "file", legacy)
 			return "sqlite://" + legacy, nil

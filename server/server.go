@@ -17,6 +17,13 @@
 //     ({prefix}/id/nextId, nextIdSimple, nextSegmentId, nextSegmentIdSimple; tinyid.go);
 //   - /metrics (Prometheus), /healthz and /readyz.
 //
+// The engines a server reaches are the packages its program imports, which
+// register themselves as database/sql drivers do: the store packages of the
+// lease and segment URLs (lease/sqlstore, segment/etcdstore, ...; leaseurl,
+// segmenturl) and, for redis namespaces, server/redisstrategy. A namespace or URL
+// whose engine the program lacks is refused with the import to add. The file
+// stores are always there.
+//
 // See docs/server.md for the routes, their exact bodies and error statuses.
 package server
 

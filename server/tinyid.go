@@ -35,18 +35,15 @@ import (
 // (checkBatchSize). Tokens map to biz types through tiny_id_token, read again every
 // reload (TinyIdTokenServiceImpl.refresh, every minute).
 
-// tinyStore is what the tinyid mode needs of a store: sqlstore.TinyID, adapted by
-// asTinyStore (tinyid_sql.go; a build without flurry_sql has no tinyid store).
+// tinyStore is what the tinyid routes need of a store: segment/sqlstore's TinyID,
+// the store of tinyid's own tables, has these methods. The server finds them by a
+// type assertion, so that it need not import the SQL stores (a flurry without
+// them cannot open tinyid's tables: their URLs fail first, with what to do).
 type tinyStore interface {
 	segment.Store
 	Residue(ctx context.Context, tag string) (delta, remainder int64, err error)
-	NextSegment(ctx context.Context, tag string) (tinySegment, error)
+	NextSegment(ctx context.Context, tag string) (segment.TinyIDSegment, error)
 	Tokens(ctx context.Context) (map[string][]string, error)
-}
-
-// tinySegment is a range as tinyid's nextSegmentId shows it (sqlstore.Segment).
-type tinySegment struct {
-	CurrentID, LoadingID, MaxID, Delta, Remainder int64
 }
 
 // tinyServer serves tinyid's routes.
@@ -77,7 +74,7 @@ func (b *builder) newTinyServer(ctx context.Context, s *Server, c *config.TinyID
 		t.batchMax = config.DefaultTinyIDBatchMax
 	}
 	for i, st := range set.stores {
-		ts, ok := asTinyStore(st)
+		ts, ok := st.(tinyStore)
 		if !ok {
 			set.close(ctx)
 			return nil, fmt.Errorf("tinyid: store %s is not a tinyid table; add ?table=tiny_id_info to its URL", set.urls[i])
@@ -325,7 +322,7 @@ func (t *tinyServer) nextIDSimple(w http.ResponseWriter, r *http.Request) {
 
 // segment takes a range exactly as tinyid's getNextSegmentId does, from one of
 // the databases at random (tinyid's DynamicDataSource).
-func (t *tinyServer) segment(ctx context.Context, biz string) (tinySegment, error) {
+func (t *tinyServer) segment(ctx context.Context, biz string) (segment.TinyIDSegment, error) {
 	k := rand.IntN(len(t.stores))
 	var errs []error
 	for i := range t.stores {
@@ -339,7 +336,7 @@ func (t *tinyServer) segment(ctx context.Context, biz string) (tinySegment, erro
 		errs = append(errs, err)
 	}
 	t.set.log.Warn("tinyid: nextSegmentId failed", "bizType", clip(biz), "err", errors.Join(errs...))
-	return tinySegment{}, errors.New("get next segmentId failed: the database did not answer")
+	return segment.TinyIDSegment{}, errors.New("get next segmentId failed: the database did not answer")
 }
 
 func (t *tinyServer) nextSegment(w http.ResponseWriter, r *http.Request) {

@@ -327,7 +327,7 @@ func TestLeaseList(t *testing.T) {
 
 	r = cli(t, "", "lease", "--help")
 	understands := "This binary understands: etcd, file, mysql, postgres, postgresql, redis, redis+sentinel, rediss, rediss+sentinel, sqlite."
-	if !buildtags.Full {
+	if !buildtags.Full() {
 		understands = "This binary understands: " + strings.Join(leaseurl.Schemes(), ", ") + "."
 	}
 	if r.code != 0 || !strings.Contains(r.stdout, "file:///var/lib/flurry/leases") || !strings.Contains(r.stdout, understands) {

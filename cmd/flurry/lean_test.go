@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/engines"
 	"github.com/flurryid/flurry/internal/testenv"
 )
 
@@ -22,10 +24,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 const leanMaxBytes = 25 << 20
 
 // TestLeanBuild builds the default flurry (no build tags, whatever tags this test
-// binary has) and checks what the lean build promises: it is at most 25 MB, serves
-// IDs on the embedded default, refuses the URL of an engine it leaves out with the
-// build tag to use, and refuses to start over an earlier flurry's SQLite segment
-// file rather than issue its IDs again.
+// binary has) and checks what the lean build promises: it is at most 25 MB, links
+// no engine package or driver, serves IDs on the embedded default, refuses the URL
+// of an engine it leaves out with the build tag to use, and refuses to start over
+// an earlier flurry's SQLite segment file rather than issue its IDs again.
 func TestLeanBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the lean binary")
@@ -48,6 +50,30 @@ func TestLeanBuild(t *testing.T) {
 	if fi.Size() > leanMaxBytes {
 		t.Errorf("the lean binary has %d bytes, over the promised %d: something pulled an engine into the default build (go list -deps ./cmd/flurry)", fi.Size(), leanMaxBytes)
 	}
+
+	t.Run("links no engine", func(t *testing.T) {
+		// The engines come only from engines_*.go, by tag: no other import may
+		// pull a store package, the redis strategy or a driver into the lean build.
+		out, err := exec.CommandContext(ctx, gobin, "list", "-deps", ".").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps: %v\n%s", err, out)
+		}
+		deps := strings.Fields(string(out))
+		banned := []string{"github.com/flurryid/flurry/internal/buildtags", "github.com/redis/go-redis/v9",
+			"github.com/jackc/pgx/v5", "github.com/go-sql-driver/mysql", "modernc.org/sqlite", "go.etcd.io/etcd/client/v3"}
+		for _, f := range engines.Families() {
+			for _, k := range []engines.Kind{engines.LeaseStore, engines.SegmentStore, engines.Strategy} {
+				if p := f.Package(k); p != "" {
+					banned = append(banned, p)
+				}
+			}
+		}
+		for _, b := range banned {
+			if slices.Contains(deps, b) {
+				t.Errorf("the lean build imports %s", b)
+			}
+		}
+	})
 
 	t.Run("serves the embedded default", func(t *testing.T) {
 		c := &http.Client{Timeout: 30 * time.Second}

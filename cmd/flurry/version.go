@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 	"github.com/spf13/cobra"
 )
 
@@ -77,12 +77,13 @@ func versionString(stampVersion, stampCommit string) string {
 	if rev != "" {
 		s += " rev " + rev
 	}
-	return fmt.Sprintf("%s %s %s/%s (%s)", s, runtime.Version(), runtime.GOOS, runtime.GOARCH, engines())
+	return fmt.Sprintf("%s %s %s/%s (%s)", s, runtime.Version(), runtime.GOOS, runtime.GOARCH, builtIn())
 }
 
-// engines names the engine families built in: their build tags, or "lean".
-func engines() string {
-	if t := buildtags.Tags(); t != "" {
+// builtIn names the engine families built in, as the build tags that add them:
+// the families whose packages registered themselves (engines_*.go), or "lean".
+func builtIn() string {
+	if t := engines.Tags(); t != "" {
 		return t
 	}
 	return "lean"

@@ -27,7 +27,7 @@ func TestVersion(t *testing.T) {
 // the build info; the release test (scripts) checks the real -ldflags path.
 func TestVersionStamped(t *testing.T) {
 	got := versionString("v1.2.3", "abcdef123456")
-	want := "flurry v1.2.3 rev abcdef123456 " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + " (" + engines() + ")"
+	want := "flurry v1.2.3 rev abcdef123456 " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + " (" + builtIn() + ")"
 	if got != want {
 		t.Errorf("versionString = %q, want %q", got, want)
 	}

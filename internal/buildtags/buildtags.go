@@ -1,119 +1,87 @@
-// Package buildtags says which store engines this build of flurry includes.
+// Package buildtags reads the engine build tags (flurry_sql, flurry_redis,
+// flurry_etcd, flurry_full) this binary was built with from its build
+// information, for flurry's tests: go test -tags flurry_full builds the flurry
+// command the same way (testenv.BuildFlurry) and runs the tests that need an
+// engine, a plain go test skips them with the tag to use.
 //
-// The default build (no tags) is lean: the file stores (the embedded default), every
-// API, the metrics and the dashboard. Engines come by build tag, one per family:
-//
-//	flurry_sql    SQLite, PostgreSQL, MySQL/MariaDB (lease/sqlstore, segment/sqlstore)
-//	flurry_redis  Redis (lease/redisstore, segment/redisstore, redisgen)
-//	flurry_etcd   etcd (lease/etcdstore, segment/etcdstore)
-//	flurry_full   all of the above
-//
-// Only the packages that wire engines in (lease/leaseurl, segment/segmenturl, the
-// server's strategies, cmd/flurry) look at the tags; the store packages have none.
-// The facts here are constants set by tagged files, so nothing can change them.
+// Programs do not ask this: which engines a program has is what registered itself
+// (package internal/engines), whatever the tags. A test that reaches an engine in
+// its own process, rather than through the flurry binary, imports the engines of
+// its tags (internal/verify/enginetags) so that the two agree.
 package buildtags
 
 import (
 	"fmt"
+	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/flurryid/flurry/internal/engines"
 )
 
-// Whether each engine family is built in.
-const (
-	SQL   = sqlBuilt
-	Redis = redisBuilt
-	Etcd  = etcdBuilt
-	// Full is true when the build has every family (the flurry_full tag, or all
-	// three family tags).
-	Full = SQL && Redis && Etcd
-)
-
-// A Family is a group of engines that one build tag adds.
-type Family struct {
-	Name    string   // "SQL", "Redis", "etcd"
-	Tag     string   // the build tag that adds it, such as "flurry_sql"
-	Built   bool     // whether this build has it
-	Schemes []string // the store URL schemes it serves
-}
-
-// Families lists the engine families, built in or not.
-func Families() []Family {
-	return []Family{
-		{Name: "SQL", Tag: "flurry_sql", Built: SQL, Schemes: []string{"sqlite", "postgres", "postgresql", "mysql"}},
-		{Name: "Redis", Tag: "flurry_redis", Built: Redis, Schemes: []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"}},
-		{Name: "etcd", Tag: "flurry_etcd", Built: Etcd, Schemes: []string{"etcd"}},
+// given returns the -tags of this binary's build, read once.
+var given = sync.OnceValue(func() []string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
 	}
-}
-
-// ForScheme returns the family that serves a store URL scheme (any case); false for
-// a scheme no family serves, such as file.
-func ForScheme(scheme string) (Family, bool) {
-	scheme = strings.ToLower(scheme)
-	for _, f := range Families() {
-		for _, s := range f.Schemes {
-			if s == scheme {
-				return f, true
-			}
+	for _, s := range bi.Settings {
+		if s.Key == "-tags" {
+			return strings.FieldsFunc(s.Value, func(r rune) bool { return r == ',' || r == ' ' })
 		}
 	}
-	return Family{}, false
+	return nil
+})
+
+// Built reports whether this binary was built with the tag of engine family f
+// (or flurry_full).
+func Built(f engines.Family) bool {
+	t := given()
+	return slices.Contains(t, "flurry_full") || slices.Contains(t, f.Tag)
 }
 
-// Tags returns the build tags of this build's engines, in the form go build's
-// -tags flag takes ("flurry_full", or "flurry_sql,flurry_redis"); empty for the
-// lean build. Tests use it to build the flurry binary as they were built.
+// Full reports whether this binary was built with every engine family's tag
+// (flurry_full, or all three family tags).
+func Full() bool {
+	for _, f := range engines.Families() {
+		if !Built(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// Tags returns the engine tags of this binary's build in the form go build's
+// -tags flag takes ("flurry_full", or "flurry_sql,flurry_redis"); empty for a
+// build without any.
 func Tags() string {
-	if Full {
+	if Full() {
 		return "flurry_full"
 	}
 	var tags []string
-	for _, f := range Families() {
-		if f.Built {
+	for _, f := range engines.Families() {
+		if Built(f) {
 			tags = append(tags, f.Tag)
 		}
 	}
 	return strings.Join(tags, ",")
 }
 
-// Hint returns how to get a flurry with family f: "-tags flurry_sql (or
-// flurry_full)".
-func (f Family) Hint() string {
-	return fmt.Sprintf("-tags %s (or flurry_full)", f.Tag)
-}
-
-// NotBuiltError is returned for a store URL whose engine family this build leaves
-// out. Its message names the tag to build with.
-type NotBuiltError struct {
-	Scheme string
-	Family Family
-}
-
-func (e *NotBuiltError) Error() string {
-	return fmt.Sprintf("%s:// needs a flurry built with %s; this one has %s",
-		e.Scheme, e.Family.Hint(), Describe())
-}
-
-// CheckScheme returns a *NotBuiltError when scheme belongs to an engine family this
-// build leaves out, and nil otherwise (also for schemes no family serves).
-func CheckScheme(scheme string) error {
-	if f, ok := ForScheme(scheme); ok && !f.Built {
-		return &NotBuiltError{Scheme: strings.ToLower(scheme), Family: f}
-	}
-	return nil
-}
-
-// Describe says in words which engines this build has, for messages and
-// flurry version: "the file stores only (lean build)", or "the file stores, SQL,
-// Redis, etcd (flurry_full)".
+// Describe says in words which engine tags this binary was built with.
 func Describe() string {
 	if t := Tags(); t != "" {
-		var names []string
-		for _, f := range Families() {
-			if f.Built {
-				names = append(names, f.Name)
-			}
-		}
-		return "the file stores, " + strings.Join(names, ", ") + " (" + t + ")"
+		return "-tags " + t
 	}
-	return "the file stores only (the lean default build)"
+	return "no engine tags (the lean default build)"
+}
+
+// CheckScheme returns an error naming the build tag when scheme's engine family
+// is not among this binary's tags, and nil otherwise (also for schemes no family
+// serves, such as file).
+func CheckScheme(scheme string) error {
+	if f, ok := engines.ForName(engines.LeaseStore, scheme); ok && !Built(f) {
+		return fmt.Errorf("%s:// needs a flurry built with %s; this test binary has %s", strings.ToLower(scheme), f.Hint(), Describe())
+	}
+	return nil
 }

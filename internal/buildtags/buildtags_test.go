@@ -1,41 +1,48 @@
 package buildtags
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flurryid/flurry/internal/engines"
 )
 
-func TestTagsMatchConstants(t *testing.T) {
-	tags := Tags()
-	if Full && tags != "flurry_full" {
-		t.Errorf("a full build has tags %q", tags)
-	}
-	if !SQL && !Redis && !Etcd && tags != "" {
-		t.Errorf("a lean build has tags %q", tags)
-	}
-	for _, f := range Families() {
-		if !Full && strings.Contains(tags, f.Tag) != f.Built {
-			t.Errorf("family %s built=%v, tags %q", f.Name, f.Built, tags)
+// compiled lists the families whose build constraints held when this test binary
+// was compiled (the tagged *_test.go files add them), which the build information
+// must agree with.
+var compiled []string
+
+func TestTagsMatchBuild(t *testing.T) {
+	for _, f := range engines.Families() {
+		if got, want := Built(f), slices.Contains(compiled, f.Name); got != want {
+			t.Errorf("Built(%s) = %v, but the test binary was compiled with its tag: %v (tags %q)", f.Name, got, want, Tags())
 		}
+	}
+	if Full() != (len(compiled) == len(engines.Families())) {
+		t.Errorf("Full() = %v with the families %q compiled in", Full(), compiled)
+	}
+	if tags := Tags(); Full() && tags != "flurry_full" || len(compiled) == 0 && tags != "" {
+		t.Errorf("Tags() = %q with the families %q compiled in", tags, compiled)
 	}
 }
 
 func TestCheckScheme(t *testing.T) {
-	for _, tc := range []struct {
-		scheme string
-		built  bool
-		tag    string
-	}{
-		{"file", true, ""},
-		{"nope", true, ""},
-		{"postgres", SQL, "flurry_sql"},
-		{"SQLite", SQL, "flurry_sql"},
-		{"rediss+sentinel", Redis, "flurry_redis"},
-		{"etcd", Etcd, "flurry_etcd"},
+	for _, scheme := range []string{"file", "nope"} {
+		if err := CheckScheme(scheme); err != nil {
+			t.Errorf("CheckScheme(%s) = %v", scheme, err)
+		}
+	}
+	for _, tc := range []struct{ scheme, tag string }{
+		{"postgres", "flurry_sql"},
+		{"SQLite", "flurry_sql"},
+		{"rediss+sentinel", "flurry_redis"},
+		{"etcd", "flurry_etcd"},
 	} {
+		built := Full() || strings.Contains(Tags(), tc.tag)
 		err := CheckScheme(tc.scheme)
-		if (err == nil) != tc.built {
-			t.Errorf("CheckScheme(%s) = %v, built %v", tc.scheme, err, tc.built)
+		if (err == nil) != built {
+			t.Errorf("CheckScheme(%s) = %v with tags %q", tc.scheme, err, Tags())
 			continue
 		}
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/testenv"
+	_ "github.com/flurryid/flurry/internal/verify/enginetags" // the engines of the test's tags
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	"github.com/flurryid/flurry/segment"

@@ -1,24 +1,20 @@
 // Package storeurl holds what every store URL parser shares: host lists
 // (h1:5432,h2:5432), query keys consumed once and refused when unknown, redaction
-// of passwords for messages, and picking a store opener by a URL's scheme for the
-// lease and segment packages that open any of their stores by URL.
+// of passwords for messages, and finding the registered store opener of a URL's
+// scheme for the lease and segment packages that open any of their stores by URL.
 package storeurl
 
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 )
-
-// Opener opens one kind of store from its URL.
-type Opener[S any] func(ctx context.Context, rawURL string) (S, error)
 
 // ParseOpen makes the Opener of a store package from its ParseURL and Open: the
 // URL is parsed into the store's Options, which open opens. T must implement S.
-func ParseOpen[S, O, T any](parse func(string) (O, error), open func(context.Context, O) (T, error)) Opener[S] {
+func ParseOpen[S, O, T any](parse func(string) (O, error), open func(context.Context, O) (T, error)) func(ctx context.Context, rawURL string) (S, error) {
 	return func(ctx context.Context, rawURL string) (S, error) {
 		var zero S
 		o, err := parse(rawURL)
@@ -33,34 +29,25 @@ func ParseOpen[S, O, T any](parse func(string) (O, error), open func(context.Con
 	}
 }
 
-// Schemes lists the schemes of openers, sorted.
-func Schemes[S any](openers map[string]Opener[S]) []string {
-	out := make([]string, 0, len(openers))
-	for k := range openers {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Open runs the opener of rawURL's scheme (case-insensitive). An unparsable URL or
-// an unknown scheme is an error prefixed with what ("lease", "segment") that lists
-// the known schemes and never shows the URL's password; the scheme of an engine
-// family this build leaves out is a *buildtags.NotBuiltError naming the tag.
-func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Opener[S]) (S, error) {
-	var zero S
+// Lookup returns the plug-in of kind k (engines.LeaseStore or
+// engines.SegmentStore) registered for rawURL's scheme (any case), as its front
+// door's type O. An unparsable URL or an unknown scheme is an error prefixed with
+// what ("lease", "segment") that lists the registered schemes and never shows the
+// URL's password; the scheme of an engine family nothing in this program
+// registered is an *engines.NotBuiltError that says what to do.
+func Lookup[O any](what string, k engines.Kind, rawURL string) (O, error) {
+	var zero O
 	u, _, _, err := ParseWithHosts(rawURL)
 	if err != nil || u.Scheme == "" {
-		return zero, fmt.Errorf("%s: %q is not a store URL; use one of %s", what, Redact(rawURL), strings.Join(Schemes(openers), ", "))
+		return zero, fmt.Errorf("%s: %q is not a store URL; use one of %s", what, Redact(rawURL), strings.Join(engines.Names(k), ", "))
 	}
-	open, ok := openers[strings.ToLower(u.Scheme)]
-	if !ok {
-		if err := buildtags.CheckScheme(u.Scheme); err != nil {
-			return zero, fmt.Errorf("%s: %w", what, err)
-		}
-		return zero, fmt.Errorf("%s: unknown store scheme %q; use one of %s", what, u.Scheme, strings.Join(Schemes(openers), ", "))
+	if open, ok := engines.Lookup[O](k, u.Scheme); ok {
+		return open, nil
 	}
-	return open(ctx, rawURL)
+	if err := engines.Check(k, u.Scheme); err != nil {
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	return zero, fmt.Errorf("%s: unknown store scheme %q; use one of %s", what, u.Scheme, strings.Join(engines.Names(k), ", "))
 }
 
 // Redact returns a URL with its password, and the value of any query key ending
@@ -69,17 +56,4 @@ func Open[S any](ctx context.Context, what, rawURL string, openers map[string]Op
 func Redact(rawURL string) string {
 	_, _, r, _ := ParseWithHosts(rawURL)
 	return r
-}
-
-// Register makes open the opener of every URL scheme of the engine family named
-// family (a buildtags.Family's Name), so that the scheme lists live in one place,
-// package buildtags. The tagged files of leaseurl and segmenturl call it.
-func Register[S any](m map[string]Opener[S], family string, open Opener[S]) {
-	for _, f := range buildtags.Families() {
-		if f.Name == family {
-			for _, s := range f.Schemes {
-				m[s] = open
-			}
-		}
-	}
 }

@@ -94,7 +94,7 @@ func NeedScheme(t testing.TB, scheme string) {
 // NeedFull is NeedScheme for a test that needs every engine family.
 func NeedFull(t testing.TB) {
 	t.Helper()
-	if !buildtags.Full {
+	if !buildtags.Full() {
 		needTag(t, "this test needs every engine: run it with go test -tags flurry_full; this test binary has "+buildtags.Describe())
 	}
 }

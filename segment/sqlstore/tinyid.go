@@ -319,10 +319,9 @@ func (s *TinyID) Tags(ctx context.Context) ([]segment.Tag, error) {
 
 // Segment is a range as tinyid's nextSegmentId hands it to clients: IDs in
 // (CurrentID, MaxID] with id % Delta == Remainder; a client loads the next one
-// once it reaches LoadingID.
-type Segment struct {
-	CurrentID, LoadingID, MaxID, Delta, Remainder int64
-}
+// once it reaches LoadingID. It is segment.TinyIDSegment, which flurry's server
+// serves without importing this package.
+type Segment = segment.TinyIDSegment
 
 // NextSegment takes a range exactly as tinyid's DbSegmentIdServiceImpl does:
 // max_id += step, loadingId = currentId + step*20/100.

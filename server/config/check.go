@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
@@ -16,9 +16,9 @@ import (
 	"github.com/flurryid/flurry/snowflake"
 )
 
-// Store URL schemes a full flurry can open, for early checks; the store packages
-// check the rest of each URL when the server starts. A scheme of an engine family
-// this build leaves out is reported with the build tag that adds it (url).
+// Store URL schemes flurry can open, for early checks; the store packages check
+// the rest of each URL when the server starts. A scheme of an engine whose package
+// this program does not import is reported with what to do (store).
 func leaseSchemes() []string {
 	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
 }
@@ -149,6 +149,9 @@ func (k *checker) namespace(p []string, name string, ns *Namespace, env func(str
 			k.add(p, "strategy redis needs a redis: block with at least url: redis://host:6379/0")
 			return
 		}
+		if err := engines.Check(engines.Strategy, ns.Strategy); err != nil {
+			k.add(append(p, "strategy"), "%v", err)
+		}
 		k.redis(append(p, "redis"), name, ns.Redis)
 	}
 }
@@ -211,7 +214,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	}
 	lp := append(p, "lease")
 	if s.Lease.Store != "" {
-		k.url(append(lp, "store"), s.Lease.Store, leaseSchemes())
+		k.store(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
 	}
 	if s.Lease.Scope != "" {
 		if err := lease.CheckScope(s.Lease.Scope); err != nil {
@@ -252,7 +255,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 
 func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
-		k.url(append(p, "stores", fmt.Sprint(i)), u, segmentSchemes())
+		k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
 	}
 	tag := s.Tag
 	if tag == "" {
@@ -333,18 +336,29 @@ func CheckListen(addr string) error {
 	return nil
 }
 
-func (k *checker) url(p []string, raw string, schemes []string) {
+// url checks a URL's scheme against schemes, and returns it in lower case; ""
+// when the URL is reported.
+func (k *checker) url(p []string, raw string, schemes []string) string {
 	u, _, _, err := storeurl.ParseWithHosts(raw) // accepts host lists: h1:5432,h2:5432
 	if err != nil || u.Scheme == "" {
 		k.add(p, "%q is not a store URL: use one of the schemes %s", lease.RedactURL(raw), strings.Join(schemes, ", "))
-		return
+		return ""
 	}
-	if !contains(schemes, strings.ToLower(u.Scheme)) {
+	scheme := strings.ToLower(u.Scheme)
+	if !contains(schemes, scheme) {
 		k.add(p, "unknown scheme %q: use one of %s", u.Scheme, strings.Join(schemes, ", "))
-		return
+		return ""
 	}
-	if err := buildtags.CheckScheme(u.Scheme); err != nil {
-		k.add(p, "%v", err)
+	return scheme
+}
+
+// store is url for the URL of a lease or segment store (kind): it also reports
+// a scheme whose store package the program does not import, with what to do.
+func (k *checker) store(p []string, raw string, kind engines.Kind, schemes []string) {
+	if scheme := k.url(p, raw, schemes); scheme != "" {
+		if err := engines.Check(kind, scheme); err != nil {
+			k.add(p, "%v", err)
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/flurryid/flurry/internal/engines"
 )
 
 // DefaultReload is how often the Leaf and tinyid modes re-read their tag lists and
@@ -73,7 +75,7 @@ func (k *checker) compat(c *Config) {
 			k.add(append(p, "stores"), "give the tinyid databases: stores: [mysql://user:pass@host:3306/tinyid?table=tiny_id_info]")
 		}
 		for i, u := range t.Stores {
-			k.url(append(p, "stores", fmt.Sprint(i)), u, []string{"postgres", "postgresql", "mysql", "sqlite"})
+			k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, []string{"postgres", "postgresql", "mysql", "sqlite"})
 		}
 		if t.Prefix != "" && (!strings.HasPrefix(t.Prefix, "/") || strings.HasSuffix(t.Prefix, "/") || strings.ContainsAny(t.Prefix, " {}")) {
 			k.add(append(p, "prefix"), "%q: give a path such as /tinyid (a leading slash, no trailing one)", t.Prefix)

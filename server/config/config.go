@@ -100,7 +100,9 @@ type TLS struct {
 
 // Namespace is one namespace: a strategy, its settings and its tokens.
 type Namespace struct {
-	// Strategy is one of snowflake, segment, redis, uuidv7, objectid.
+	// Strategy is one of snowflake, segment, redis, uuidv7, objectid. redis
+	// needs a program that imports server/redisstrategy (the flurry command does
+	// with -tags flurry_redis or flurry_full).
 	Strategy string `yaml:"strategy"`
 	// Tokens are accepted bearer tokens, written in the file (prefer TokenEnv).
 	Tokens []string `yaml:"tokens"`

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 	"github.com/flurryid/flurry/internal/testenv"
 )
 
@@ -106,11 +106,12 @@ func TestLeaseOrderAndListen(t *testing.T) {
 	}
 }
 
-// TestNotBuiltSchemes: a store URL of an engine family this build leaves out is a
-// problem on its own line, naming the build tag. (A full build has none to check.)
+// TestNotBuiltSchemes: a store URL of an engine family this program leaves out is
+// a problem on its own line, naming the build tag (in flurry's own builds). A full
+// build has none to check; a redis namespace is refused at its strategy key.
 func TestNotBuiltSchemes(t *testing.T) {
-	for _, f := range buildtags.Families() {
-		if f.Built {
+	for _, f := range engines.Families() {
+		if engines.Has(engines.LeaseStore, f.Schemes[0]) || engines.Has(engines.SegmentStore, f.Schemes[0]) {
 			continue
 		}
 		yaml := "namespaces:\n  a:\n    strategy: snowflake\n    snowflake:\n      lease:\n        store: " + f.Schemes[0] + "://h:1/x\n" +
@@ -127,6 +128,13 @@ func TestNotBuiltSchemes(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("problems %q lack %q", err, want)
 			}
+		}
+	}
+	if !engines.Has(engines.Strategy, "redis") {
+		_, err := Parse("c.yaml", []byte("namespaces:\n  r:\n    strategy: redis\n    redis: {url: 'redis://h:1/0'}\n"), nil)
+		want := "c.yaml:3: namespaces.r.strategy: the redis strategy needs a flurry built with -tags flurry_redis (or flurry_full)"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a redis namespace without the strategy: %v; want %q", err, want)
 		}
 	}
 }

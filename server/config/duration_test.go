@@ -6,25 +6,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/buildtags"
+	"github.com/flurryid/flurry/internal/engines"
 )
 
-// TestDurations: duration keys are parsed once when the file is read; a bad one is
-// reported on its own line, as written, with every other problem, and the server
-// reads the parsed values.
-// redisNamespace is a redis namespace for builds that have the Redis engines: the
-// lean build refuses a redis:// URL when it parses the config.
-var redisNamespace = func() string {
-	if !buildtags.Redis {
+// redisNamespace is a redis namespace for programs that have the redis strategy:
+// one without refuses the namespace when it parses the config.
+// It is asked for when a test runs, not when the package initializes: the redis
+// strategy registers itself after this package is initialized (it imports it).
+func redisNamespace() string {
+	if !engines.Has(engines.Strategy, "redis") {
 		return ""
 	}
 	return `  r:
     strategy: redis
     redis: {url: 'redis://127.0.0.1:6379/0', behind_wait: -1ms, plain_window: 5ms}
 `
-}()
+}
 
+// TestDurations: duration keys are parsed once when the file is read; a bad one is
+// reported on its own line, as written, with every other problem, and the server
+// reads the parsed values.
 func TestDurations(t *testing.T) {
+	redis := redisNamespace()
 	c, err := Parse("t.yaml", []byte(`shutdown_timeout: 5s
 limits: {read_timeout: 1500ms}
 namespaces:
@@ -34,7 +37,7 @@ namespaces:
   s:
     strategy: segment
     segment: {runway: 1m, fetch_timeout: 2s}
-`+redisNamespace), nil)
+`+redis), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +59,7 @@ namespaces:
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if buildtags.Redis {
+	if redis != "" {
 		if got := c.Namespaces["r"].Redis.BehindWait.Or(0); got != -time.Millisecond {
 			t.Errorf("behind_wait: %v, want -1ms", got)
 		}
@@ -109,8 +112,8 @@ namespaces:
 // takes longer than the window) is refused with its line and the assumption; a
 // negative one (the plain path off) and one at the bound are not.
 func TestPlainWindowBound(t *testing.T) {
-	if !buildtags.Redis {
-		t.Skip("this build has no Redis engines (lean build)")
+	if !engines.Has(engines.Strategy, "redis") {
+		t.Skip("this test binary has no redis strategy: go test -tags flurry_redis (or flurry_full) adds it")
 	}
 	for _, tc := range []struct {
 		window, layout, want string

@@ -1,5 +1,0 @@
-//go:build flurry_full || flurry_etcd
-
-package buildtags
-
-const etcdBuilt = true

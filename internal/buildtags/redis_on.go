@@ -1,5 +1,0 @@
-//go:build flurry_full || flurry_redis
-
-package buildtags
-
-const redisBuilt = true

@@ -1,5 +1,0 @@
-//go:build !(flurry_full || flurry_sql)
-
-package buildtags
-
-const sqlBuilt = false

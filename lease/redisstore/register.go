@@ -1,0 +1,16 @@
+package redisstore
+
+import (
+	"github.com/flurryid/flurry/internal/storeurl"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leaseurl"
+)
+
+// Importing the package registers its URL schemes with lease/leaseurl, so that
+// leaseurl.Open opens them.
+func init() {
+	open := storeurl.ParseOpen[lease.Store](ParseURL, Open)
+	for _, s := range []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel"} {
+		leaseurl.Register(s, open)
+	}
+}

@@ -1,0 +1,78 @@
+// Package redisstrategy is the server's redis strategy: namespaces whose IDs the
+// Redis server makes, with a Lua script from its own clock (package redisgen).
+// Importing the package registers the strategy, as database/sql drivers do:
+//
+//	import _ "github.com/flurryid/flurry/server/redisstrategy"
+//
+// The flurry command imports it when built with -tags flurry_redis (or
+// flurry_full); a program that runs server.New with a redis namespace imports it
+// itself. Without it, such a namespace is refused with what to do. It is a
+// package of its own so that a server without it does not link go-redis.
+package redisstrategy
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/redisgen"
+	"github.com/flurryid/flurry/server/config"
+	"github.com/flurryid/flurry/server/internal/strategy"
+)
+
+func init() {
+	strategy.Register("redis", strategy.Strategy{Open: open, Classify: classify})
+}
+
+// open makes the redisgen generator of a namespace, and writes the configured
+// node value into Redis when one is given.
+func open(ctx context.Context, ns strategy.Namespace) (strategy.Source, error) {
+	c := ns.Config.Redis
+	if c == nil {
+		return nil, errors.New("strategy redis needs a redis: block with at least url: redis://host:6379/0")
+	}
+	l, err := parseLayout(c.Layout)
+	if err != nil {
+		return nil, err
+	}
+	g, err := redisgen.New(ctx, redisgen.Options{
+		URL: c.URL, Namespace: cmp.Or(c.Key, ns.Name), Layout: l, BehindWait: c.BehindWait.Or(0),
+		PlainWindow: c.PlainWindow.Or(0),
+		Logger:      ns.Logger.With("namespace", ns.Name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.Node != "" {
+		nv, err := l.ParseNodeValues(c.Node)
+		if err == nil {
+			err = g.SetNode(ctx, nv)
+			if err != nil {
+				err = fmt.Errorf("setting the node value in Redis: %w", err)
+			}
+		}
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func parseLayout(text string) (*layout.Layout, error) {
+	return layout.Parse(cmp.Or(text, config.DefaultLayout))
+}
+
+// classify tells the server what a redisgen error means for its answer.
+func classify(err error) strategy.Class {
+	var c strategy.Class
+	if cb, ok := errors.AsType[*redisgen.ClockBehindError](err); ok {
+		c.Gap = cb.Gap
+	}
+	c.Exhausted = errors.Is(err, redisgen.ErrExhausted)
+	c.Behind = errors.Is(err, redisgen.ErrClockBehind)
+	c.Closed = errors.Is(err, redisgen.ErrClosed)
+	return c
+}
