@@ -43,8 +43,8 @@ func (cs *Conns) Track(c net.Conn) net.Conn {
 		cs.open = map[*conn]struct{}{}
 		cs.base = time.Now()
 	}
-	tc := &conn{Conn: c, owner: cs, made: int64(time.Since(cs.base))}
-	tc.lastRead.Store(tc.made) // a connection made during a call is not judged by it
+	tc := &conn{Conn: c, owner: cs}
+	tc.lastRead.Store(int64(time.Since(cs.base))) // a connection made during a call is not judged by it
 	cs.open[tc] = struct{}{}
 	if sc, ok := c.(syscall.Conn); ok {
 		return &sysConn{tc, sc}
@@ -77,30 +77,6 @@ func (cs *Conns) CloseSilent(start time.Time) int {
 }
 
 // Len returns how many connections are open.
-// CloseOlder closes every connection made before start, whatever it received:
-// for a client whose call got no answer although no connection was silent. A
-// connection whose peer backed its retransmissions off while packets were lost
-// delivers old data now and then, so it does not look silent, and the answer a
-// call waits for sits behind that data for as long as the peer's backoff lasts
-// (tens of seconds after an outage of a minute or more). It returns how many it
-// closed.
-func (cs *Conns) CloseOlder(start time.Time) int {
-	cs.mu.Lock()
-	since := int64(start.Sub(cs.base))
-	var old []*conn
-	for c := range cs.open {
-		if c.made < since {
-			old = append(old, c)
-		}
-	}
-	cs.mu.Unlock()
-	for _, c := range old {
-		c.silenced.Store(true)
-		c.Close()
-	}
-	return len(old)
-}
-
 func (cs *Conns) Len() int {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -111,7 +87,6 @@ func (cs *Conns) Len() int {
 type conn struct {
 	net.Conn
 	owner    *Conns
-	made     int64        // when it was made, as an offset from owner.base
 	lastRead atomic.Int64 // when a read last returned data, or else when it was made, as an offset from owner.base
 	silenced atomic.Bool  // CloseSilent closed it
 	once     sync.Once

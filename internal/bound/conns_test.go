@@ -108,36 +108,3 @@ func TestOnNoAnswer(t *testing.T) {
 		}
 	}
 }
-
-// CloseOlder closes every connection made before start, also one that received
-// data during the call, and leaves those made since.
-func TestCloseOlder(t *testing.T) {
-	var cs Conns
-	a, b := net.Pipe()
-	defer b.Close()
-	old := cs.Track(a)
-	time.Sleep(time.Millisecond)
-	start := time.Now()
-	time.Sleep(time.Millisecond)
-	// Old data arrives during the call: not silent, but not the answer either.
-	go b.Write([]byte("x"))
-	if _, err := old.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
-	c, d := net.Pipe()
-	defer d.Close()
-	fresh := cs.Track(c)
-	defer fresh.Close()
-	if n := cs.CloseSilent(start); n != 0 {
-		t.Fatalf("CloseSilent closed %d; the old connection received data, the fresh one is new", n)
-	}
-	if n := cs.CloseOlder(start); n != 1 {
-		t.Fatalf("CloseOlder closed %d, want 1 (the old one)", n)
-	}
-	if cs.Len() != 1 {
-		t.Fatalf("%d tracked, want the fresh one", cs.Len())
-	}
-	if _, err := old.Read(make([]byte, 1)); err == nil {
-		t.Fatal("the old connection still reads after CloseOlder")
-	}
-}

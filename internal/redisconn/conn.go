@@ -71,15 +71,7 @@ func Open[S any](ctx context.Context, o Options, k Kind, newStore func(*Conn) (S
 	if err == nil {
 		conn.owned = true
 		conn.Call = c.Call(conn.Settings)
-		// A call with no answer closes the connections that stayed silent; when
-		// none did, it closes every older one: after an outage of a minute or so,
-		// the server's side of an old connection (a sentinel's too) backs off its
-		// retransmissions, and answers behind them come tens of seconds late.
-		conn.Call.OnNoAnswer = func(start time.Time) {
-			if conns.CloseSilent(start) == 0 {
-				conns.CloseOlder(start)
-			}
-		}
+		conn.Call.OnNoAnswer = func(start time.Time) { conns.CloseSilent(start) }
 		s, scripts := newStore(conn)
 		if err = Connect(ctx, client, c, scripts...); err == nil {
 			return s, nil
