@@ -40,14 +40,14 @@ bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); 
 	cd bench && ./run.sh
 	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), issue14.sh; see bench/README.md"
 
-faults: ## the fault harness's full run, as root (internal/harness/setup.sh once first); SEED=11, OUT=docs/
-	$(GO) run ./internal/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
+faults: ## the fault harness's full run, as root (internal/verify/harness/setup.sh once first); SEED=11, OUT=docs/
+	$(GO) run ./internal/verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
 
 model: ## the SPIN model of the lease protocol (Debian's spin)
-	$(GO) test -count=1 ./internal/model/
+	$(GO) test -count=1 ./internal/verify/model/
 
 sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS)
-	$(GO) run ./internal/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS)
+	$(GO) run ./internal/verify/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS)
 
 release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
 	scripts/release.sh $(ARGS)

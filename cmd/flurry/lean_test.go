@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
 // TestMain removes the flurry binary testenv.BuildFlurry built.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
 	"github.com/flurryid/flurry/snowflake"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/buildtags"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/lease/leasetest"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment/internal/storetest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/internal/storetest"
 )
