@@ -15,7 +15,7 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace lint bench faults model sim release
+.PHONY: help test test-full test-norace lint depgraph bench faults model sim release
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
@@ -30,11 +30,15 @@ test-full: ## what CI runs (.ci/run): services started, lint, go test -race -tag
 test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondLimitFull), without -race
 	scripts/norace-tests.sh
 
-lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt
+lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt, the layers' import check
 	$(GO) vet ./...
 	$(GO) vet -tags flurry_full ./...
 	scripts/staticcheck.sh
+	$(GO) run ./internal/verify/cmd/depgraph -q
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -w these:"; echo "$$unformatted"; exit 1; fi
+
+depgraph: ## the packages drawn in layers, each with its imports, and the check that no import runs back up (ARCHITECTURE.md)
+	$(GO) run ./internal/verify/cmd/depgraph
 
 bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, issue14.sh there too
 	cd bench && ./run.sh
