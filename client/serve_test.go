@@ -25,9 +25,6 @@ type flurryServe struct {
 	stderr *bytes.Buffer
 }
 
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 // buildFlurry builds the flurry command once for the package's tests
 // (testenv.BuildFlurry), or skips the test when this build has no serve command.
 func buildFlurry(t *testing.T) string {

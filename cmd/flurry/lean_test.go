@@ -15,9 +15,6 @@ import (
 	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 // leanMaxBytes is the promised bound on the default binary's size (docs/building.md).
 const leanMaxBytes = 25 << 20
 
@@ -27,19 +24,9 @@ const leanMaxBytes = 25 << 20
 // build tag to use, and refuses to start over an earlier flurry's SQLite segment
 // file rather than issue its IDs again.
 func TestLeanBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the lean binary")
-	}
-	gobin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "flurry")
-	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, testenv.FlurryPkg, "") // the lean build: no tags
 	fi, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)

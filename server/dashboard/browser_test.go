@@ -60,9 +60,6 @@ type flurryServe struct {
 	log    *bytes.Buffer
 }
 
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 // buildFlurry builds the flurry command once for the package's tests
 // (testenv.BuildFlurry).
 func buildFlurry(t testing.TB, _ context.Context) string {

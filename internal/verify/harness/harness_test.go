@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/verify/netns"
 	"github.com/flurryid/flurry/internal/verify/testenv"
 )
@@ -152,21 +152,17 @@ func requireOrSkip(t *testing.T, ctx context.Context) {
 	}
 }
 
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 func buildBinaries(t *testing.T, dir string) (flurry, client string) {
 	t.Helper()
 	// The harness runs flurry on etcd, Redis and PostgreSQL: a full build.
 	testenv.NeedFull(t)
 	flurry, client = filepath.Join(dir, "flurry"), filepath.Join(dir, "fhclient")
-	// The nodes run the binary from dir (as another user): copy the one built once.
+	// The nodes run the binaries from dir (as another user): copy the ones built once.
 	if err := copyFile(flurry, testenv.BuildFlurry(t)); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("go", testenv.BuildArgs(client, "github.com/flurryid/flurry/internal/verify/harness/cmd/fhclient")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build fhclient: %v\n%s", err, out)
+	if err := copyFile(client, testenv.Build(t, "github.com/flurryid/flurry/internal/verify/harness/cmd/fhclient", buildtags.Tags())); err != nil {
+		t.Fatal(err)
 	}
 	return flurry, client
 }

@@ -22,8 +22,6 @@ import (
 	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 // TestErrClass: a failed Next is named by what the nodes answered, as a raw
 // request's failure is, so that the report counts both workloads' refusals alike.
 func TestErrClass(t *testing.T) {
