@@ -21,7 +21,9 @@ func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.
 	defer cancel()
 	start := time.Now()
 	l2, err := s.Renew(ctx, l, 3*time.Second, time.Now().UnixMilli()+1000)
-	if took := time.Since(start); took > d+time.Second {
+	// A Renew that ignored its deadline would hang on a stopped server until
+	// TCP gave up, minutes later; the slack is for a busy machine.
+	if took := time.Since(start); took > d+10*time.Second {
 		t.Errorf("Renew took %v with a %v deadline", took, d)
 	}
 	return l2, err
