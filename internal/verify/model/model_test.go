@@ -115,6 +115,9 @@ func TestRedisPlainModel(t *testing.T) {
 // verify checks every run of a model: the real protocol completes an exhaustive
 // search without error, a known-bad variant breaks the assertion named.
 func verify(t *testing.T, model string, runs []run) {
+	if testing.Short() {
+		t.Skip("-short: the SPIN model checks take minutes of CPU; run: make model")
+	}
 	tools(t)
 	src, err := filepath.Abs(model)
 	if err != nil {

@@ -12,6 +12,7 @@ package netns
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,11 @@ type Options struct {
 	// to close (New removes the namespaces a prefix's earlier Net left, so two at
 	// once would break each other). Zero means 5 minutes.
 	LockWait time.Duration
+	// LockDir holds the prefix's lock file, flurry-netns-PREFIX.lock. Empty means
+	// os.TempDir(), shared by every run on the machine: Nets whose lock files are
+	// in different directories do not wait for each other, so give one only with
+	// a prefix no other run uses.
+	LockDir string
 }
 
 // Net is a private network of hosts joined by one bridge.
@@ -157,7 +163,7 @@ func New(ctx context.Context, o Options) (*Net, error) {
 	if o.LockWait == 0 {
 		o.LockWait = 5 * time.Minute
 	}
-	lock, err := lockPrefix(ctx, o.Prefix, o.LockWait)
+	lock, err := lockPrefix(ctx, cmp.Or(o.LockDir, os.TempDir()), o.Prefix, o.LockWait)
 	if err != nil {
 		return nil, err
 	}
@@ -237,9 +243,9 @@ func (n *Net) Close(ctx context.Context) error {
 	return err
 }
 
-// lockPrefix takes an exclusive lock for a prefix on this machine, waiting up to d.
-func lockPrefix(ctx context.Context, prefix string, d time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "flurry-netns-"+prefix+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+// lockPrefix takes an exclusive lock for a prefix in dir, waiting up to d.
+func lockPrefix(ctx context.Context, dir, prefix string, d time.Duration) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "flurry-netns-"+prefix+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("netns: %w", err)
 	}

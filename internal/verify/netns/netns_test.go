@@ -2,6 +2,8 @@ package netns
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net"
@@ -12,19 +14,27 @@ import (
 	"time"
 )
 
-// newNet makes a Net with the harness's prefix "fh" (so that it waits for a harness
-// run on this machine instead of removing its namespaces), skipping when the machine
-// cannot, failing under FLURRY_TEST_REQUIRE=1.
+// newNet makes a Net with a prefix of its own ("t" and five random hex digits)
+// and its lock file in the test's temporary directory, so that it neither waits
+// for nor disturbs another run on this machine (a harness run uses "fh"). It
+// skips under -short, and when the machine cannot (failing under
+// FLURRY_TEST_REQUIRE=1).
 func newNet(t *testing.T) *Net {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: makes network namespaces, as root; run: go test ./internal/verify/netns/")
+	}
 	ctx := context.Background()
 	if err := Check(ctx); err != nil {
 		if os.Getenv("FLURRY_TEST_REQUIRE") == "1" {
 			t.Fatalf("FLURRY_TEST_REQUIRE=1: %v", err)
 		}
-		t.Skipf("skipping: %v", err)
+		t.Skipf("%v", err)
 	}
-	n, err := New(ctx, Options{Prefix: "fh"})
+	var b [3]byte
+	rand.Read(b[:])
+	prefix := "t" + hex.EncodeToString(b[:])[:5]
+	n, err := New(ctx, Options{Prefix: prefix, LockDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +42,7 @@ func newNet(t *testing.T) *Net {
 		if err := n.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
-		if left, _ := List(context.Background(), "fh"); len(left) != 0 {
+		if left, _ := List(context.Background(), prefix); len(left) != 0 {
 			t.Errorf("namespaces left after Close: %v", left)
 		}
 	})
