@@ -78,7 +78,7 @@ const (
 func releaseBinary(t *testing.T) (dir, bin string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("runs a release build")
+		t.Skip("-short: runs a release build, minutes of CPU; run: go test -tags flurry_full ./scripts/")
 	}
 	target := runtime.GOOS + "/" + runtime.GOARCH
 	switch target {

@@ -95,9 +95,6 @@ func child(raw string) int {
 }
 
 func TestProcessesShareATag(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
 	raw := testenv.Postgres.URL(t)
 	setup := openURL(t, raw)
 	tag := newTag(t, 20, setup)

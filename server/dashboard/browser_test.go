@@ -154,7 +154,7 @@ func grouped(v int64) string {
 // back, and takes screenshots at 1280x800 and at phone width.
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a browser")
+		t.Skip("-short: starts a browser; run: go test -tags flurry_full -run TestBrowser ./server/dashboard/")
 	}
 	lookBrowser(t) // skip before building anything
 	// Generous for a cold build on a busy machine; the browser part takes seconds.

@@ -28,7 +28,7 @@ var short = []string{"hangs-etcd", "sigkill-node", "kill-etcd-leader", "partitio
 // A failure prints the seed and the command that replays it.
 func TestShortScenario(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipping: -short (the harness scenario takes about two minutes)")
+		t.Skip("-short: the fault harness scenario takes about two minutes, as root; run: go test -tags flurry_full ./internal/verify/harness/")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -23,7 +23,7 @@ import (
 // killed (SIGKILL) halfway.
 func TestEtcdLeaderKilled(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-member etcd cluster")
+		t.Skip("-short: starts a 3-member etcd cluster; run: go test -tags flurry_full ./internal/verify/hatest/")
 	}
 	bin := need(t, "etcd", "etcd-server")
 	dir := t.TempDir()

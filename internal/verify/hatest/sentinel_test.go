@@ -24,7 +24,7 @@ import (
 // acknowledged had reached the replica that is promoted.
 func TestSentinelFailover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts Redis with Sentinel")
+		t.Skip("-short: starts Redis with Sentinel; run: go test -tags flurry_full ./internal/verify/hatest/")
 	}
 	bin := need(t, "redis-server", "redis-server")
 	dir := t.TempDir()
