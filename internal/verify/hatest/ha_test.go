@@ -27,7 +27,7 @@ func need(t *testing.T, name, pkg string) string {
 	t.Helper()
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		msg := name + " is not on PATH (Debian package " + pkg + "); the failover test starts its own servers"
+		msg := name + " not installed (Debian package " + pkg + "); the failover test starts its own servers"
 		if testenv.Required() {
 			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 		}

@@ -69,7 +69,7 @@ var (
 func tools(t *testing.T) {
 	for _, tool := range []string{"spin", "gcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			msg := tool + " is not installed (Debian: apt-get install spin gcc); the SPIN models are not checked"
+			msg := tool + " not installed (Debian: apt-get install spin gcc); the SPIN models are not checked"
 			if os.Getenv("FLURRY_TEST_REQUIRE") == "1" {
 				t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 			}

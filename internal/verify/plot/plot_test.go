@@ -89,7 +89,7 @@ func tinted(i int) color.RGBA {
 func TestSample(t *testing.T) {
 	path := os.Getenv("PLOT_SAMPLE")
 	if path == "" {
-		t.Skip("set PLOT_SAMPLE=/tmp/x.png to write the sample chart")
+		t.Skip("writes the sample chart only when PLOT_SAMPLE names a PNG file to write")
 	}
 	f, err := os.Create(path)
 	if err != nil {

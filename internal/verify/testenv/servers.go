@@ -19,7 +19,7 @@ func lookPath(t testing.TB, name string) string {
 	t.Helper()
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		msg := name + " is not on PATH; the outage test needs its own server to stop"
+		msg := name + " not installed (not on PATH); the outage test needs its own server to stop"
 		if Required() {
 			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 		}

@@ -54,7 +54,7 @@ func (s Service) URL(t testing.TB) string {
 		}
 		lastErr = err
 	}
-	msg := s.Name + " is not reachable at " + u.Host + " (" + lastErr.Error() + "); start it or set " + s.Env
+	msg := s.Name + " unreachable at " + u.Host + " (" + lastErr.Error() + "); start it or set " + s.Env
 	if Required() {
 		t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 	}

@@ -18,11 +18,13 @@
 //
 // The last line, for example:
 //
-//	flurry tests: 1012 passed, 23 skipped: -short: builds a release (2), PostgreSQL unreachable at 127.0.0.1:5432 (12), ...; the full set: make test-full
+//	flurry tests: 1380 passed, 140 skipped: PostgreSQL unreachable at 127.0.0.1:5432 (66), -short (11), ...; 2m10s; the full set: make test-full
 //
-// A skip's reason is its message up to the first "; " or " (", so messages that
-// differ only in their advice or detail count together. testall exits with go
-// test's status.
+// Before it, the skipped tests are listed by reason. A skip's reason is its
+// message up to the first "; " or " (", so messages that differ only in their
+// advice or detail count together; on the summary line, the reasons that start
+// with "-short:" count as one, as do the helper processes' entry points
+// ("helper process of another test: ..."). testall exits with go test's status.
 package main
 
 import (
@@ -376,16 +378,43 @@ func (s *summary) finish(took time.Duration) {
 		}
 	}
 	fmt.Fprintf(&b, "%d passed, %d skipped", s.passed, s.skipped)
-	for i, r := range reasons {
+	// The line names each reason but folds the -short ones, and the helper
+	// processes, into one count each: the list above has them all.
+	var cats []string
+	n := map[string]int{}
+	for _, r := range reasons {
+		c := category(r)
+		if n[c] == 0 {
+			cats = append(cats, c)
+		}
+		n[c] += len(s.skips[r])
+	}
+	slices.SortStableFunc(cats, func(a, b string) int { return cmp.Compare(n[b], n[a]) })
+	for i, c := range cats {
 		if i == 0 {
 			b.WriteString(": ")
 		} else {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s (%d)", r, len(s.skips[r]))
+		fmt.Fprintf(&b, "%s (%d)", c, n[c])
 	}
 	fmt.Fprintf(&b, "; %s; the full set: %s", took.Round(time.Second), fullSet)
 	fmt.Fprintln(s.w, b.String())
+}
+
+// category returns what the summary line counts a skip's reason under: "-short"
+// for the tests -short leaves to the full set ("-short: starts a browser; run:
+// ..."), "helper processes" for tests that are the entry point of a process
+// another test starts ("helper process of another test: ..."), and else the
+// reason itself.
+func category(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "-short:"):
+		return "-short"
+	case strings.HasPrefix(reason, "helper process"):
+		return "helper processes"
+	}
+	return reason
 }
 
 // list joins names, at most max of them and a count of the rest.

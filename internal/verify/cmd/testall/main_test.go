@@ -66,6 +66,12 @@ func TestSummary(t *testing.T) {
 		{Action: "skip", Package: p, Test: "TestB"},
 		{Action: "output", Package: p, Test: "TestC", Output: "    c_test.go:1: spin not installed (Debian package spin)\n"},
 		{Action: "skip", Package: p, Test: "TestC"},
+		{Action: "output", Package: p, Test: "TestF", Output: "    f_test.go:1: -short: starts a browser; run: go test ./x\n"},
+		{Action: "skip", Package: p, Test: "TestF"},
+		{Action: "output", Package: p, Test: "TestG", Output: "    g_test.go:1: -short: runs a release build\n"},
+		{Action: "skip", Package: p, Test: "TestG"},
+		{Action: "output", Package: p, Test: "TestH", Output: "    g_test.go:1: -short: runs a release build\n"},
+		{Action: "skip", Package: p, Test: "TestH"},
 		{Action: "output", Package: p, Test: "TestD", Output: "    d_test.go:1: passing chatter\n"},
 		{Action: "pass", Package: p, Test: "TestD"},
 		{Action: "output", Package: p, Test: "TestE", Output: "    e_test.go:7: got 2, want 3\n"},
@@ -92,9 +98,11 @@ func TestSummary(t *testing.T) {
 		"panic: boom",
 		"",
 		"skipped, by reason:",
+		"  -short: runs a release build (2): lease/sqlstore TestG, lease/sqlstore TestH",
 		"  PostgreSQL unreachable at 127.0.0.1:5432 (2): lease/sqlstore TestA, lease/sqlstore TestB",
+		"  -short: starts a browser (1): lease/sqlstore TestF",
 		"  spin not installed (1): lease/sqlstore TestC",
-		"flurry tests: FAILED: lease/sqlstore TestE, x; 1 failed, 1 passed, 3 skipped: PostgreSQL unreachable at 127.0.0.1:5432 (2), spin not installed (1); 1m30s; the full set: make test-full",
+		"flurry tests: FAILED: lease/sqlstore TestE, x; 1 failed, 1 passed, 6 skipped: -short (3), PostgreSQL unreachable at 127.0.0.1:5432 (2), spin not installed (1); 1m30s; the full set: make test-full",
 	}
 	if !slices.Equal(lines, want) {
 		t.Errorf("printed\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
