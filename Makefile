@@ -21,10 +21,10 @@ help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-test: ## the fast tests of the lean build, no services needed: go test ./...
-	$(GO) test ./...
+test: ## the README's test command: the short set, every engine, skips counted by reason (go run ./internal/verify/cmd/testall)
+	$(GO) run ./internal/verify/cmd/testall
 
-test-full: ## what CI runs (.ci/run): services started, lint, go test -race -tags flurry_full ./..., the rest; needs root
+test-full: ## what CI runs (.ci/run): services started, lint, the README's test command, go test -race -tags flurry_full ./..., the rest; needs root
 	bash .ci/run
 
 test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondLimitFull), without -race

@@ -39,8 +39,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -65,7 +63,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cmd := exec.CommandContext(ctx, goCommand(), args...)
+	cmd := exec.CommandContext(ctx, "go", args...) // the go that ran go run, on PATH
 	cmd.Stderr = os.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
@@ -187,21 +185,6 @@ func takesValue(name string) bool {
 		return false
 	}
 	return true
-}
-
-// goCommand returns the go command of the toolchain that built testall (go run
-// builds it with the go that runs it), or the go on PATH.
-func goCommand() string {
-	exe := "go"
-	if runtime.GOOS == "windows" {
-		exe += ".exe"
-	}
-	if p := filepath.Join(runtime.GOROOT(), "bin", exe); runtime.GOROOT() != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "go"
 }
 
 // event is one line of go test -json (cmd/test2json).
