@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +45,17 @@ func start(t testing.TB, cmd *exec.Cmd, port int, wait time.Duration, log string
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return cmd
+			// The port was free when FreePort chose it, but another process
+			// (another test's server) can take it before this one binds it;
+			// then this one exits and the port answers for someone else, whom
+			// the test would stop, kill and check instead.
+			switch mine, known := listensOn(cmd.Process.Pid, port); {
+			case mine || !known:
+				return cmd
+			case exited(cmd.Process.Pid):
+				t.Fatalf("%s exited: port %d is held by another process (FreePort's port was taken before the server bound it); run the test again", filepath.Base(cmd.Path), port)
+			}
+			err = fmt.Errorf("port %d answers, but not for this process", port)
 		}
 		if time.Now().After(deadline) {
 			var b []byte
@@ -85,4 +96,45 @@ func StartEtcd(t testing.TB, dir string, client, peer int) *exec.Cmd {
 		"--listen-peer-urls", p, "--initial-advertise-peer-urls", p, "--initial-cluster", "t="+p)
 	cmd.Stdout, cmd.Stderr = log, log
 	return start(t, cmd, client, 15*time.Second, logName)
+}
+
+// listensOn reports whether process pid holds the listening TCP socket of port on
+// 127.0.0.1, from /proc (known false where /proc does not say).
+func listensOn(pid, port int) (mine, known bool) {
+	tcp, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false, false
+	}
+	want := fmt.Sprintf(":%04X", port)
+	inodes := map[string]bool{}
+	for _, line := range strings.Split(string(tcp), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local_address rem_address st ... inode: a socket in LISTEN (0A).
+		if len(f) > 9 && strings.HasSuffix(f[1], want) && f[3] == "0A" {
+			inodes["socket:["+f[9]+"]"] = true
+		}
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false, false
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && inodes[l] {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// exited reports whether process pid has ended (a zombie until it is waited for).
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
 }
