@@ -41,7 +41,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// A stopped server: Renew fails within its deadline, and not with ErrLost.
-	srv.Process.Signal(syscall.SIGSTOP)
+	testenv.Pause(t, srv)
 	_, err = renewWithin(t, s, l, 500*time.Millisecond)
 	srv.Process.Signal(syscall.SIGCONT)
 	if err == nil || errors.Is(err, lease.ErrLost) {
@@ -54,7 +54,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// Stopped for longer than the TTL: the lease is lost, by Redis's clock.
-	srv.Process.Signal(syscall.SIGSTOP)
+	testenv.Pause(t, srv)
 	time.Sleep(ttl + 500*time.Millisecond)
 	srv.Process.Signal(syscall.SIGCONT)
 	if _, err = renewWithin(t, s, l, 2*time.Second); !errors.Is(err, lease.ErrLost) {

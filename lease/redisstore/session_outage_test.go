@@ -57,7 +57,7 @@ func TestSessionSurvivesRedisOutage(t *testing.T) {
 		t.Fatal("no renewal before the outage")
 	}
 
-	srv.Process.Signal(syscall.SIGSTOP) // Redis stops answering
+	testenv.Pause(t, srv) // Redis stops answering
 	stopped := time.Now()
 	time.Sleep(20 * time.Millisecond) // a renewal in flight lands or fails
 	expires := s.Status().Expires     // by Redis's clock: the last renewal that succeeded

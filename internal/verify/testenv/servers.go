@@ -98,6 +98,50 @@ func StartEtcd(t testing.TB, dir string, client, peer int) *exec.Cmd {
 	return start(t, cmd, client, 15*time.Second, logName)
 }
 
+// Pause stops a throwaway server (SIGSTOP) and returns once every thread of it
+// has stopped (from /proc on Linux), so that the test's next request meets a
+// server that does not answer. Resume it with SIGCONT.
+func Pause(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP %s: %v", filepath.Base(cmd.Path), err)
+	}
+	for deadline := time.Now().Add(time.Minute); !stopped(cmd.Process.Pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has not stopped a minute after SIGSTOP", filepath.Base(cmd.Path))
+		}
+	}
+}
+
+// stopped reports whether every thread of process pid is stopped, or, where /proc
+// does not say, true.
+func stopped(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		if st := state(string(b)); st != 'T' && st != 't' {
+			return false
+		}
+	}
+	return true
+}
+
+// state returns the state letter of a /proc stat line: "pid (comm) S ...".
+func state(stat string) byte {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0
+	}
+	return stat[i+2]
+}
+
 // listensOn reports whether process pid holds the listening TCP socket of port on
 // 127.0.0.1, from /proc (known false where /proc does not say).
 func listensOn(pid, port int) (mine, known bool) {
@@ -133,8 +177,6 @@ func exited(pid int) bool {
 	if err != nil {
 		return true
 	}
-	// pid (comm) state ...: the state follows the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
+	st := state(string(b))
+	return st == 0 || st == 'Z' || st == 'X'
 }

@@ -6,13 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestListensOn: the check that a throwaway server answers on its own port, not a
-// process that took the port first.
-func TestListensOn(t *testing.T) {
+// TestServerState: the checks that a throwaway server answers on its own port (not a
+// process that took the port first) and that a paused one has stopped.
+func TestServerState(t *testing.T) {
 	port := FreePort(t)
 	srv := StartRedis(t, port)
 	if mine, known := listensOn(srv.Process.Pid, port); !mine || !known {
@@ -21,9 +22,14 @@ func TestListensOn(t *testing.T) {
 	if mine, known := listensOn(os.Getpid(), port); mine || !known {
 		t.Errorf("listensOn(this process, %d) = %t, %t; want false, true", port, mine, known)
 	}
-	if exited(srv.Process.Pid) {
-		t.Error("a running server counts as exited")
+	if exited(srv.Process.Pid) || stopped(srv.Process.Pid) {
+		t.Error("a running server counts as exited or stopped")
 	}
+	Pause(t, srv)
+	if !stopped(srv.Process.Pid) || exited(srv.Process.Pid) {
+		t.Error("a paused server does not count as stopped, or counts as exited")
+	}
+	srv.Process.Signal(syscall.SIGCONT)
 	// A second server on the same port cannot bind it and exits.
 	second := exec.Command(srv.Path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	if err := second.Start(); err != nil {
