@@ -686,7 +686,7 @@ func freePort(t *testing.T) int {
 // is checked in the deploy module.
 func TestKubernetesConfig(t *testing.T) {
 	if !buildtags.Etcd {
-		t.Skip("the ConfigMap leases from etcd: needs a build with -tags flurry_etcd or flurry_full (as the README's test command builds)")
+		t.Skip("the ConfigMap leases from etcd: needs a build with -tags flurry_etcd or flurry_full (the README's test command)")
 	}
 	raw := mustRead(t, filepath.Join(repoRoot(t), "deploy", "kubernetes", "configmap.yaml"))
 	var cm struct {
