@@ -15,39 +15,43 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace lint bench faults model sim release
+.PHONY: help test test-full test-norace lint depgraph bench faults model sim release
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-test: ## the fast tests of the lean build, no services needed: go test ./...
-	$(GO) test ./...
+test: ## the README's test command: the short set, every engine, skips counted by reason (go run ./internal/verify/cmd/testall)
+	$(GO) run ./internal/verify/cmd/testall
 
-test-full: ## what CI runs (.ci/run): services started, lint, go test -race -tags flurry_full ./..., the rest; needs root
+test-full: ## what CI runs (.ci/run): services started, lint, the README's test command, go test -race -tags flurry_full ./..., the rest; needs root
 	bash .ci/run
 
 test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondLimitFull), without -race
 	scripts/norace-tests.sh
 
-lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt
+lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt, the layers' import check
 	$(GO) vet ./...
 	$(GO) vet -tags flurry_full ./...
 	scripts/staticcheck.sh
+	$(GO) run ./internal/verify/cmd/depgraph -q
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -w these:"; echo "$$unformatted"; exit 1; fi
+
+depgraph: ## the packages drawn in layers, each with its imports, and the check that no import runs back up (ARCHITECTURE.md)
+	$(GO) run ./internal/verify/cmd/depgraph
 
 bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, issue14.sh there too
 	cd bench && ./run.sh
 	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), issue14.sh; see bench/README.md"
 
-faults: ## the fault harness's full run, as root (internal/harness/setup.sh once first); SEED=11, OUT=docs/
-	$(GO) run ./internal/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
+faults: ## the fault harness's full run, as root (internal/verify/harness/setup.sh once first); SEED=11, OUT=docs/
+	$(GO) run ./internal/verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
 
 model: ## the SPIN model of the lease protocol (Debian's spin)
-	$(GO) test -count=1 ./internal/model/
+	$(GO) test -count=1 ./internal/verify/model/
 
 sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS)
-	$(GO) run ./internal/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS)
+	$(GO) run ./internal/verify/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS)
 
 release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
 	scripts/release.sh $(ARGS)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
 // flurryServe is a `flurry serve` process.
@@ -24,9 +24,6 @@ type flurryServe struct {
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
 }
-
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 // buildFlurry builds the flurry command once for the package's tests
 // (testenv.BuildFlurry), or skips the test when this build has no serve command.

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -25,7 +25,7 @@ func startServer(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
 	server, err := exec.LookPath("redis-server")
 	if err != nil {
-		msg := "redis-server is needed on PATH for this test: " + err.Error()
+		msg := "redis-server not installed (" + err.Error() + "); this test starts its own Redis servers"
 		if testenv.Required() {
 			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 		}
@@ -63,7 +63,7 @@ func startServer(t *testing.T, dir, name string, args ...string) string {
 func startCluster(t *testing.T) []string {
 	t.Helper()
 	if _, err := exec.LookPath("redis-cli"); err != nil {
-		msg := "redis-cli is needed on PATH for the Redis Cluster test: " + err.Error()
+		msg := "redis-cli not installed (" + err.Error() + "); the Redis Cluster test needs it"
 		if testenv.Required() {
 			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
 		}

@@ -455,11 +455,18 @@ func TestPlainPathCounterWentBack(t *testing.T) {
 		return id
 	}
 	first := next()
+	var last flurry.ID
 	for range 10 {
-		next()
+		last = next()
 	}
 	// The counter goes back 5 s: the "replica" lacks the last writes, and its
-	// TIME is past them.
+	// TIME is past them (as after any failover, which takes longer than a tick):
+	// wait for Redis TIME to leave the last ID's tick, which a fast machine
+	// issues all eleven IDs in.
+	lp, _ := l.Decompose(last)
+	for redisTick(t, c, l) <= lp.Tick {
+		time.Sleep(time.Millisecond)
+	}
 	fp, _ := l.Decompose(first)
 	setLast(t, c, ns, l, fp.Tick-5000, 0)
 	h.mu.Lock()

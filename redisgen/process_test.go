@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -26,7 +26,7 @@ const helperEnv = "FLURRY_REDISGEN_HELPER"
 func TestHelperIssue(t *testing.T) {
 	ns := os.Getenv(helperEnv)
 	if ns == "" {
-		t.Skip("helper process for TestProcesses")
+		t.Skip("helper process of another test: runs only when TestProcesses starts it")
 	}
 	n, _ := strconv.Atoi(os.Getenv(helperEnv + "_N"))
 	g := newGen(t, Options{URL: testenv.Redis.URL(t), Namespace: ns, Layout: mustLayout(t, "twitter")})

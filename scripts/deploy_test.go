@@ -79,7 +79,7 @@ const (
 func releaseBinary(t *testing.T) (dir, bin string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("runs a release build")
+		t.Skip("-short: runs a release build, minutes of CPU; run: go test -tags flurry_full ./scripts/")
 	}
 	target := runtime.GOOS + "/" + runtime.GOARCH
 	switch target {
@@ -541,7 +541,11 @@ func TestSystemdUnit(t *testing.T) {
 // and chroot; the image itself cannot be built here (no container engine).
 func TestContainerReadOnly(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for unshare --mount and chroot")
+		msg := "not root (unshare --mount and chroot need it)"
+		if os.Getenv("FLURRY_TEST_REQUIRE") == "1" {
+			t.Fatal(msg + "; FLURRY_TEST_REQUIRE=1 makes this a failure")
+		}
+		t.Skip(msg)
 	}
 	unshare := requireTool(t, "unshare", "util-linux")
 	_, bin := releaseBinary(t)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenttest"
 	"github.com/flurryid/flurry/segment/sqlstore"

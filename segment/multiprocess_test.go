@@ -15,7 +15,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/sqlstore"
 )
@@ -95,9 +95,6 @@ func child(raw string) int {
 }
 
 func TestProcessesShareATag(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
 	raw := testenv.Postgres.URL(t)
 	setup := openURL(t, raw)
 	tag := newTag(t, 20, setup)

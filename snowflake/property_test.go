@@ -296,7 +296,7 @@ func TestMultiProcess(t *testing.T) {
 func TestChildProcess(t *testing.T) {
 	who := os.Getenv("FLURRY_TEST_CHILD")
 	if who == "" {
-		t.Skip("runs only as a child of TestMultiProcess")
+		t.Skip("helper process of another test: runs only when TestMultiProcess starts it")
 	}
 	w, _ := strconv.Atoi(who)
 	n, _ := strconv.Atoi(os.Getenv("FLURRY_TEST_CHILD_N"))

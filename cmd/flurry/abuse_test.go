@@ -21,7 +21,7 @@ import (
 
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
 )
@@ -56,6 +56,9 @@ func vmHWM(t *testing.T, pid int) int64 {
 // connection), that every request ends in bounded time, and that the server
 // still serves afterwards.
 func TestServeAbuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: drives 330 abusive requests at a real server, tens of seconds of both cores; run: go test -tags flurry_full -run TestServeAbuse ./cmd/flurry/")
+	}
 	testenv.NeedScheme(t, "redis")
 	bin := buildServe(t)
 	redisURL := testenv.Redis.URL(t)
@@ -235,8 +238,21 @@ namespaces:
 	if out.ok.Load() < int64(len(maxCount)) {
 		t.Errorf("only %d requests served", out.ok.Load())
 	}
-	// Still serving.
-	if code, _, body := fetch(t, http.DefaultClient, "GET", p.base+"/v1/snow/next?count=3"); code != 200 {
-		t.Fatalf("after the abuse: %d %q", code, body)
+	// Still serving, or serving again: on a busy machine the abuse can starve the
+	// lease's renewal until its window ends, and the namespace then refuses (503,
+	// no valid lease) until the next renewal, which it makes by itself.
+	ended := time.Now()
+	for {
+		code, _, body := fetch(t, http.DefaultClient, "GET", p.base+"/v1/snow/next?count=3")
+		if code == 200 {
+			if d := time.Since(ended); d > time.Second {
+				t.Logf("serving again %v after the abuse ended", d.Round(time.Millisecond))
+			}
+			break
+		}
+		if code != 503 || time.Since(ended) > 2*time.Minute {
+			t.Fatalf("after the abuse: %d %q\n%s", code, body, p.log())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

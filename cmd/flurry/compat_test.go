@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/compattest"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/compattest"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
 // The expectations below come from the originals' source (facts, not code):

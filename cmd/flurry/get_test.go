@@ -24,7 +24,9 @@ func startFlurryServer(t testing.TB) *httptest.Server {
 	return ts
 }
 
-func startFlurryServerText(t testing.TB) (ts *httptest.Server, hasText bool) {
+// startFlurryServerText starts the test server; wrap, if given, wraps its handler
+// (to watch the requests).
+func startFlurryServerText(t testing.TB, wrap ...func(http.Handler) http.Handler) (ts *httptest.Server, hasText bool) {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := server.New(ctx, server.Options{Config: testServeConfig(t, true), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -35,7 +37,11 @@ func startFlurryServerText(t testing.TB) (ts *httptest.Server, hasText bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts = httptest.NewUnstartedServer(srv.Handler())
+	h := srv.Handler()
+	for _, w := range wrap {
+		h = w(h)
+	}
+	ts = httptest.NewUnstartedServer(h)
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)

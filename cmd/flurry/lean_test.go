@@ -14,11 +14,8 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/engines"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
-
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 // leanMaxBytes is the promised bound on the default binary's size (docs/building.md).
 const leanMaxBytes = 25 << 20
@@ -29,19 +26,9 @@ const leanMaxBytes = 25 << 20
 // of an engine it leaves out with the build tag to use, and refuses to start over
 // an earlier flurry's SQLite segment file rather than issue its IDs again.
 func TestLeanBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the lean binary")
-	}
-	gobin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "flurry")
-	if out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, testenv.FlurryPkg, "") // the lean build: no tags
 	fi, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +41,10 @@ func TestLeanBuild(t *testing.T) {
 	t.Run("links no engine", func(t *testing.T) {
 		// The engines come only from engines_*.go, by tag: no other import may
 		// pull a store package, the redis strategy or a driver into the lean build.
+		gobin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
+		if err != nil {
+			t.Fatal(err)
+		}
 		out, err := exec.CommandContext(ctx, gobin, "list", "-deps", ".").CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps: %v\n%s", err, out)

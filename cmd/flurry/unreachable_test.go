@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
 // TestUnreachableStores runs the flurry binary against stores that do not answer:

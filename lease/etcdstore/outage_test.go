@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -21,7 +21,9 @@ func renewWithin(t *testing.T, s *Store, l lease.Lease, d time.Duration) (lease.
 	defer cancel()
 	start := time.Now()
 	l2, err := s.Renew(ctx, l, 3*time.Second, time.Now().UnixMilli()+1000)
-	if took := time.Since(start); took > d+time.Second {
+	// A Renew that ignored its deadline would hang on a stopped server until
+	// TCP gave up, minutes later; the slack is for a busy machine.
+	if took := time.Since(start); took > d+10*time.Second {
 		t.Errorf("Renew took %v with a %v deadline", took, d)
 	}
 	return l2, err
@@ -40,7 +42,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// A stopped server: Renew fails within its deadline, and not with ErrLost.
-	srv.Process.Signal(syscall.SIGSTOP)
+	testenv.Pause(t, srv)
 	_, err = renewWithin(t, s, l, 500*time.Millisecond)
 	srv.Process.Signal(syscall.SIGCONT)
 	if err == nil || errors.Is(err, lease.ErrLost) {
@@ -53,7 +55,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// Stopped for longer than the TTL: etcd expires the lease when it resumes.
-	srv.Process.Signal(syscall.SIGSTOP)
+	testenv.Pause(t, srv)
 	time.Sleep(ttl + 500*time.Millisecond)
 	srv.Process.Signal(syscall.SIGCONT)
 	if _, err = renewWithin(t, s, l, 3*time.Second); !errors.Is(err, lease.ErrLost) {

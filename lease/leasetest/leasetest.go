@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/conformance"
+	"github.com/flurryid/flurry/internal/verify/conformance"
 	"github.com/flurryid/flurry/lease"
 )
 

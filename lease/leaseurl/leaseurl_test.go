@@ -12,8 +12,8 @@ import (
 
 	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/engines"
-	"github.com/flurryid/flurry/internal/testenv"
 	_ "github.com/flurryid/flurry/internal/verify/enginetags"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasetest"
 	"github.com/flurryid/flurry/lease/leaseurl"

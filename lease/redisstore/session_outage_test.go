@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/snowflake"
@@ -57,7 +57,7 @@ func TestSessionSurvivesRedisOutage(t *testing.T) {
 		t.Fatal("no renewal before the outage")
 	}
 
-	srv.Process.Signal(syscall.SIGSTOP) // Redis stops answering
+	testenv.Pause(t, srv) // Redis stops answering
 	stopped := time.Now()
 	time.Sleep(20 * time.Millisecond) // a renewal in flight lands or fails
 	expires := s.Status().Expires     // by Redis's clock: the last renewal that succeeded

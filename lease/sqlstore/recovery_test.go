@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/lease/leasetest"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment/internal/storetest"
 )
 
@@ -23,7 +23,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// A stopped server: Take fails within its deadline, and works once it resumes.
-	srv.Process.Signal(syscall.SIGSTOP)
+	testenv.Pause(t, srv)
 	_, err := storetest.TakeWithin(t, s, tag, 10, 500*time.Millisecond)
 	srv.Process.Signal(syscall.SIGCONT)
 	if err == nil {

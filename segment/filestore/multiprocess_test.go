@@ -101,9 +101,6 @@ func child(dir string) int {
 // allocator starts with what they handed back. No ID is issued twice, and each
 // allocator's IDs increase.
 func TestProcessesShareADirectory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	setup, err := filestore.New(store)

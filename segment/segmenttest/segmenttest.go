@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/conformance"
+	"github.com/flurryid/flurry/internal/verify/conformance"
 	"github.com/flurryid/flurry/segment"
 )
 

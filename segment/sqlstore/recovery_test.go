@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenttest"
 )

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenttest"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry/internal/engines"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
 func TestExampleFile(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flurryid/flurry/api/flurryv1"
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 	"github.com/flurryid/flurry/server/dashboard"
 )
 
@@ -59,9 +59,6 @@ type flurryServe struct {
 	cmd    *exec.Cmd
 	log    *bytes.Buffer
 }
-
-// TestMain removes the flurry binary testenv.BuildFlurry built.
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 // buildFlurry builds the flurry command once for the package's tests
 // (testenv.BuildFlurry).
@@ -157,7 +154,7 @@ func grouped(v int64) string {
 // back, and takes screenshots at 1280x800 and at phone width.
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a browser")
+		t.Skip("-short: starts a browser; run: go test -tags flurry_full -run TestBrowser ./server/dashboard/")
 	}
 	lookBrowser(t) // skip before building anything
 	// Generous for a cold build on a busy machine; the browser part takes seconds.

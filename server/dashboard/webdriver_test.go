@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/testenv"
+	"github.com/flurryid/flurry/internal/verify/testenv"
 )
 
 // This file is a minimal client of the W3C WebDriver HTTP protocol, enough to drive
@@ -50,7 +50,7 @@ func lookBrowser(t testing.TB) (chromium, driver string) {
 	}
 	for _, p := range []string{chromium, driver} {
 		if _, err := exec.LookPath(p); err != nil {
-			msg := fmt.Sprintf("browser test needs %s (Debian: apt-get install chromium chromium-driver): %v", p, err)
+			msg := fmt.Sprintf("%s not installed (Debian: apt-get install chromium chromium-driver: %v); the browser test needs it", p, err)
 			if testenv.Required() {
 				t.Fatal(msg)
 			}
