@@ -24,7 +24,7 @@ import (
 // one Next with the default Options (adaptive batches, refilled ahead of need), so
 // a call waits only when a refill did not come in time.
 //
-// A round without hedging lasts Timeout (2 s): run a fixed count of rounds.
+// A round without hedging lasts Timeout (2 s): do a fixed count of rounds.
 //
 //	go test -run XXX -bench HedgedFailover -benchtime 20x ./client/
 func BenchmarkHedgedFailover(b *testing.B) {

@@ -17,7 +17,7 @@ import (
 )
 
 // commands is a go-redis hook that counts the commands a client sends, by name,
-// and can run a function after a HINCRBY's reply arrives (before the caller sees
+// and can call a function after a HINCRBY's reply arrives (before the caller sees
 // it): how these tests make a reply late on the Generator's manual clock.
 type commands struct {
 	mu        sync.Mutex
