@@ -123,7 +123,7 @@ func TestShortScenario(t *testing.T) {
 	// The clients go as fast as the nodes answer, so that n1 is asked often while
 	// the rogue runs.
 	self := Scenario{Name: "self-test", Seed: seed, Lead: time.Second, Tail: time.Second, Gap: time.Second,
-		Load:   Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 5000, Clients: -1},
+		Load:   Load{Workers: 2, Count: 1000, Timeout: 2 * time.Second, MaxRequests: 50_000, Clients: -1},
 		Faults: []Fault{{Name: "rogue process on n1's etcd value", Kind: "rogue", For: 4 * time.Second, Action: RogueNode(0)}}}
 	out2, err := Run(ctx, c, self)
 	if err != nil {
