@@ -232,6 +232,17 @@ func parseSentinel(u *url.URL, hosts storeurl.HostList) (*redis.FailoverOptions,
 		f.Password, _ = u.User.Password()
 	}
 	f.ContextTimeoutEnabled = true
+	// go-redis dials in the background, off the caller's context: each dial holds
+	// a slot of the pool for up to DialerRetries attempts of DialTimeout each (5 and
+	// 5 s by default), and a failover client's dial first asks a sentinel for the
+	// primary. After an outage of a minute, dials stuck on sentinels that do not
+	// answer yet kept every slot busy for about 45 s, and the store's calls waited
+	// behind them. One attempt of at most a second frees a slot within a second of
+	// the outage's end; a dial_timeout in the URL still wins.
+	if !q.Has("dial_timeout") {
+		f.DialTimeout = time.Second
+	}
+	f.DialerRetries = 1
 	return f, nil
 }
 
