@@ -237,10 +237,11 @@ func parseSentinel(u *url.URL, hosts storeurl.HostList) (*redis.FailoverOptions,
 	// 5 s by default), and a failover client's dial first asks a sentinel for the
 	// primary. After an outage of a minute, dials stuck on sentinels that do not
 	// answer yet kept every slot busy for about 45 s, and the store's calls waited
-	// behind them. One attempt of at most a second frees a slot within a second of
-	// the outage's end; a dial_timeout in the URL still wins.
+	// behind them. One attempt of at most 2 s frees a slot within 2 s of the
+	// outage's end, and still reaches a primary across a link of 400 ms each way
+	// (the sentinel's answer, then the dial); a dial_timeout in the URL still wins.
 	if !q.Has("dial_timeout") {
-		f.DialTimeout = time.Second
+		f.DialTimeout = 2 * time.Second
 	}
 	f.DialerRetries = 1
 	return f, nil
