@@ -1,0 +1,73 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// skipOrFail skips the test with msg, or fails it when FLURRY_TEST_REQUIRE=1.
+func skipOrFail(t testing.TB, msg string) {
+	t.Helper()
+	if Required() {
+		t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
+	}
+	t.Skip(msg)
+}
+
+// Java returns the paths of javac and java, for the tests that check flurry
+// against Java's own behaviour (its hash tables, FreeMarker), or skips naming what
+// is missing (a JDK: Debian's openjdk-17-jdk-headless, which .ci/run installs).
+func Java(t testing.TB) (javac, java string) {
+	t.Helper()
+	for _, name := range []string{"javac", "java"} {
+		if _, err := exec.LookPath(name); err != nil {
+			skipOrFail(t, name+" not installed (a JDK, Debian's openjdk-17-jdk-headless)")
+		}
+	}
+	javac, _ = exec.LookPath("javac")
+	java, _ = exec.LookPath("java")
+	return javac, java
+}
+
+// FreeMarkerJar returns the FreeMarker jar (FLURRY_TEST_FREEMARKER, else Debian's
+// libfreemarker-java at /usr/share/java/freemarker.jar), or skips naming it.
+func FreeMarkerJar(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("FLURRY_TEST_FREEMARKER")
+	if p == "" {
+		p = "/usr/share/java/freemarker.jar"
+	}
+	if _, err := os.Stat(p); err != nil {
+		skipOrFail(t, "FreeMarker not installed (Debian's libfreemarker-java, "+p+")")
+	}
+	return p
+}
+
+// CompileJava compiles the .java files with classpath cp (may be empty) into a
+// directory of the test's and returns it, to put on the classpath of a java run.
+func CompileJava(t testing.TB, cp string, files ...string) string {
+	t.Helper()
+	javac, _ := Java(t)
+	dir := t.TempDir()
+	args := []string{"-encoding", "UTF-8", "-nowarn", "-d", dir}
+	if cp != "" {
+		args = append(args, "-cp", cp)
+	}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, abs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, javac, args...).CombinedOutput(); err != nil {
+		t.Fatalf("javac %v: %v\n%s", files, err, out)
+	}
+	return dir
+}
