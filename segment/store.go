@@ -70,6 +70,19 @@ type TinyIDSegment struct {
 	CurrentID, LoadingID, MaxID, Delta, Remainder int64
 }
 
+// LeafAlloc is one row of Meituan Leaf's leaf_alloc as Leaf's server reads it for
+// its /db page (IDAllocMapper.getAllLeafAllocs): MaxID is max_id as stored (the
+// next value), and UpdateTime is update_time as Leaf shows it, the database's
+// wall clock written as java.sql.Timestamp.toString writes it
+// ("2019-09-06 09:35:00.0"). The store of Leaf's table (segment/sqlstore's
+// LeafTable) lists them, and flurry's server shows them on /db.
+type LeafAlloc struct {
+	Tag        string
+	MaxID      int64
+	Step       int64
+	UpdateTime string
+}
+
 // Store hands out blocks of counter values per tag. Implementations must be safe for
 // concurrent use, and Take and Return must be atomic in the store: two callers, in
 // any processes on any machines, never receive overlapping blocks.

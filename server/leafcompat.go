@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"html"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flurryid/flurry"
@@ -142,93 +140,6 @@ func (s *Server) writeLeafDecode(w http.ResponseWriter, ms, worker, seq int64) {
 	w.Write(b)
 }
 
-// leafCache serves Leaf's /cache monitor page (LeafMonitorController.getCache,
-// templates/segment.ftlh): one row per tag with its two buffers. flurry's rows
-// are the served tags of the leaf: table and of the segment namespaces.
-func (s *Server) leafCache(w http.ResponseWriter, r *http.Request) {
-	if !s.leafMonitorAllowed(w, r) {
-		return
-	}
-	var stats []segment.Stats
-	if s.leafTags != nil {
-		stats = s.leafTags.snapshot()
-	}
-	for _, ns := range s.order {
-		if ns.alloc != nil && s.mayView(ns, header(r, "Authorization")) {
-			stats = append(stats, ns.alloc.Stats())
-		}
-	}
-	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"UTF-8\"><title>Leaf cache</title></head><body>\n<table border=\"1\">\n")
-	b.WriteString("<tr><th>key</th><th>initOk</th><th>pos</th><th>nextReady</th><th>max0</th><th>value0</th><th>step0</th><th>max1</th><th>value1</th><th>step1</th></tr>\n")
-	for _, st := range stats {
-		// Leaf's Segment: value is the next value, max one past the last.
-		value0 := int64(st.CurrentFirst) + st.Issued
-		max1, value1 := int64(0), int64(0)
-		if st.NextReady {
-			max1, value1 = int64(st.NextLast)+1, int64(st.NextFirst)
-		}
-		cells := []string{html.EscapeString(st.Tag), "true", "0", strconv.FormatBool(st.NextReady),
-			strconv.FormatInt(int64(st.CurrentLast)+1, 10), strconv.FormatInt(value0, 10), strconv.FormatInt(int64(st.CurrentLast-st.CurrentFirst)+1, 10),
-			strconv.FormatInt(max1, 10), strconv.FormatInt(value1, 10), strconv.FormatInt(int64(st.NextLast-st.NextFirst)+1, 10)}
-		if !st.NextReady {
-			cells[9] = "0"
-		}
-		b.WriteString("<tr><td>" + strings.Join(cells, "</td><td>") + "</td></tr>\n")
-	}
-	b.WriteString("</table>\n</body></html>\n")
-	w.Header()["Content-Type"] = s.compat.html
-	w.Write([]byte(b.String()))
-}
-
-// leafDB serves Leaf's /db monitor page (LeafMonitorController.getDb,
-// templates/db.ftlh): the rows of leaf_alloc (IDAllocMapper.getAllLeafAllocs:
-// biz_tag, max_id, step, update_time).
-func (s *Server) leafDB(w http.ResponseWriter, r *http.Request) {
-	if !s.leafMonitorAllowed(w, r) {
-		return
-	}
-	var stores []segment.Store
-	if s.leafTags != nil {
-		stores = s.leafTags.stores[:1]
-	} else {
-		for _, ns := range s.order {
-			if len(ns.segStores) > 0 && s.mayView(ns, header(r, "Authorization")) {
-				stores = append(stores, ns.segStores[0])
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"UTF-8\"><title>Leaf db</title></head><body>\n<table border=\"1\">\n")
-	b.WriteString("<tr><th>biz_tag</th><th>max_id</th><th>step</th><th>update_time</th></tr>\n")
-	seen := map[string]bool{}
-	for _, st := range stores {
-		tags, err := st.Tags(ctx)
-		if err != nil {
-			s.log.Warn("leaf /db: listing tags failed", "err", err)
-			s.springError(w, r, http.StatusInternalServerError, "org.springframework.jdbc.CannotGetJdbcConnectionException", "the database did not answer")
-			return
-		}
-		for _, t := range tags {
-			if seen[t.Name] {
-				continue
-			}
-			seen[t.Name] = true
-			upd := ""
-			if !t.Updated.IsZero() {
-				upd = t.Updated.In(time.Local).Format("2006-01-02 15:04:05")
-			}
-			b.WriteString("<tr><td>" + html.EscapeString(t.Name) + "</td><td>" + strconv.FormatInt(t.Max+1, 10) + "</td><td>" +
-				strconv.FormatInt(t.Step, 10) + "</td><td>" + upd + "</td></tr>\n")
-		}
-	}
-	b.WriteString("</table>\n</body></html>\n")
-	w.Header()["Content-Type"] = s.compat.html
-	w.Write([]byte(b.String()))
-}
-
 // compatRoutes lists Leaf's monitor pages and the trailing-slash forms of Leaf's
 // routes (Spring MVC matches "/x/" where "/x" is mapped), and tinyid's routes when
 // configured.
@@ -241,6 +152,7 @@ func (s *Server) compatRoutes() []route {
 		{"/cache/{$}", http.HandlerFunc(s.leafCache)},
 		{"/db", http.HandlerFunc(s.leafDB)},
 		{"/db/{$}", http.HandlerFunc(s.leafDB)},
+		{"GET /css/bootstrap.min.css", http.HandlerFunc(s.leafStylesheet)},
 	}
 	if s.tiny != nil {
 		rs = append(rs, s.tiny.routes()...)

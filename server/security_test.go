@@ -111,7 +111,8 @@ namespaces:
 			}
 		}
 	}
-	dashFiles := map[string]bool{"/": true, "/assets/dashboard.js": true, "/assets/dashboard.css": true, "/assets/favicon.svg": true}
+	dashFiles := map[string]bool{"/": true, "/assets/dashboard.js": true, "/assets/dashboard.css": true, "/assets/favicon.svg": true,
+		"/css/bootstrap.min.css": true} // static files: the dashboard's and the stylesheet Leaf's pages link
 	walked := 0
 	for _, rt := range s.routeList() {
 		method, pattern, _ := strings.Cut(rt.pattern, " ")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/internal/javahash"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/server/config"
@@ -43,6 +44,10 @@ type tagSet struct {
 	loadErr  error
 	allocs   map[string]*tagAlloc
 	closed   bool
+	// cache is Leaf's cache of tags (SegmentIDGenImpl's ConcurrentHashMap), kept
+	// as Leaf's updateCacheFromDb keeps it, for the order of /cache's rows; nil
+	// outside strict sets.
+	cache *javahash.ConcurrentHashMap
 
 	stop chan struct{}
 	done chan struct{}
@@ -62,6 +67,9 @@ func (b *builder) newTagSet(ctx context.Context, what string, urls []string, tun
 		what: what, strict: strict, log: b.opts.Logger.With("compat", what),
 		allocs: map[string]*tagAlloc{}, tags: map[string]segment.Tag{},
 		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if strict {
+		ts.cache = javahash.NewConcurrentHashMap()
 	}
 	ts.opts = segment.Options{
 		Prefetch: tune.Prefetch, MaxStep: tune.MaxStep,
@@ -109,15 +117,16 @@ func (ts *tagSet) run(period time.Duration) {
 // closes the allocators of tags that are gone.
 func (ts *tagSet) load(ctx context.Context) {
 	var tags []segment.Tag
+	var order []string
 	var errs []error
 	ok := false
 	for i, st := range ts.stores {
-		t, err := st.Tags(ctx)
+		t, o, err := listInOrder(ctx, st)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("store %d of %d: %w", i+1, len(ts.stores), err))
 			continue
 		}
-		tags, ok = t, true
+		tags, order, ok = t, o, true
 		break
 	}
 	ts.mu.Lock()
@@ -150,6 +159,20 @@ func (ts *tagSet) load(ctx context.Context) {
 		}
 	}
 	ts.tags, ts.loadedAt, ts.loadErr = next, time.Now(), nil
+	if ts.cache != nil && len(order) > 0 {
+		// updateCacheFromDb: the new tags in the order of a HashSet of the
+		// table's, then the tags gone removed; an empty table changes nothing.
+		for _, name := range javahash.NewHashSetOf(order).Keys() {
+			if !ts.cache.Has(name) {
+				ts.cache.Put(name)
+			}
+		}
+		for _, name := range ts.cache.Keys() {
+			if _, still := next[name]; !still {
+				ts.cache.Remove(name)
+			}
+		}
+	}
 	ts.mu.Unlock()
 	for _, ta := range gone {
 		ta.close(ctx)

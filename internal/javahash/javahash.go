@@ -147,6 +147,20 @@ func (m *HashMap) Len() int { return m.t.size }
 // Keys lists the keys in the order Java iterates them.
 func (m *HashMap) Keys() []string { return m.t.keys() }
 
+// Clone is HashMap.clone, which FreeMarker's SimpleHash makes of a HashMap it
+// wraps: a table sized for the keys (the smallest power of two above
+// size/0.75+1), filled in m's order.
+func (m *HashMap) Clone() *HashMap {
+	c := &HashMap{}
+	if n := m.t.size; n > 0 {
+		c.threshold = tableSizeFor(int(float32(n)/0.75 + 1))
+	}
+	for _, k := range m.Keys() {
+		c.Put(k)
+	}
+	return c
+}
+
 // resize is HashMap.resize: the first table, or twice the slots, each bin split
 // into the keys that stay and those that move up by the old size, both in order.
 func (m *HashMap) resize() {

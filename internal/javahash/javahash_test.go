@@ -61,18 +61,18 @@ func randomKeys(r *rand.Rand, n int) []string {
 	return out
 }
 
-// TestOrderAgainstJava runs Java's own HashSet, HashMap and ConcurrentHashMap on
-// random keys, puts and removals, and compares their iteration order with this
-// package's.
+// TestOrderAgainstJava runs Java's own HashSet, HashMap (and its clone) and
+// ConcurrentHashMap on random keys, puts and removals, and compares their
+// iteration order with this package's.
 func TestOrderAgainstJava(t *testing.T) {
 	_, java := testenv.Java(t)
 	classes := testenv.CompileJava(t, "", "testdata/Order.java")
 	r := rand.New(rand.NewPCG(1, 2))
 	var in bytes.Buffer
 	var want [][]string
-	for c := 0; c < 600; c++ {
+	for c := 0; c < 800; c++ {
 		keys := randomKeys(r, 1+r.IntN(120))
-		switch c % 3 {
+		switch c % 4 {
 		case 0:
 			fmt.Fprintf(&in, "set\t%s\n", strings.Join(keys, "\t"))
 			want = append(want, NewHashSetOf(keys).Keys())
@@ -80,10 +80,15 @@ func TestOrderAgainstJava(t *testing.T) {
 			kind := "map"
 			var put, remove func(string)
 			var list func() []string
-			if c%3 == 1 {
+			switch c % 4 {
+			case 1:
 				m := NewHashMap(0)
 				put, remove, list = m.Put, m.Remove, m.Keys
-			} else {
+			case 3:
+				kind = "clone"
+				m := NewHashMap(0)
+				put, remove, list = m.Put, m.Remove, func() []string { return m.Clone().Keys() }
+			default:
 				kind = "chm"
 				m := NewConcurrentHashMap()
 				put, remove, list = m.Put, m.Remove, m.Keys

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"time"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
@@ -46,7 +48,7 @@ type LeafTable struct {
 var _ segment.Store = (*LeafTable)(nil)
 
 type leafQueries struct {
-	probe, lock, advance, rewind, insert, setStep, readStep, list string
+	probe, lock, advance, rewind, insert, setStep, readStep, list, allocs string
 }
 
 func leafTableQueries(d Dialect, table string) leafQueries {
@@ -60,6 +62,7 @@ func leafTableQueries(d Dialect, table string) leafQueries {
 		setStep:  "UPDATE " + table + " SET step = ?, update_time = " + now + " WHERE biz_tag = ?",
 		readStep: "SELECT step FROM " + table + " WHERE biz_tag = ?",
 		list:     "SELECT biz_tag, max_id, step, description FROM " + table,
+		allocs:   "SELECT biz_tag, max_id, step, update_time FROM " + table, // IDAllocMapper.getAllLeafAllocs
 	}
 	if d == SQLite {
 		q.lock = "UPDATE " + table + " SET max_id = max_id WHERE biz_tag = ? RETURNING max_id, step"
@@ -196,4 +199,60 @@ func (s *LeafTable) Tags(ctx context.Context) ([]segment.Tag, error) {
 		t.Max, t.Description = max(maxID-1, 0), desc.String
 		return t, err
 	})
+}
+
+// LeafAllocs lists the table's rows as Leaf's server reads them for its /db page
+// and its tag list: Leaf's own statement, so the rows come in the order the
+// database gives them to Leaf (the primary key's, in MySQL and MariaDB).
+func (s *LeafTable) LeafAllocs(ctx context.Context) ([]segment.LeafAlloc, error) {
+	return leafAllocs(ctx, s.h, s.q.allocs)
+}
+
+func leafAllocs(ctx context.Context, h *sqlconn.Handle, query string) ([]segment.LeafAlloc, error) {
+	if err := h.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	out, err := sqlconn.QueryAll(ctx, h, query, func(rows *sql.Rows) (segment.LeafAlloc, error) {
+		var a segment.LeafAlloc
+		var upd any
+		err := rows.Scan(&a.Tag, &a.MaxID, &a.Step, &upd)
+		a.UpdateTime = javaTimestamp(upd)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("segment/sqlstore: list the rows of %s: %w", h.Table, err)
+	}
+	return out, nil
+}
+
+// javaTimestamp writes a timestamp column's value as Leaf shows it: MySQL
+// Connector/J's getString gives java.sql.Timestamp.toString of the column's wall
+// clock in the session's time zone, "2019-09-06 09:35:00.0", the fraction's
+// trailing zeros cut but one digit kept. The drivers here give that wall clock
+// as a time.Time (MySQL's and PostgreSQL's timestamp), or text (SQLite).
+func javaTimestamp(v any) string {
+	var t time.Time
+	switch v := v.(type) {
+	case time.Time:
+		t = v
+	case []byte:
+		return javaTimestamp(string(v))
+	case string:
+		var err error
+		for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999"} {
+			if t, err = time.Parse(layout, v); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return v
+		}
+	default:
+		return ""
+	}
+	frac := strings.TrimRight(fmt.Sprintf("%09d", t.Nanosecond()), "0")
+	if frac == "" {
+		frac = "0"
+	}
+	return t.Format("2006-01-02 15:04:05") + "." + frac
 }

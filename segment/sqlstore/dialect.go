@@ -133,6 +133,7 @@ type queries struct {
 	setStep       string
 	readStep      string
 	list          string
+	allocs        string // Leaf's getAllLeafAllocs
 }
 
 func (d Dialect) queries(table, returned string) queries {
@@ -157,6 +158,7 @@ func (d Dialect) queries(table, returned string) queries {
 			" (SELECT COUNT(*) FROM " + returned + " r WHERE r.biz_tag = t.biz_tag AND r.first_id = 0)," +
 			" " + d.bigint("COALESCE((SELECT SUM(r.last_id - r.first_id + 1) FROM "+returned+" r WHERE r.biz_tag = t.biz_tag AND r.first_id > 0), 0)") +
 			" FROM " + table + " t",
+		allocs: "SELECT biz_tag, max_id, step, update_time FROM " + table,
 	}
 	q.createTags, q.createReturned = d.ddl(table, returned)
 	insert := " INTO " + table + " (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, " + now + ")"

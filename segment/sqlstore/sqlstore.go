@@ -327,6 +327,14 @@ func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
 	})
 }
 
+// LeafAllocs lists the tag table's rows as Leaf's server reads them for its /db
+// page (see LeafTable.LeafAllocs); the table has Leaf's columns.
+func (s *Store) LeafAllocs(ctx context.Context) (_ []segment.LeafAlloc, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	return leafAllocs(ctx, s.h, s.q.allocs)
+}
+
 // listTags makes the tables if needed, reads the tags with query and scan, and
 // sorts them by name: by bytes, as Go compares strings, whatever the column's
 // collation.

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 //	set  k1 k2 ...     new HashSet<>(Arrays.asList(k1, k2, ...))
 //	map  +k1 -k2 ...   new HashMap<>(), then put (+) and remove (-) in turn
 //	chm  +k1 -k2 ...   new ConcurrentHashMap<>(), the same
+//	clone +k1 -k2 ...  a HashMap as map makes it, then its clone()
 //
 // and writes each table's keys in iteration order, tab-separated, a line a case.
 public class Order {
@@ -28,7 +29,7 @@ public class Order {
                 Set<String> s = new HashSet<>(Arrays.asList(f).subList(1, f.length));
                 keys = s;
             } else {
-                Map<String, Boolean> m = f[0].equals("map") ? new HashMap<String, Boolean>() : new ConcurrentHashMap<String, Boolean>();
+                Map<String, Boolean> m = f[0].equals("chm") ? new ConcurrentHashMap<String, Boolean>() : new HashMap<String, Boolean>();
                 for (int i = 1; i < f.length; i++) {
                     String k = f[i].substring(1);
                     if (f[i].charAt(0) == '+') {
@@ -36,6 +37,11 @@ public class Order {
                     } else {
                         m.remove(k);
                     }
+                }
+                if (f[0].equals("clone")) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Boolean> c = (Map<String, Boolean>) ((HashMap<String, Boolean>) m).clone();
+                    m = c;
                 }
                 keys = m.keySet();
             }

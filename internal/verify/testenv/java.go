@@ -71,3 +71,29 @@ func CompileJava(t testing.TB, cp string, files ...string) string {
 	}
 	return dir
 }
+
+// CompatDir returns the directory of the originals flurry's compatibility tests
+// run against (Leaf's templates, tinyid's sources): FLURRY_TEST_COMPAT, else the
+// first shared/compat found beside the checkout or beside one of its parents (CI
+// keeps shared/ beside the checkout). It skips naming what is missing when
+// sub, a path inside it, is not there.
+func CompatDir(t testing.TB, sub string) string {
+	t.Helper()
+	dir := os.Getenv("FLURRY_TEST_COMPAT")
+	if dir == "" {
+		wd, _ := os.Getwd()
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "shared", "compat", "README.md")); err == nil {
+				dir = filepath.Join(d, "shared", "compat")
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, sub)); dir == "" || err != nil {
+		skipOrFail(t, "the originals for compatibility tests not found (shared/compat beside the checkout, or FLURRY_TEST_COMPAT): "+sub)
+	}
+	return dir
+}
