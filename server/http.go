@@ -64,9 +64,7 @@ func (s *Server) routeList() []route {
 		{"GET /v1/{namespace}/decode/{id}", http.HandlerFunc(s.handleDecode)},
 		{"GET /v1/info", http.HandlerFunc(s.handleInfo)},
 		{path, s.rpcHold(http.MaxBytesHandler(rpcH, s.maxBody))},
-		{"/api/segment/get/{key}", s.issuing(s.leafSegment)},
 		{"/api/snowflake/get/{key}", s.issuing(s.leafSnowflake)},
-		{"/decodeSnowflakeId", http.HandlerFunc(s.leafDecode)},
 		{"GET /metrics", http.HandlerFunc(s.handleMetrics)},
 		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header()["Content-Type"] = s.ctText
@@ -76,6 +74,10 @@ func (s *Server) routeList() []route {
 		{"GET /{$}", dash},
 		{"GET /assets/", dash},
 		{"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.springTakes(r.URL.Path) {
+				s.springServe(w, r) // /cache.json and the like, as Spring matches them
+				return
+			}
 			s.writeError(w, fmtJSON, &apiError{status: 404, msg: "no route " + r.Method + " " + clip(r.URL.Path) + "; see GET /v1/{namespace}/next, GET /v1/{namespace}/decode/{id}, GET /v1/info"})
 		})},
 	}...)

@@ -22,6 +22,12 @@ import (
 // leafSegment serves GET /api/segment/get/{key}.
 func (s *Server) leafSegment(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
+	if key == "" {
+		// /api/segment/get/.json: Spring's suffix rule leaves an empty key, which
+		// LeafController refuses (NoKeyException, @ResponseStatus 500 "Key is none").
+		s.springError(w, r, http.StatusInternalServerError, "com.sankuai.inf.leaf.server.exception.NoKeyException", "Key is none")
+		return
+	}
 	ns := s.segByTag[key]
 	if ns == nil {
 		if n := s.namespaces[key]; n != nil && n.alloc != nil {

@@ -64,30 +64,6 @@ func (s *Server) leafFail(w http.ResponseWriter, r *http.Request, code int64, de
 	s.springError(w, r, http.StatusInternalServerError, leafException, "Result{id="+strconv.FormatInt(code, 10)+", status=EXCEPTION}")
 }
 
-// springError writes Spring Boot 1.5's error body (DefaultErrorAttributes: the
-// timestamp in epoch milliseconds, then status, error, exception, message, path).
-// exception is left out when empty.
-func (s *Server) springError(w http.ResponseWriter, r *http.Request, status int, exception, msg string) {
-	b := []byte(`{"timestamp":`)
-	b = strconv.AppendInt(b, time.Now().UnixMilli(), 10)
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(status), 10)
-	b = append(b, `,"error":`...)
-	b = strconv.AppendQuote(b, http.StatusText(status))
-	if exception != "" {
-		b = append(b, `,"exception":`...)
-		b = strconv.AppendQuote(b, exception)
-	}
-	b = append(b, `,"message":`...)
-	b, _ = appendJSONString(b, oneLine(msg))
-	b = append(b, `,"path":`...)
-	b, _ = appendJSONString(b, r.URL.Path)
-	b = append(b, "}\n"...) // Spring writes no newline; flurry ends every error body with one
-	w.Header()["Content-Type"] = s.compat.json
-	w.WriteHeader(status)
-	w.Write(b)
-}
-
 // appendJSONString appends s as a JSON string, without escaping <, > and &, as
 // Jackson writes it.
 func appendJSONString(b []byte, s string) ([]byte, error) {
@@ -140,24 +116,14 @@ func (s *Server) writeLeafDecode(w http.ResponseWriter, ms, worker, seq int64) {
 	w.Write(b)
 }
 
-// compatRoutes lists Leaf's monitor pages and the trailing-slash forms of Leaf's
-// routes (Spring MVC matches "/x/" where "/x" is mapped), and tinyid's routes when
-// configured.
+// compatRoutes lists the patterns of Leaf's and tinyid's routes (spring.go), the
+// trailing-slash form of Leaf's snowflake route (Spring MVC matches "/x/" where
+// "/x" is mapped), and the stylesheet Leaf's pages link.
 func (s *Server) compatRoutes() []route {
-	rs := []route{
-		{"/api/segment/get/{key}/{$}", s.issuing(s.leafSegment)},
-		{"/api/snowflake/get/{key}/{$}", s.issuing(s.leafSnowflake)},
-		{"/decodeSnowflakeId/{$}", http.HandlerFunc(s.leafDecode)},
-		{"/cache", http.HandlerFunc(s.leafCache)},
-		{"/cache/{$}", http.HandlerFunc(s.leafCache)},
-		{"/db", http.HandlerFunc(s.leafDB)},
-		{"/db/{$}", http.HandlerFunc(s.leafDB)},
-		{"GET /css/bootstrap.min.css", http.HandlerFunc(s.leafStylesheet)},
-	}
-	if s.tiny != nil {
-		rs = append(rs, s.tiny.routes()...)
-	}
-	return rs
+	return append(s.springPatterns(),
+		route{"/api/snowflake/get/{key}/{$}", s.issuing(s.leafSnowflake)},
+		route{"GET /css/bootstrap.min.css", http.HandlerFunc(s.leafStylesheet)},
+	)
 }
 
 // issuing wraps a Leaf or tinyid route that issues IDs or takes a range. Such a

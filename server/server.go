@@ -106,6 +106,7 @@ type Server struct {
 	compat   compatHeaders
 	leafTags *tagSet
 	tiny     *tinyServer
+	spring   []springRoute // Leaf's and tinyid's routes as Spring matches them
 
 	handler http.Handler
 	metrics *metrics
@@ -232,6 +233,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
+	s.spring = s.springRoutes()
 	s.handler = s.routes()
 	return s, nil
 }

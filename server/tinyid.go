@@ -178,17 +178,12 @@ func (t *tinyServer) close(ctx context.Context) error {
 	return t.set.close(ctx)
 }
 
-// routes lists the tinyid routes, with and without a trailing slash.
-func (t *tinyServer) routes() []route {
-	var rs []route
-	for _, name := range []string{"nextId", "nextIdSimple", "nextSegmentId", "nextSegmentIdSimple"} {
-		h := t.s.issuing(map[string]http.HandlerFunc{
-			"nextId": t.nextID, "nextIdSimple": t.nextIDSimple,
-			"nextSegmentId": t.nextSegment, "nextSegmentIdSimple": t.nextSegmentSimple,
-		}[name])
-		rs = append(rs, route{t.prefix + "/id/" + name, h}, route{t.prefix + "/id/" + name + "/{$}", h})
+// handlers are tinyid's routes under {prefix}/id/, by name.
+func (t *tinyServer) handlers() map[string]http.HandlerFunc {
+	return map[string]http.HandlerFunc{
+		"nextId": t.nextID, "nextIdSimple": t.nextIDSimple,
+		"nextSegmentId": t.nextSegment, "nextSegmentIdSimple": t.nextSegmentSimple,
 	}
-	return rs
 }
 
 // params reads tinyid's parameters from the query and, for a form POST, the body,
