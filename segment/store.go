@@ -27,6 +27,20 @@ var (
 	ErrExhausted = errors.New("segment: the tag's counter is exhausted")
 )
 
+// Classes of a store's failure, for callers that must say what went wrong
+// without quoting the database, whose messages may name hosts and users: a
+// store marks its errors with one of these (errors.Is) when it can tell.
+var (
+	// ErrStoreDenied marks a login or a statement the database refused for want
+	// of a privilege.
+	ErrStoreDenied = errors.New("segment: the database refused access")
+	// ErrStoreNoTable marks a statement on a table that does not exist.
+	ErrStoreNoTable = errors.New("segment: the table does not exist")
+	// ErrStoreUnreachable marks a database that could not be reached or did not
+	// answer.
+	ErrStoreUnreachable = errors.New("segment: the database did not answer")
+)
+
 // A Block is a run of counter values a store handed to one allocator: First to Last,
 // both included. Counter values are mapped to IDs by the allocator (see Options.Stores):
 // with a single store an ID is the counter value itself, as in Leaf's leaf_alloc.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/javahash"
@@ -44,6 +46,9 @@ type tagSet struct {
 	loadErr  error
 	allocs   map[string]*tagAlloc
 	closed   bool
+	// folded maps each listed tag's generalCI key to the tag, made on first use
+	// after a listing; see canonical.
+	folded map[string]string
 	// cache is Leaf's cache of tags (SegmentIDGenImpl's ConcurrentHashMap), kept
 	// as Leaf's updateCacheFromDb keeps it, for the order of /cache's rows; nil
 	// outside strict sets.
@@ -158,7 +163,7 @@ func (ts *tagSet) load(ctx context.Context) {
 			ts.log.Info("tag added to the table; served from now on", "tag", name)
 		}
 	}
-	ts.tags, ts.loadedAt, ts.loadErr = next, time.Now(), nil
+	ts.tags, ts.loadedAt, ts.loadErr, ts.folded = next, time.Now(), nil, nil
 	if ts.cache != nil && len(order) > 0 {
 		// updateCacheFromDb: the new tags in the order of a HashSet of the
 		// table's, then the tags gone removed; an empty table changes nothing.
@@ -240,6 +245,54 @@ func (ts *tagSet) get(ctx context.Context, tag string) (*tagAlloc, error) {
 	ta.alloc, ta.conv = a, conv
 	return ta, nil
 }
+
+// canonical returns the listed tag that name equals as a column of MySQL's
+// utf8_general_ci collation compares them (generalCI), or name when none does:
+// tinyid finds its biz_type with WHERE biz_type = ?, so "CX_A" finds the row
+// "cx_a", and flurry serves both from that row's one allocator, whatever the
+// database's collation.
+func (ts *tagSet) canonical(name string) string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if _, ok := ts.tags[name]; ok {
+		return name
+	}
+	if ts.folded == nil {
+		ts.folded = make(map[string]string, len(ts.tags))
+		for t := range ts.tags {
+			k := generalCI(t)
+			if prev, dup := ts.folded[k]; !dup || t < prev {
+				ts.folded[k] = t // two rows equal under the collation: MySQL's unique key forbids it; take one
+			}
+		}
+	}
+	if t, ok := ts.folded[generalCI(name)]; ok {
+		return t
+	}
+	return name
+}
+
+// generalCI is a key under which two strings are equal when MySQL's
+// utf8_general_ci collation finds them equal: trailing spaces ignored (PAD
+// SPACE), letters compared by their upper case, Latin-1's accented letters by
+// their base letter (é = E, ß = S).
+func generalCI(s string) string {
+	s = strings.TrimRight(s, " ")
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0xC0 && r <= 0xFF {
+			if base := latin1Base[r-0xC0]; base != '.' {
+				r = rune(base)
+			}
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// latin1Base is the base letter of U+00C0..U+00FF, '.' for the characters that
+// compare as themselves (Æ, Ð, ×, Ø, Þ and their lower cases, ÷).
+const latin1Base = "AAAAAA.CEEEEIIII.NOOOOO..UUUUY.SAAAAAA.CEEEEIIII.NOOOOO..UUUUY.Y"
 
 // nextN fills dst with IDs of the tag: all of it, or an error.
 func (ta *tagAlloc) nextN(ctx context.Context, dst []flurry.ID) error {

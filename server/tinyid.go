@@ -212,21 +212,37 @@ func (t *tinyServer) ids(ctx context.Context, biz string, n int) ([]flurry.ID, e
 	if n < 1 {
 		return nil, nil
 	}
-	ta, err := t.set.get(ctx, biz)
+	ta, err := t.set.get(ctx, t.set.canonical(biz))
 	if err != nil {
 		t.set.log.Warn("tinyid: no allocator for the biz type", "bizType", clip(biz), "err", err)
-		if errors.Is(err, segment.ErrUnknownTag) {
+		if errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, errNoTag) {
 			// CachedIdGenerator.querySegmentId wrapping DbSegmentIdServiceImpl's message.
 			return nil, errors.New("error query segmentId: can not find biztype:" + biz)
 		}
-		return nil, errors.New("error query segmentId: the database did not answer")
+		return nil, errors.New("error query segmentId: " + tinyCause(err))
 	}
 	ids := make([]flurry.ID, n)
 	if err := ta.nextN(ctx, ids); err != nil {
 		t.set.log.Warn("tinyid: issuing failed", "bizType", clip(biz), "err", err)
-		return nil, errors.New("error query segmentId: the database did not answer")
+		return nil, errors.New("error query segmentId: " + tinyCause(err))
 	}
 	return ids, nil
+}
+
+// tinyCause says what class of failure err is, for tinyid's code-6 message,
+// where tinyid puts the exception's message: the database's own words may name
+// hosts, users and databases, so flurry says only which it was (the log has the
+// rest).
+func tinyCause(err error) string {
+	switch {
+	case errors.Is(err, segment.ErrStoreDenied):
+		return "the database denied access (check the grants of flurry's database user)"
+	case errors.Is(err, segment.ErrStoreNoTable):
+		return "the table does not exist in the database"
+	case errors.Is(err, segment.ErrStoreUnreachable):
+		return "the database did not answer"
+	}
+	return "the database failed (see flurry's log)"
 }
 
 func (t *tinyServer) writeJSON(w http.ResponseWriter, b []byte) {
@@ -320,8 +336,9 @@ func (t *tinyServer) nextIDSimple(w http.ResponseWriter, r *http.Request) {
 func (t *tinyServer) segment(ctx context.Context, biz string) (segment.TinyIDSegment, error) {
 	k := rand.IntN(len(t.stores))
 	var errs []error
+	tag := t.set.canonical(biz)
 	for i := range t.stores {
-		seg, err := t.stores[(k+i)%len(t.stores)].NextSegment(ctx, biz)
+		seg, err := t.stores[(k+i)%len(t.stores)].NextSegment(ctx, tag)
 		if err == nil {
 			return seg, nil
 		}
@@ -330,8 +347,9 @@ func (t *tinyServer) segment(ctx context.Context, biz string) (segment.TinyIDSeg
 		}
 		errs = append(errs, err)
 	}
-	t.set.log.Warn("tinyid: nextSegmentId failed", "bizType", clip(biz), "err", errors.Join(errs...))
-	return segment.TinyIDSegment{}, errors.New("get next segmentId failed: the database did not answer")
+	err := errors.Join(errs...)
+	t.set.log.Warn("tinyid: nextSegmentId failed", "bizType", clip(biz), "err", err)
+	return segment.TinyIDSegment{}, errors.New("get next segmentId failed: " + tinyCause(err))
 }
 
 func (t *tinyServer) nextSegment(w http.ResponseWriter, r *http.Request) {

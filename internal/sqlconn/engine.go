@@ -29,6 +29,19 @@ func (e Engine) Name() string {
 	return ""
 }
 
+// Title is the engine's name for people: "PostgreSQL", "MySQL" or "SQLite".
+func (e Engine) Title() string {
+	switch e {
+	case Postgres:
+		return "PostgreSQL"
+	case MySQL:
+		return "MySQL"
+	case SQLite:
+		return "SQLite"
+	}
+	return e.String()
+}
+
 // String returns Name, or "Dialect(n)" for an unknown engine: the stores' Dialect
 // types print through it.
 func (e Engine) String() string {

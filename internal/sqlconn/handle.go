@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/bound"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Conn is what a SQL store knows about its database when New or Open makes it:
@@ -126,6 +127,14 @@ func (h *Handle) start(ctx context.Context) (err error) {
 	defer end(&err)
 	name := h.Call.Store
 	if err := h.DB.PingContext(ctx); err != nil {
+		if addr, ok := Unreachable(err); ok && !errors.Is(err, context.DeadlineExceeded) {
+			return &UnreachableError{Engine: h.Engine, Addr: addr, Err: err}
+		}
+		if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+			// pgx reports every attempt (with and without TLS, each host) with
+			// the same refusal; say it once.
+			return &causeError{msg: "connect to " + name + ": " + pe.Error(), err: err}
+		}
 		return fmt.Errorf("connect to %s: %w", name, err)
 	}
 	if err := h.Schema.Ensure(ctx, h.DB); err != nil {
@@ -151,6 +160,15 @@ func (h *Handle) Close() error {
 	}
 	return nil
 }
+
+// causeError is err with a message of its own, shorter than err's.
+type causeError struct {
+	msg string
+	err error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
 
 func (c Conn) wrap(err error) error { return wrap(c.Prefix, err) }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
@@ -141,6 +142,7 @@ func (s *TinyID) check(tag string, r tinyRow) error {
 // Residue returns the delta and remainder of a biz type: counter c of the store is
 // the ID c*delta + remainder.
 func (s *TinyID) Residue(ctx context.Context, tag string) (delta, remainder int64, err error) {
+	defer classifyInto(&err)
 	if err := s.h.Ensure(ctx); err != nil {
 		return 0, 0, err
 	}
@@ -204,8 +206,9 @@ func (s *TinyID) advance(ctx context.Context, tag string, next func(r tinyRow) (
 
 // Take implements segment.Store in counter space (see TinyID): the fresh block's
 // last ID becomes max_id.
-func (s *TinyID) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
-	limit, err := segment.CheckTake(tag, n, floor, limit)
+func (s *TinyID) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
+	defer classifyInto(&err)
+	limit, err = segment.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -233,12 +236,13 @@ func (s *TinyID) Take(ctx context.Context, tag string, n, floor, limit int64) (s
 // range, flurry's or tinyid's, starts at b.First. When another server took a range
 // since, the values are skipped, never issued twice, as tinyid skips its buffers on
 // every restart.
-func (s *TinyID) Return(ctx context.Context, tag string, b segment.Block) error {
+func (s *TinyID) Return(ctx context.Context, tag string, b segment.Block) (err error) {
+	defer classifyInto(&err)
 	if err := segment.CheckReturn(tag, b); err != nil {
 		return err
 	}
 	skip := errors.New("moved on")
-	err := s.advance(ctx, tag, func(r tinyRow) (int64, error) {
+	err = s.advance(ctx, tag, func(r tinyRow) (int64, error) {
 		if err := s.check(tag, r); err != nil {
 			return 0, err
 		}
@@ -303,7 +307,8 @@ func (s *TinyID) SetStep(ctx context.Context, tag string, step int64) error {
 
 // Tags implements segment.Store in counter space: Max is the highest counter
 // handed out and Step the row's step divided by its delta.
-func (s *TinyID) Tags(ctx context.Context) ([]segment.Tag, error) {
+func (s *TinyID) Tags(ctx context.Context) (_ []segment.Tag, err error) {
+	defer classifyInto(&err)
 	return listTags(ctx, s.h, s.q.list, func(rows *sql.Rows) (segment.Tag, error) {
 		var t segment.Tag
 		var r tinyRow
@@ -325,9 +330,10 @@ type Segment = segment.TinyIDSegment
 
 // NextSegment takes a range exactly as tinyid's DbSegmentIdServiceImpl does:
 // max_id += step, loadingId = currentId + step*20/100.
-func (s *TinyID) NextSegment(ctx context.Context, tag string) (Segment, error) {
+func (s *TinyID) NextSegment(ctx context.Context, tag string) (_ Segment, err error) {
+	defer classifyInto(&err)
 	var seg Segment
-	err := s.advance(ctx, tag, func(r tinyRow) (int64, error) {
+	err = s.advance(ctx, tag, func(r tinyRow) (int64, error) {
 		if r.step < 1 {
 			return 0, fmt.Errorf("segment/sqlstore: biz_type %s has step %d; give it a positive step", tag, r.step)
 		}
@@ -341,10 +347,11 @@ func (s *TinyID) NextSegment(ctx context.Context, tag string) (Segment, error) {
 }
 
 // Tokens reads tinyid's tiny_id_token table: each token with the biz types it may
-// ask for.
-func (s *TinyID) Tokens(ctx context.Context) (map[string][]string, error) {
+// ask for, both trimmed as tinyid's TinyIdToken trims them.
+func (s *TinyID) Tokens(ctx context.Context) (_ map[string][]string, err error) {
+	defer classifyInto(&err)
 	out := map[string][]string{}
-	err := sqlconn.Retry(ctx, func() error {
+	err = sqlconn.Retry(ctx, func() error {
 		clear(out)
 		rows, err := s.h.DB.QueryContext(ctx, s.q.tokens)
 		if err != nil {
@@ -356,6 +363,7 @@ func (s *TinyID) Tokens(ctx context.Context) (map[string][]string, error) {
 			if err := rows.Scan(&tok, &biz); err != nil {
 				return err
 			}
+			tok, biz = javaTrim(tok), javaTrim(biz) // TinyIdToken's setters trim
 			out[tok] = append(out[tok], biz)
 		}
 		return rows.Err()
@@ -364,4 +372,41 @@ func (s *TinyID) Tokens(ctx context.Context) (map[string][]string, error) {
 		return nil, fmt.Errorf("segment/sqlstore: read %s: %w", TinyIDTokenTable, err)
 	}
 	return out, nil
+}
+
+// javaTrim is Java's String.trim: every character up to U+0020 cut from both ends.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// classified is an error marked with the class of the failure (see classify).
+type classified struct {
+	err, class error
+}
+
+func (c *classified) Error() string   { return c.err.Error() }
+func (c *classified) Unwrap() []error { return []error{c.err, c.class} }
+
+// classifyInto marks *errp with the class of the failure, segment.ErrStoreDenied,
+// ErrStoreNoTable or ErrStoreUnreachable, when the engine's error tells it, so
+// that a caller can say which without quoting the database's message.
+func classifyInto(errp *error) {
+	err := *errp
+	if err == nil {
+		return
+	}
+	var class error
+	switch {
+	case sqlconn.Denied(err):
+		class = segment.ErrStoreDenied
+	case sqlconn.NoTable(err):
+		class = segment.ErrStoreNoTable
+	default:
+		if _, ok := sqlconn.Unreachable(err); ok {
+			class = segment.ErrStoreUnreachable
+		}
+	}
+	if class != nil && !errors.Is(err, class) {
+		*errp = &classified{err: err, class: class}
+	}
 }
