@@ -40,6 +40,7 @@ func (s *Server) leafSegment(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// Leaf: EXCEPTION_ID_KEY_NOT_EXISTS = -2.
+		s.metrics.countCompat("leaf:", http.StatusNotFound)
 		s.leafFail(w, r, leafNoKey, "no segment namespace serves tag "+strconv.Quote(clip(key)))
 		return
 	}

@@ -76,8 +76,10 @@ func appendJSONString(b []byte, s string) ([]byte, error) {
 
 // leafTagged serves /api/segment/get/{key} from the leaf: table's tags.
 func (s *Server) leafTagged(w http.ResponseWriter, r *http.Request, key string) {
+	start := time.Now()
 	ta, err := s.leafTags.get(r.Context(), key)
 	if errors.Is(err, errNoTag) || errors.Is(err, segment.ErrUnknownTag) {
+		s.metrics.countCompat(s.leafTags.subject(""), http.StatusNotFound)
 		s.leafFail(w, r, leafNoKey, "tag "+strconv.Quote(clip(key))+" is not in the Leaf table")
 		return
 	}
@@ -86,11 +88,13 @@ func (s *Server) leafTagged(w http.ResponseWriter, r *http.Request, key string) 
 		err = ta.nextN(r.Context(), one[:])
 	}
 	if err != nil {
+		s.metrics.countCompat(s.leafTags.subject(key), http.StatusServiceUnavailable)
 		s.leafFail(w, r, leafNoBuffers, err.Error())
 		return
 	}
 	w.Header()["Content-Type"] = s.compat.text
 	w.Write(strconv.AppendInt(nil, int64(one[0]), 10))
+	ta.observe(start)
 }
 
 // leafDecodeArith is LeafMonitorController.decodeSnowflakeId's arithmetic: the

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/flurryid/flurry/segment"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -30,7 +33,7 @@ func newMetrics(s *Server) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "flurry_request_duration_seconds",
-		Help:    "Time to serve an ID request, by namespace and route (next: GET /v1/{ns}/next, rpc: IDService.Next, leaf: Leaf's get routes).",
+		Help:    "Time to serve an ID request, by namespace and route (next: GET /v1/{ns}/next, rpc: IDService.Next, leaf: Leaf's get routes, tinyid: tinyid's routes; Leaf's table and tinyid's biz types as namespaces leaf:TAG and tinyid:BIZ).",
 		Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 50e-3, 0.25, 1},
 	}, []string{"namespace", "route"})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -44,10 +47,27 @@ func newMetrics(s *Server) *metrics {
 			leaf: m.latency.WithLabelValues(ns.name, "leaf"),
 		}
 	}
+	// The tags of Leaf's table and tinyid's biz types are counted as namespaces
+	// named "leaf:TAG" and "tinyid:BIZ" (no namespace name has a colon), on the
+	// routes "leaf" and "tinyid".
+	for _, ts := range []*tagSet{s.leafTags, s.tinySet()} {
+		if ts != nil {
+			ts.observe = func(tag string) prometheus.Observer { return m.latency.WithLabelValues(ts.what+":"+tag, ts.what) }
+		}
+	}
 	m.reg.MustRegister(m.latency, m.errors, &collector{s: s, d: newDescs()},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.h = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
+}
+
+// countCompat counts a failed request of Leaf's table mode or of tinyid under
+// its subject (tagSet.subject), with the HTTP status flurry's own routes give
+// the same failure: Leaf answers 500 and tinyid 200 whatever went wrong, which
+// would tell an alert nothing (404 an unknown tag, 401 a bad token, 503 no
+// store answered).
+func (m *metrics) countCompat(subject string, status int) {
+	m.errors.WithLabelValues(subject, strconv.Itoa(status)).Inc()
 }
 
 func desc(name, help string) *prometheus.Desc {
@@ -164,19 +184,39 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			cnt(c.d.dLeaseLoss, float64(st.Losses))
 		}
 		if ns.alloc != nil {
-			st := ns.alloc.Stats()
-			cnt(c.d.dSegFetch, float64(st.Fetches))
-			cnt(c.d.dSegClaim, float64(st.Claimed))
-			cnt(c.d.dSegFail, float64(st.Failures))
-			g(c.d.dSegBuffered, float64(st.Buffered))
-			g(c.d.dSegNextReady, b2f(st.NextReady))
-			g(c.d.dSegRunway, st.Runway.Seconds())
-			g(c.d.dSegRate, st.Rate)
-			g(c.d.dSegStep, float64(st.Step))
+			c.segment(ch, n, ns.alloc.Stats())
 		}
 		if ns.sess != nil || ns.alloc != nil {
 			ok, _ := c.s.ready(context.Background(), ns)
 			g(c.d.dReady, b2f(ok))
 		}
 	}
+	for _, ts := range []*tagSet{c.s.leafTags, c.s.tinySet()} {
+		if ts == nil {
+			continue
+		}
+		for _, ta := range ts.served() {
+			n := ts.what + ":" + ta.tag
+			ch <- prometheus.MustNewConstMetric(c.d.dIssued, prometheus.CounterValue, float64(ta.issued.Load()), n)
+			c.segment(ch, n, ta.alloc.Stats())
+		}
+	}
+}
+
+// segment sends a segment allocator's metrics under the namespace label n.
+func (c *collector) segment(ch chan<- prometheus.Metric, n string, st segment.Stats) {
+	g := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, n)
+	}
+	cnt := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, n)
+	}
+	cnt(c.d.dSegFetch, float64(st.Fetches))
+	cnt(c.d.dSegClaim, float64(st.Claimed))
+	cnt(c.d.dSegFail, float64(st.Failures))
+	g(c.d.dSegBuffered, float64(st.Buffered))
+	g(c.d.dSegNextReady, b2f(st.NextReady))
+	g(c.d.dSegRunway, st.Runway.Seconds())
+	g(c.d.dSegRate, st.Rate)
+	g(c.d.dSegStep, float64(st.Step))
 }

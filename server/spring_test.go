@@ -166,3 +166,49 @@ func TestSpringRoutes(t *testing.T) {
 		t.Fatalf("/nope: %d %q", code, body)
 	}
 }
+
+// TestCompatMetrics: the tags of Leaf's table and tinyid's biz types are counted
+// in the native routes' families as namespaces leaf:TAG and tinyid:BIZ, failures
+// with the status flurry's own routes would give, and names that no row has make
+// no series.
+func TestCompatMetrics(t *testing.T) {
+	testenv.NeedScheme(t, "sqlite")
+	leaf, _ := sqliteFile(t, `CREATE TABLE leaf_alloc (biz_tag TEXT NOT NULL PRIMARY KEY, max_id INTEGER NOT NULL DEFAULT 1,
+		step INTEGER NOT NULL, description TEXT DEFAULT NULL, update_time TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)`,
+		`INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('cx', 1, 1000)`)
+	tiny, _ := sqliteFile(t, append(tinyTables, `INSERT INTO tiny_id_info (biz_type, max_id, step) VALUES ('pair', 0, 100)`)...)
+	_, hs := newServer(t, "leaf:\n  segment:\n    stores: ['sqlite://"+leaf+"?table=leaf_alloc&schema=leaf']\n"+
+		"tinyid:\n  stores: ['sqlite://"+tiny+"?table=tiny_id_info']\n", nil)
+	for _, p := range []string{"/api/segment/get/cx", "/api/segment/get/cx.json", "/api/segment/get/made-up-1", "/api/segment/get/made-up-2",
+		"/tinyid/id/nextId?bizType=pair&token=tok&batchSize=3", "/tinyid/id/nextIdSimple?bizType=pair&token=tok",
+		"/tinyid/id/nextId?bizType=pair&token=wrong", "/tinyid/id/nextSegmentId?bizType=pair&token=tok",
+		"/tinyid/id/nextId?bizType=made-up-3&token=tok", "/tinyid/id/nextId?bizType=skew&token=tok"} {
+		springGet(t, hs.URL+p, "")
+	}
+	_, _, body := springGet(t, hs.URL+"/metrics", "")
+	for _, want := range []string{
+		`flurry_request_duration_seconds_count{namespace="leaf:cx",route="leaf"} 2`,
+		`flurry_ids_issued_total{namespace="leaf:cx"} 2`,
+		`flurry_segment_fetches_total{namespace="leaf:cx"} 1`,
+		`flurry_request_errors_total{namespace="leaf:",status="404"} 2`,
+		`flurry_request_duration_seconds_count{namespace="tinyid:pair",route="tinyid"} 3`,
+		`flurry_ids_issued_total{namespace="tinyid:pair"} 4`,
+		`flurry_segment_buffered_ids{namespace="tinyid:pair"}`,
+		`flurry_request_errors_total{namespace="tinyid:",status="401"} 2`, // made-up-3: tok may not ask for it
+		`flurry_request_errors_total{namespace="tinyid:",status="404"} 1`, // skew: tok may, no row has it
+	} {
+		if !strings.Contains(body, want+"\n") && !strings.Contains(body, want+" ") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "made-up") {
+		t.Errorf("a name no row has made a series:\n%s", body)
+	}
+	if t.Failed() {
+		for _, l := range strings.Split(body, "\n") {
+			if strings.Contains(l, "leaf:") || strings.Contains(l, "tinyid:") {
+				t.Log(l)
+			}
+		}
+	}
+}

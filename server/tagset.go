@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/server/config"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // errNoTag is returned by tagSet.get for a tag the last reload did not list.
@@ -27,7 +29,7 @@ var errNoTag = errors.New("the tag is not in the table's last listing")
 // reload period (Leaf's updateCacheFromDbAtEveryMinute). Removed tags are closed,
 // handing their ranges back.
 type tagSet struct {
-	what   string // "leaf" or "tinyid", for logs
+	what   string // "leaf" or "tinyid", for logs and the metrics' route label
 	stores []segment.Store
 	urls   []string
 	opts   segment.Options // the template: Stores and Tag are set per tag
@@ -39,6 +41,9 @@ type tagSet struct {
 	// delta/remainder); nil keeps the stores and the IDs as they are.
 	order func(ctx context.Context, tag string) ([]segment.Store, func(flurry.ID) flurry.ID, error)
 	log   *slog.Logger
+	// observe gives a tag's request-latency observer; the server sets it before it
+	// serves (newMetrics).
+	observe func(tag string) prometheus.Observer
 
 	mu       sync.Mutex
 	tags     map[string]segment.Tag // the last listing (of the first store that answered)
@@ -60,9 +65,14 @@ type tagSet struct {
 
 // tagAlloc is one tag's allocator, made on first use.
 type tagAlloc struct {
+	tag   string
 	mu    sync.Mutex // held while the allocator is made
 	alloc *segment.Allocator
 	conv  func(flurry.ID) flurry.ID
+	// obs observes the latency of the tag's requests (set with alloc), and
+	// issued counts the IDs sent, for the metrics.
+	obs    prometheus.Observer
+	issued atomic.Int64
 }
 
 // newTagSet opens the stores and lists their tags once. A listing that fails is
@@ -210,7 +220,7 @@ func (ts *tagSet) get(ctx context.Context, tag string) (*tagAlloc, error) {
 	}
 	ta := ts.allocs[tag]
 	if ta == nil {
-		ta = &tagAlloc{}
+		ta = &tagAlloc{tag: tag}
 		ts.allocs[tag] = ta
 	}
 	ts.mu.Unlock()
@@ -243,6 +253,9 @@ func (ts *tagSet) get(ctx context.Context, tag string) (*tagAlloc, error) {
 		return nil, segment.ErrClosed
 	}
 	ta.alloc, ta.conv = a, conv
+	if ts.observe != nil {
+		ta.obs = ts.observe(tag)
+	}
 	return ta, nil
 }
 
@@ -309,33 +322,50 @@ func (ta *tagAlloc) nextN(ctx context.Context, dst []flurry.ID) error {
 			return errors.New("the allocator returned no ID")
 		}
 	}
+	ta.issued.Add(int64(len(dst)))
 	return nil
 }
 
-// snapshot lists the served tags with their allocators' stats, by tag.
-func (ts *tagSet) snapshot() []segment.Stats {
+// observe records a request's latency, if the metrics are set up.
+func (ta *tagAlloc) observe(start time.Time) {
+	if ta.obs != nil {
+		ta.obs.Observe(time.Since(start).Seconds())
+	}
+}
+
+// subject is how the metrics name a tag of the set: "leaf:order",
+// "tinyid:test"; "leaf:" alone for a request that names no tag of the table, so
+// that callers cannot make series of their own. Namespace names have no colon.
+func (ts *tagSet) subject(tag string) string {
+	if tag != "" {
+		ts.mu.Lock()
+		_, listed := ts.tags[tag]
+		ts.mu.Unlock()
+		if !listed {
+			tag = ""
+		}
+	}
+	return ts.what + ":" + tag
+}
+
+// served lists the tags that have an allocator, with it, by tag.
+func (ts *tagSet) served() []*tagAlloc {
 	ts.mu.Lock()
-	var tas []*tagAlloc
+	tas := make([]*tagAlloc, 0, len(ts.allocs))
 	for _, ta := range ts.allocs {
 		tas = append(tas, ta)
 	}
 	ts.mu.Unlock()
-	var out []segment.Stats
+	out := tas[:0]
 	for _, ta := range tas {
 		ta.mu.Lock()
-		a, conv := ta.alloc, ta.conv
+		ok := ta.alloc != nil
 		ta.mu.Unlock()
-		if a == nil {
-			continue
+		if ok {
+			out = append(out, ta)
 		}
-		st := a.Stats()
-		st.CurrentFirst, st.CurrentLast = conv(st.CurrentFirst), conv(st.CurrentLast)
-		if st.NextReady {
-			st.NextFirst, st.NextLast = conv(st.NextFirst), conv(st.NextLast)
-		}
-		out = append(out, st)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	sort.Slice(out, func(i, j int) bool { return out[i].tag < out[j].tag })
 	return out
 }
 

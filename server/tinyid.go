@@ -129,6 +129,11 @@ func (t *tinyServer) loadTokens(ctx context.Context) {
 	t.set.log.Warn("reading tiny_id_token failed; keeping the last tokens", "err", errors.Join(errs...))
 }
 
+// tokenError counts a request refused for its token.
+func (t *tinyServer) tokenError() {
+	t.s.metrics.countCompat(t.set.subject(""), http.StatusUnauthorized)
+}
+
 // canVisit is TinyIdTokenServiceImpl.canVisit.
 func (t *tinyServer) canVisit(biz, token string) bool {
 	if biz == "" || token == "" {
@@ -208,24 +213,31 @@ func (t *tinyServer) batchSize(raw string) (int, bool) {
 }
 
 // ids issues n IDs of biz; the error's text is what tinyid would put in message.
+// It records the request in the metrics.
 func (t *tinyServer) ids(ctx context.Context, biz string, n int) ([]flurry.ID, error) {
-	if n < 1 {
-		return nil, nil
-	}
-	ta, err := t.set.get(ctx, t.set.canonical(biz))
+	start := time.Now()
+	tag := t.set.canonical(biz)
+	ta, err := t.set.get(ctx, tag)
 	if err != nil {
 		t.set.log.Warn("tinyid: no allocator for the biz type", "bizType", clip(biz), "err", err)
 		if errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, errNoTag) {
+			t.s.metrics.countCompat(t.set.subject(""), http.StatusNotFound)
 			// CachedIdGenerator.querySegmentId wrapping DbSegmentIdServiceImpl's message.
 			return nil, errors.New("error query segmentId: can not find biztype:" + biz)
 		}
+		t.s.metrics.countCompat(t.set.subject(tag), http.StatusServiceUnavailable)
 		return nil, errors.New("error query segmentId: " + tinyCause(err))
+	}
+	if n < 1 {
+		return nil, nil
 	}
 	ids := make([]flurry.ID, n)
 	if err := ta.nextN(ctx, ids); err != nil {
 		t.set.log.Warn("tinyid: issuing failed", "bizType", clip(biz), "err", err)
+		t.s.metrics.countCompat(t.set.subject(tag), http.StatusServiceUnavailable)
 		return nil, errors.New("error query segmentId: " + tinyCause(err))
 	}
+	ta.observe(start)
 	return ids, nil
 }
 
@@ -285,6 +297,7 @@ func (t *tinyServer) nextID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !t.canVisit(biz, token) {
+		t.tokenError()
 		t.writeJSON(w, tinyResponse([]byte("null"), tinyTokenErr, "token is error"))
 		return
 	}
@@ -311,6 +324,7 @@ func (t *tinyServer) nextIDSimple(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !t.canVisit(biz, token) {
+		t.tokenError()
 		t.writeText(w, nil)
 		return
 	}
@@ -334,19 +348,23 @@ func (t *tinyServer) nextIDSimple(w http.ResponseWriter, r *http.Request) {
 // segment takes a range exactly as tinyid's getNextSegmentId does, from one of
 // the databases at random (tinyid's DynamicDataSource).
 func (t *tinyServer) segment(ctx context.Context, biz string) (segment.TinyIDSegment, error) {
+	start := time.Now()
 	k := rand.IntN(len(t.stores))
 	var errs []error
 	tag := t.set.canonical(biz)
 	for i := range t.stores {
 		seg, err := t.stores[(k+i)%len(t.stores)].NextSegment(ctx, tag)
 		if err == nil {
+			t.s.metrics.latency.WithLabelValues(t.set.subject(tag), "tinyid").Observe(time.Since(start).Seconds())
 			return seg, nil
 		}
 		if errors.Is(err, segment.ErrUnknownTag) {
+			t.s.metrics.countCompat(t.set.subject(""), http.StatusNotFound)
 			return seg, errors.New("can not find biztype:" + biz)
 		}
 		errs = append(errs, err)
 	}
+	t.s.metrics.countCompat(t.set.subject(tag), http.StatusServiceUnavailable)
 	err := errors.Join(errs...)
 	t.set.log.Warn("tinyid: nextSegmentId failed", "bizType", clip(biz), "err", err)
 	return segment.TinyIDSegment{}, errors.New("get next segmentId failed: " + tinyCause(err))
@@ -355,6 +373,7 @@ func (t *tinyServer) segment(ctx context.Context, biz string) (segment.TinyIDSeg
 func (t *tinyServer) nextSegment(w http.ResponseWriter, r *http.Request) {
 	biz, token, _ := tinyParams(r)
 	if !t.canVisit(biz, token) {
+		t.tokenError()
 		t.writeJSON(w, tinyResponse([]byte("null"), tinyTokenErr, "token is error"))
 		return
 	}
@@ -372,6 +391,7 @@ func (t *tinyServer) nextSegment(w http.ResponseWriter, r *http.Request) {
 func (t *tinyServer) nextSegmentSimple(w http.ResponseWriter, r *http.Request) {
 	biz, token, _ := tinyParams(r)
 	if !t.canVisit(biz, token) {
+		t.tokenError()
 		t.writeText(w, nil)
 		return
 	}
