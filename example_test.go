@@ -28,7 +28,7 @@ func ExampleParseID() {
 	fmt.Println(err)
 	// Output:
 	// 1541815603606036480 <nil>
-	// flurry: invalid ID: "-5" is not a decimal number
+	// flurry: invalid ID: "-5": IDs are never negative
 }
 
 func ExampleID_Scan() {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ID is a flurry ID: a non-negative 63-bit integer. Its text form is decimal, and it
@@ -60,6 +61,9 @@ func ParseID(s string) (ID, error) {
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
+			if s[0] == '-' && len(s) > 1 && strings.Trim(s[1:], "0123456789") == "" {
+				return 0, fmt.Errorf("%w: %q: IDs are never negative", ErrInvalidID, clip(s))
+			}
 			return 0, fmt.Errorf("%w: %q is not a decimal number", ErrInvalidID, clip(s))
 		}
 	}

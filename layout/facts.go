@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -89,4 +90,19 @@ func (l *Layout) Facts(now time.Time) Facts {
 		JSSafe:      !l.JSSafeUntil().Before(life),
 		About:       l.About(),
 	}
+}
+
+// FormatLeft writes the time left until a layout runs out for people, as the
+// warnings near its end give it: whole days from two days on ("233 days"), else
+// hours and minutes ("47h05m"), and "none" once it is over.
+func FormatLeft(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "none"
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", int64(d/(24*time.Hour)))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+	}
+	return d.Round(time.Second).String()
 }

@@ -199,7 +199,7 @@ func checkName(name string) error {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '_')
 		if !ok {
-			return fmt.Errorf("%w: node field name %q: use a lower-case letter, then letters, digits or _", ErrInvalid, clip(name))
+			return fmt.Errorf("%w: node field name %q: use a lower-case ASCII letter, then lower-case ASCII letters, digits or _", ErrInvalid, clip(name))
 		}
 	}
 	return nil

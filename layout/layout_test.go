@@ -139,7 +139,7 @@ func TestValidation(t *testing.T) {
 		{"time:41:1ms:yesterday,seq:12", "neither RFC 3339"},
 		{"time:41:1ms:2010-11-04T01:42:54.6571Z,seq:12", "sub-millisecond"},
 		{"time:41:1ms,seq:12", "time:<bits>:<unit>:<epoch>"},
-		{"time:41:1ms:0,Worker:5,seq:12", "use a lower-case letter"},
+		{"time:41:1ms:0,Worker:5,seq:12", "use a lower-case ASCII letter"},
 		{"time:41:1ms:0,tick:5,seq:12", "reserved"},
 		{"time:41:1ms:0,w:x,seq:12", "is not a number"},
 		{"time:41:1ms:0,w,seq:12", "write <name>:<bits>"},
@@ -156,8 +156,23 @@ func TestValidation(t *testing.T) {
 	if _, err := Parse("snowflakes"); !errors.Is(err, ErrUnknownPreset) || !strings.Contains(err.Error(), "twitter") {
 		t.Errorf("unknown preset: %v", err)
 	}
+	if _, err := Parse("twiter"); !errors.Is(err, ErrUnknownPreset) || !strings.Contains(err.Error(), `"twiter"; did you mean twitter?`) {
+		t.Errorf("a slip of a preset's name: %v", err)
+	}
 	if _, err := New(Spec{Fields: []Field{{Kind: Time, Bits: 41}, {Kind: Sequence, Bits: 12}}}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "epoch is not set") {
 		t.Errorf("zero epoch: %v", err)
+	}
+}
+
+// TestDateEpoch: a layout's epoch may be a plain date, its midnight in UTC, as
+// flurry plan --epoch takes it.
+func TestDateEpoch(t *testing.T) {
+	l := mustParse(t, "time:41:1ms:2024-01-01,worker:10,seq:12")
+	if !l.Epoch().Equal(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)) || !strings.Contains(l.String(), "2024-01-01T00:00:00Z") {
+		t.Errorf("epoch %v, text %s", l.Epoch(), l)
+	}
+	if _, err := Parse("time:41:1ms:2024-13-01,seq:12"); err == nil || !strings.Contains(err.Error(), "a date (2010-11-04)") {
+		t.Errorf("a bad date: %v", err)
 	}
 }
 
@@ -298,6 +313,24 @@ func TestTickOf(t *testing.T) {
 		}
 		if tc.want >= 0 && tc.d%(10*time.Millisecond) == 0 && !l.TickTime(tc.want).Equal(e.Add(tc.d)) {
 			t.Errorf("TickTime(%d) = %v, want %v", tc.want, l.TickTime(tc.want), e.Add(tc.d))
+		}
+	}
+}
+
+func TestFormatLeft(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{5607 * time.Hour, "233 days"},
+		{48 * time.Hour, "2 days"},
+		{47*time.Hour + 5*time.Minute + 30*time.Second, "47h05m"},
+		{90 * time.Second, "1m30s"},
+		{0, "none"},
+		{-time.Hour, "none"},
+	} {
+		if got := FormatLeft(tc.d); got != tc.want {
+			t.Errorf("FormatLeft(%v) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 }

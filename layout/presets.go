@@ -2,6 +2,7 @@ package layout
 
 import (
 	"fmt"
+	"github.com/flurryid/flurry/internal/suggest"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ func Lookup(name string) (*Layout, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
 	p, ok := presetTable()[key]
 	if !ok {
+		if near, ok := suggest.Closest(key, PresetNames()); ok {
+			return nil, fmt.Errorf("%w %q; did you mean %s? (known presets: %s)", ErrUnknownPreset, clip(name), near, strings.Join(PresetNames(), ", "))
+		}
 		return nil, fmt.Errorf("%w %q; known presets: %s (or give fields, e.g. time:41:1ms:2010-11-04T01:42:54.657Z,worker:10,seq:12)",
 			ErrUnknownPreset, clip(name), strings.Join(PresetNames(), ", "))
 	}

@@ -74,7 +74,8 @@ func parseBits(i int, name, s string) (int, error) {
 	return n, nil
 }
 
-// parseEpoch reads RFC 3339 (at most millisecond precision) or Unix milliseconds.
+// parseEpoch reads RFC 3339 (at most millisecond precision), a date (its
+// midnight, UTC; as flurry plan --epoch takes it) or Unix milliseconds.
 func parseEpoch(s string) (time.Time, error) {
 	if s != "" && strings.Trim(s, "0123456789") == "" {
 		ms, err := strconv.ParseInt(s, 10, 64)
@@ -83,9 +84,12 @@ func parseEpoch(s string) (time.Time, error) {
 		}
 		return time.UnixMilli(ms).UTC(), nil
 	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: epoch %q is neither RFC 3339 (2010-11-04T01:42:54.657Z) nor Unix milliseconds", ErrInvalid, clip(s))
+		return time.Time{}, fmt.Errorf("%w: epoch %q is neither RFC 3339 (2010-11-04T01:42:54.657Z), a date (2010-11-04) nor Unix milliseconds", ErrInvalid, clip(s))
 	}
 	return t.UTC(), nil
 }

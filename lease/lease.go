@@ -115,14 +115,14 @@ type Store interface {
 }
 
 // CheckScope reports whether a scope name is acceptable to every store: 1 to 200
-// characters from letters, digits and "_-./:=".
+// characters from ASCII letters, digits and "_-./:=".
 func CheckScope(scope string) error {
 	if scope == "" || len(scope) > 200 {
 		return fmt.Errorf("lease: scope %q must have 1 to 200 characters", scope)
 	}
 	for _, c := range scope {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '=') {
-			return fmt.Errorf("lease: scope %q: use letters, digits and _-./:= only", scope)
+			return fmt.Errorf("lease: scope %q: use ASCII letters, digits and _-./:= only", scope)
 		}
 	}
 	return nil

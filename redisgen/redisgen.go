@@ -317,7 +317,7 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 	}
 	if left := time.Until(l.Lifetime()); left < 365*24*time.Hour {
 		g.log.Warn("redisgen: the layout's time field runs out soon; plan a move to a new layout and namespace",
-			"namespace", ns, "layout", l.String(), "end", l.Lifetime(), "left", left.Round(time.Hour))
+			"namespace", ns, "layout", l.String(), "end", l.Lifetime(), "left", layout.FormatLeft(left))
 	}
 	return g, nil
 }

@@ -130,14 +130,14 @@ type Store interface {
 const MaxStep = 1 << 40
 
 // CheckTagName reports whether a tag name is acceptable to every store: 1 to 128
-// bytes (Leaf's biz_tag is varchar(128)) of letters, digits and "_-.:/".
+// bytes (Leaf's biz_tag is varchar(128)) of ASCII letters, digits and "_-.:/".
 func CheckTagName(tag string) error {
 	if tag == "" || len(tag) > 128 {
 		return fmt.Errorf("segment: tag %q must have 1 to 128 characters", tag)
 	}
 	for _, c := range tag {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c == '/') {
-			return fmt.Errorf("segment: tag %q: use letters, digits and _-.:/ only", tag)
+			return fmt.Errorf("segment: tag %q: use ASCII letters, digits and _-.:/ only", tag)
 		}
 	}
 	return nil

@@ -234,7 +234,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	gopts := snowflake.Options{Layout: l, Namespace: ns.name, Clock: b.clock,
 		OnLifeLow: func(left time.Duration, end time.Time) {
 			log.Warn("the layout's time field runs out soon: move to a layout with a later epoch before then",
-				"left", left.Round(time.Hour).String(), "end", end)
+				"left", layout.FormatLeft(left), "end", end)
 		}}
 	if err := gopts.Overflow.UnmarshalText([]byte(c.Overflow)); err != nil {
 		return err

@@ -102,12 +102,12 @@ func TestLayoutAndNodeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"gen", "--layout", "bogus"}, `--layout: layout: unknown preset "bogus"`},
-		{[]string{"decode", "--layout", "bogus", "5"}, `--layout: layout: unknown preset "bogus"`},
+		{[]string{"gen", "--layout", "bogus"}, `--layout: unknown preset "bogus"`},
+		{[]string{"decode", "--layout", "bogus", "5"}, `--layout: unknown preset "bogus"`},
 		{[]string{"redis", "get-node", "redis://127.0.0.1:1/0", "--layout", "time:41:1ms"}, "--layout: "},
 		{[]string{"gen", "--node", "bogus"}, `--node "bogus": the layout has 2 node fields; give them as name=value, e.g. datacenter=0,worker=0`},
 		{[]string{"gen", "--node", "5"}, "give them as name=value"},
-		{[]string{"gen", "--node", "rack=1"}, `--node: layout: invalid: the layout has no node field "rack"`},
+		{[]string{"gen", "--node", "rack=1"}, `--node: invalid: the layout has no node field "rack"`},
 		{[]string{"gen", "--node", "worker=32"}, "--node: "},
 		{[]string{"gen", "--layout", "sonyflake", "--node", "x"}, `--node: node value "x" is not a whole number`},
 		{[]string{"gen", "--layout", "mastodon", "--node", "1"}, "has no node field"},

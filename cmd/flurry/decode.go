@@ -8,12 +8,17 @@ import (
 	"strings"
 
 	"github.com/flurryid/flurry"
+	"github.com/flurryid/flurry/client"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/server/config"
 	"github.com/spf13/cobra"
 )
 
 func newDecodeCmd() *cobra.Command {
-	var layoutText string
+	var (
+		layoutText string
+		cf         clientFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "decode [ID...]",
 		Short: "Take IDs apart: time, node fields and sequence, as JSON",
@@ -22,6 +27,11 @@ func newDecodeCmd() *cobra.Command {
 The time is the start of the tick the ID was issued in; the node fields follow in
 layout order. The ID is a string, since JavaScript numbers lose digits above 2^53.
 
+An ID does not say which layout made it, so decode needs one: --layout, or
+--server to use the layout of a running server's namespace (--namespace, default
+"default"). flurry gen's default layout is twitter; flurry serve's default
+namespace uses time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16.
+
 With no ID arguments, decode reads IDs from standard input, one per line; blank lines
 and spaces around an ID are skipped.
 
@@ -29,11 +39,12 @@ An ID that is not a decimal number, is negative, or does not belong to the layou
 (bits set above its width) is reported on standard error as one line naming it;
 decode goes on with the next ID and exits with status 1 at the end.`,
 		Example: `  flurry decode --layout discord 175928847299117063
-  flurry gen -n 3 --node worker=5 | flurry decode
+  flurry gen -n 3 --node worker=5 | flurry decode --layout twitter
+  flurry decode --server http://127.0.0.1:8080 --namespace default 250370138287636480
   flurry decode --layout time:41:1ms:2020-01-01T00:00:00Z,worker:10,seq:12 < ids.txt`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := parseLayoutFlag(layoutText)
+			l, err := decodeLayout(cmd, layoutText, &cf)
 			if err != nil {
 				return err
 			}
@@ -45,7 +56,12 @@ decode goes on with the next ID and exits with status 1 at the end.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
+	f := cmd.Flags()
+	f.StringVar(&layoutText, "layout", "", "the IDs' layout: a preset name or a text form (see flurry layouts)")
+	f.StringArrayVar(&cf.servers, "server", nil, "use the layout of a running server's namespace instead: its URL")
+	f.StringVar(&cf.namespace, "namespace", "default", "with --server: the namespace whose layout to use")
+	f.StringVar(&cf.token, "token", "", "with --server: bearer token of the namespace (default $FLURRY_TOKEN)")
+	f.DurationVar(&cf.timeout, "timeout", client.DefaultTimeout, "with --server: bound on each request")
 	// pflag reads "-5" as a flag. Say what is wrong with it as an ID instead.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		if arg, ok := negativeArg(err); ok {
@@ -54,6 +70,44 @@ decode goes on with the next ID and exits with status 1 at the end.`,
 		return &usageError{err: err}
 	})
 	return cmd
+}
+
+// decodeLayout is the layout decode uses: --layout's, or the one a server's
+// namespace reports (GET /v1/info); without either it refuses to guess, since an
+// ID decodes without error under the wrong layout, to a wrong time.
+func decodeLayout(cmd *cobra.Command, text string, cf *clientFlags) (*layout.Layout, error) {
+	switch {
+	case text != "" && len(cf.servers) > 0:
+		return nil, usageErr("give --layout or --server, not both")
+	case text != "":
+		return parseLayoutFlag(text)
+	case len(cf.servers) == 0:
+		return nil, usageErr("decode needs the IDs' layout, which an ID does not carry: give --layout (flurry gen's default is twitter; "+
+			"flurry serve's default namespace uses %s), or --server URL [--namespace NAME] to use a running server's", config.DefaultLayout)
+	}
+	servers, err := cf.serverList()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(client.Options{Servers: servers, Token: cf.token, Timeout: cf.timeout})
+	if err != nil {
+		return nil, usageErr("--server: %v", err)
+	}
+	defer c.Close()
+	info, err := c.Info(cmd.Context(), cf.namespace)
+	if err != nil {
+		return nil, fmt.Errorf("decode: asking %s for the layout of namespace %q: %w", strings.Join(servers, ","), cf.namespace, err)
+	}
+	for _, ns := range info.Namespaces {
+		if ns.Name != cf.namespace {
+			continue
+		}
+		if ns.Layout == nil {
+			return nil, fmt.Errorf("decode: namespace %q is a %s namespace: its IDs have no layout to decode", cf.namespace, ns.Strategy)
+		}
+		return layout.Parse(ns.Layout.Text)
+	}
+	return nil, fmt.Errorf("decode: the server has no namespace %q", cf.namespace)
 }
 
 // negativeArg recognises pflag's error for an argument such as -5 and returns it.

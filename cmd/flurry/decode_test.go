@@ -31,16 +31,19 @@ func TestDecodeErrors(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"not a number", []string{"decode", "12x"}, 1, []string{`decode "12x": invalid ID: "12x" is not a decimal number`}},
-		{"negative", []string{"decode", "-5"}, 1, []string{`decode "-5": invalid ID: IDs are never negative`}},
-		{"negative after --", []string{"decode", "--", "-5"}, 1, []string{`decode "-5": invalid ID: IDs are never negative`}},
-		{"empty", []string{"decode", ""}, 1, []string{`decode "": invalid ID: empty`}},
-		{"above int64", []string{"decode", "9223372036854775808"}, 1, []string{"above the int64 range"}},
+		{"not a number", []string{"decode", "--layout", "twitter", "12x"}, 1, []string{`decode "12x": invalid ID: "12x" is not a decimal number`}},
+		{"negative", []string{"decode", "--layout", "twitter", "-5"}, 1, []string{`decode "-5": invalid ID: IDs are never negative`}},
+		{"negative after --", []string{"decode", "--layout", "twitter", "--", "-5"}, 1, []string{`decode "-5": invalid ID: IDs are never negative`}},
+		{"empty", []string{"decode", "--layout", "twitter", ""}, 1, []string{`decode "": invalid ID: empty`}},
+		{"above int64", []string{"decode", "--layout", "twitter", "9223372036854775808"}, 1, []string{"above the int64 range"}},
 		{"wider than the layout", []string{"decode", "--layout", "jssafe", "9007199254740992"}, 1, []string{`decode "9007199254740992"`, "not an ID of this 53-bit layout"}},
-		{"newline in the ID", []string{"decode", "1\n2"}, 1, []string{`"1\n2"`}},
+		{"newline in the ID", []string{"decode", "--layout", "twitter", "1\n2"}, 1, []string{`"1\n2"`}},
 		{"bad layout", []string{"decode", "--layout", "nope", "1"}, 2, []string{`unknown preset "nope"`}},
 		{"bad layout text", []string{"decode", "--layout", "time:41:1ms:2010-11-04T01:42:54.657Z,seq:40", "1"}, 2, []string{"layout: invalid", "remove 18"}},
-		{"unknown flag", []string{"decode", "-x"}, 2, []string{"unknown shorthand flag"}},
+		{"unknown flag", []string{"decode", "--layout", "twitter", "-x"}, 2, []string{"unknown shorthand flag"}},
+		{"no layout", []string{"decode", "1"}, 2, []string{"decode needs the IDs' layout", "--layout", "twitter", "time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16", "--server"}},
+		{"no layout, stdin", []string{"decode"}, 2, []string{"decode needs the IDs' layout"}},
+		{"both", []string{"decode", "--layout", "twitter", "--server", "http://127.0.0.1:1", "1"}, 2, []string{"--layout or --server, not both"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantOneLineError(t, cli(t, "", tc.args...), tc.code, tc.want...)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,12 +10,28 @@ import (
 // parseLayoutFlag reads a --layout value. A name or text form that is not a layout
 // is a usage error (exit status 2), as the root help promises for a bad flag value.
 func parseLayoutFlag(text string) (*layout.Layout, error) {
+	return parseLayoutArg("--layout", text)
+}
+
+// parseLayoutArg reads a layout given on the command line (what names the
+// flag or argument): not a layout is a usage error, its message without the
+// layout package's own prefix after what.
+func parseLayoutArg(what, text string) (*layout.Layout, error) {
 	l, err := layout.Parse(text)
 	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("--layout: %w", err)}
+		return nil, &usageError{err: &argError{msg: what + ": " + strings.TrimPrefix(err.Error(), "layout: "), err: err}}
 	}
 	return l, nil
 }
+
+// argError is err under a message of its own.
+type argError struct {
+	msg string
+	err error
+}
+
+func (e *argError) Error() string { return e.msg }
+func (e *argError) Unwrap() error { return e.err }
 
 // parseNodeFlag reads a node value as every command takes it (--node, redis
 // set-node's VALUE): name=value pairs, or a plain number when the layout has exactly
@@ -42,7 +57,7 @@ func parseNodeFlag(l *layout.Layout, flag, s string) (layout.NodeValues, string,
 	}
 	nv, err := l.ParseNodeValues(text) // checks that every value fits its field
 	if err != nil {
-		return nv, "", &usageError{err: fmt.Errorf("%s: %w", flag, err)}
+		return nv, "", &usageError{err: &argError{msg: flag + ": " + strings.TrimPrefix(err.Error(), "layout: "), err: err}}
 	}
 	return nv, text, nil
 }

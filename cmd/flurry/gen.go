@@ -120,6 +120,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 				return genRedis(cmd, l, &rf, n)
 			}
 			opts := snowflake.Options{Layout: l, MaxDrift: maxDrift, RandomBelow: randomBelow}
+			opts.OnLifeLow = lifeLowWarning(cmd.ErrOrStderr(), l)
 			if err := opts.Overflow.UnmarshalText([]byte(overflow)); err != nil {
 				return usageErr("--overflow: %v", err)
 			}
@@ -176,6 +177,19 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 	rf.register(cmd)
 	sf.register(cmd)
 	return cmd
+}
+
+// lifeLowWarning is the generator's OnLifeLow for gen: a year before the layout's
+// time field runs out (snowflake.Options.WarnBefore), one line on stderr.
+func lifeLowWarning(stderr io.Writer, l *layout.Layout) func(time.Duration, time.Time) {
+	name := l.Name()
+	if name == "" {
+		name = l.String()
+	}
+	return func(left time.Duration, end time.Time) {
+		fmt.Fprintf(stderr, "flurry: warning: layout %s runs out on %s (%s left), when it stops issuing: move to a layout with a later epoch before then\n",
+			name, end.UTC().Format("2006-01-02"), layout.FormatLeft(left))
+	}
 }
 
 // defaultNodeWarning explains what running without --node means for layout l.

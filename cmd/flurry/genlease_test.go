@@ -207,7 +207,7 @@ func TestGenLeaseErrors(t *testing.T) {
 		{2, []string{"--order", "value"}, "--order applies only with --lease URL"},
 		{1, []string{"--lease", "URL", "--layout", "mastodon"}, "has no node field to lease"},
 		{1, []string{"--lease", "bogus://x"}, `unknown store scheme "bogus"`},
-		{1, []string{"--lease", "URL", "--scope", "a b"}, "use letters, digits and _-./:= only"},
+		{1, []string{"--lease", "URL", "--scope", "a b"}, "use ASCII letters, digits and _-./:= only"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			args := []string{"gen"}

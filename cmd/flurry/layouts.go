@@ -36,7 +36,7 @@ With arguments (preset names or text forms), it prints every fact of each layout
 				ls = layout.Presets()
 			}
 			for _, a := range args {
-				l, err := layout.Parse(a)
+				l, err := parseLayoutArg("layouts", a)
 				if err != nil {
 					return err
 				}

@@ -96,6 +96,6 @@ func TestLayoutsDetails(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &facts); err != nil || len(facts) != 1 || !facts[0].JSSafe {
 		t.Errorf("layouts --json jssafe = %v, %v", facts, err)
 	}
-	wantOneLineError(t, cli(t, "", "layouts", "bogus"), 1, `unknown preset "bogus"`)
-	wantOneLineError(t, cli(t, "", "layouts", "time:64:1ms:2020-01-01T00:00:00Z,seq:12"), 1, "layout: invalid")
+	wantOneLineError(t, cli(t, "", "layouts", "bogus"), 2, `layouts: unknown preset "bogus"`)
+	wantOneLineError(t, cli(t, "", "layouts", "time:64:1ms:2020-01-01T00:00:00Z,seq:12"), 2, "layouts: invalid")
 }

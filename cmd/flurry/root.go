@@ -47,11 +47,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 		// exits 0; an unknown command is a usage error.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				msg := fmt.Sprintf("unknown command %q", args[0])
-				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-					msg += fmt.Sprintf("; did you mean %q?", s[0])
-				}
-				return usageErr("%s", msg)
+				return unknownCommand(cmd, args[0])
 			}
 			return cmd.Help()
 		},
@@ -70,13 +66,53 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 	return root
 }
 
+// asksHelp reports whether args ask for help (-h, --help) before any "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// unknownCommand is the usage error for a word that names no subcommand of root.
+func unknownCommand(root *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q", name)
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return usageErr("%s", msg)
+}
+
 // run executes the command line args and returns the process exit code. Every error
 // is written to stderr as one line starting with "flurry: ".
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetIn(stdin)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
+	var cmd *cobra.Command
+	var err error
+	// "flurry nosuch --help" would print the root's help and succeed: cobra
+	// answers --help before the root's RunE sees the unknown word.
+	root.InitDefaultHelpCmd() // else Execute adds "help" only after Find has looked
+	if c, rest, ferr := root.Find(args); ferr == nil && c == root && asksHelp(args) {
+		for _, a := range rest {
+			if a == "--" {
+				break
+			}
+			if !strings.HasPrefix(a, "-") {
+				cmd, err = root, unknownCommand(root, a)
+				break
+			}
+		}
+	}
+	if err == nil {
+		cmd, err = root.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		return 0
 	}

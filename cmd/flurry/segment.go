@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
 	segfile "github.com/flurryid/flurry/segment/filestore"
 	"github.com/flurryid/flurry/segment/segmenturl"
@@ -79,6 +80,11 @@ process could not hand back (a crash, kill -9) are skipped, never reissued.`,
 			}
 			defer store.Close()
 			if err := store.Create(cmd.Context(), t); err != nil {
+				if errors.Is(err, segment.ErrTagExists) {
+					// The store's error repeats its package prefixes; say it once.
+					return &argError{msg: fmt.Sprintf("segment create: tag %s exists already in %s; change its step with flurry segment set-step, or list the tags with flurry segment list",
+						t.Name, storeurl.Redact(args[0])), err: err}
+				}
 				return fmt.Errorf("segment create: %w", err)
 			}
 			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "flurry: created tag %s: first ID %d, step %d\n", t.Name, start+1, step)

@@ -256,7 +256,7 @@ func CheckTable(name string, maxLen int) error {
 		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 	}
 	if !ok {
-		return fmt.Errorf("table name %q: use 1 to %d letters, digits and underscores, not starting with a digit", name, maxLen)
+		return fmt.Errorf("table name %q: use 1 to %d ASCII letters, digits and underscores, not starting with a digit", name, maxLen)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ package storeurl
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/flurryid/flurry/internal/engines"
@@ -39,6 +40,9 @@ func Lookup[O any](what string, k engines.Kind, rawURL string) (O, error) {
 	var zero O
 	u, _, _, err := ParseWithHosts(rawURL)
 	if err != nil || u.Scheme == "" {
+		if fu, ok := FileURL(rawURL); ok && engines.Has(k, "file") {
+			return zero, fmt.Errorf("%s: %q is not a store URL; for a directory write %s", what, rawURL, fu)
+		}
 		return zero, fmt.Errorf("%s: %q is not a store URL; use one of %s", what, Redact(rawURL), strings.Join(engines.Names(k), ", "))
 	}
 	if open, ok := engines.Lookup[O](k, u.Scheme); ok {
@@ -48,6 +52,20 @@ func Lookup[O any](what string, k engines.Kind, rawURL string) (O, error) {
 		return zero, fmt.Errorf("%s: %w", what, err)
 	}
 	return zero, fmt.Errorf("%s: unknown store scheme %q; use one of %s", what, u.Scheme, strings.Join(engines.Names(k), ", "))
+}
+
+// FileURL returns the file:// URL of s when s looks like a file system path
+// given where a store URL was wanted (/var/lib/flurry, ./ids), for a message that
+// says what to write instead.
+func FileURL(s string) (string, bool) {
+	if s == "" || strings.Contains(s, "://") || !(strings.HasPrefix(s, "/") || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || s == "." || s == "..") {
+		return "", false
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return "", false
+	}
+	return "file://" + filepath.ToSlash(abs), true
 }
 
 // Redact returns a URL with its password, and the value of any query key ending

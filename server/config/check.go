@@ -64,7 +64,7 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 		ns := c.Namespaces[name]
 		p := []string{"namespaces", name}
 		if !validName(name) {
-			k.add(p, "namespace name %q: use 1 to 64 letters, digits, '_', '-' or '.' (it is a URL path segment)", name)
+			k.add(p, "namespace name %q: use 1 to 64 ASCII letters, digits, '_', '-' or '.' (it is a URL path segment)", name)
 		}
 		if ns == nil {
 			k.add(p, "empty namespace: give strategy: one of %s", strings.Join(Strategies(), ", "))
@@ -156,13 +156,17 @@ func (k *checker) namespace(p []string, name string, ns *Namespace, env func(str
 	}
 }
 
+// layoutMsg is a layout error's message without the package's "layout: ",
+// which the key it is reported under already says.
+func layoutMsg(err error) string { return strings.TrimPrefix(err.Error(), "layout: ") }
+
 func (k *checker) layout(p []string, text string) *layout.Layout {
 	if text == "" {
 		text = DefaultLayout
 	}
 	l, err := layout.Parse(text)
 	if err != nil {
-		k.add(p, "%v", err)
+		k.add(p, "%s", layoutMsg(err))
 		return nil
 	}
 	if l.Exhausted(time.Now()) {
@@ -176,7 +180,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	l := k.layout(append(p, "layout"), s.Layout)
 	if l != nil && s.Node != "" {
 		if _, err := l.ParseNodeValues(s.Node); err != nil {
-			k.add(append(p, "node"), "%v", err)
+			k.add(append(p, "node"), "%s", layoutMsg(err))
 		}
 	}
 	if l != nil && len(l.NodeFields()) == 0 {
@@ -296,7 +300,7 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	l := k.layout(append(p, "layout"), r.Layout)
 	if l != nil && r.Node != "" {
 		if _, err := l.ParseNodeValues(r.Node); err != nil {
-			k.add(append(p, "node"), "%v", err)
+			k.add(append(p, "node"), "%s", layoutMsg(err))
 		}
 	}
 	key := r.Key
@@ -341,6 +345,10 @@ func CheckListen(addr string) error {
 func (k *checker) url(p []string, raw string, schemes []string) string {
 	u, _, _, err := storeurl.ParseWithHosts(raw) // accepts host lists: h1:5432,h2:5432
 	if err != nil || u.Scheme == "" {
+		if fu, ok := storeurl.FileURL(raw); ok && contains(schemes, "file") {
+			k.add(p, "%q is not a store URL: for a directory write %s", raw, fu)
+			return ""
+		}
 		k.add(p, "%q is not a store URL: use one of the schemes %s", lease.RedactURL(raw), strings.Join(schemes, ", "))
 		return ""
 	}

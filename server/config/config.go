@@ -12,6 +12,8 @@
 package config
 
 import (
+	"reflect"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -24,6 +26,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/flurryid/flurry/internal/suggest"
 )
 
 // Defaults of the server's settings.
@@ -233,6 +237,9 @@ type Problem struct {
 	Line int    // 1-based; 0 when unknown
 	Key  string // dotted path, e.g. namespaces.orders.snowflake.layout
 	What string // what is wrong and what to do
+	// Meant is, for an unknown key, the known key it most likely misspells
+	// ("layout" for "layuot"); empty otherwise.
+	Meant string
 }
 
 // String writes the problem as "file:line: key: what".
@@ -331,11 +338,45 @@ func Parse(file string, data []byte, env func(string) (string, bool)) (*Config, 
 		}
 	}
 	probs = append(probs, c.check(env)...)
+	probs = afterSlips(probs)
 	if len(probs) > 0 {
 		sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 		return nil, &Error{Problems: probs}
 	}
 	return c, nil
+}
+
+// afterSlips drops the problems a misspelt key causes: its mapping was read
+// without the key meant (strategy: missing; a node field the default layout
+// lacks), so what else is said of that mapping would only confuse. The slip is
+// reported with its "did you mean"; the rest comes back once it is fixed.
+func afterSlips(probs []Problem) []Problem {
+	var parents []string
+	for _, p := range probs {
+		if p.Meant != "" {
+			parent := ""
+			if i := strings.LastIndexByte(p.Key, '.'); i >= 0 {
+				parent = p.Key[:i]
+			}
+			parents = append(parents, parent)
+		}
+	}
+	if len(parents) == 0 {
+		return probs
+	}
+	out := probs[:0]
+	for _, p := range probs {
+		under := false
+		for _, parent := range parents {
+			if parent == "" || p.Key == parent || strings.HasPrefix(p.Key, parent+".") {
+				under = true
+			}
+		}
+		if !under || p.Meant != "" || strings.HasPrefix(p.What, "unknown key") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Check validates a configuration built in code (such as Default after changes)
@@ -358,8 +399,15 @@ func lineProblem(file string, root *yaml.Node, m string) Problem {
 		p.What = strings.TrimSpace(m[strings.Index(m, ":")+1:])
 	}
 	if f, ok := strings.CutPrefix(p.What, "field "); ok {
-		if name, _, ok := strings.Cut(f, " not found in type "); ok {
+		if name, typ, ok := strings.Cut(f, " not found in type "); ok {
 			p.Key = strings.Join(pathAt(root, line, name, "", "", nil), ".")
+			if near, ok := suggest.Closest(name, yamlKeys(reflect.TypeOf(Config{}), typ)); ok {
+				p.What, p.Meant = fmt.Sprintf("unknown key; did you mean %s?", near), near
+				if p.Key == "" {
+					p.What = fmt.Sprintf("unknown key %q; did you mean %s?", name, near)
+				}
+				return p
+			}
 			p.What = "unknown key; check its spelling against docs/flurry.example.yaml"
 			if p.Key == "" {
 				p.What = fmt.Sprintf("unknown key %q; check its spelling against docs/flurry.example.yaml", name)
@@ -383,6 +431,38 @@ func lineProblem(file string, root *yaml.Node, m string) Problem {
 		p.What = fmt.Sprintf("%s is not %s", shown, yamlKind(typ))
 	}
 	return p
+}
+
+// yamlKeys returns the YAML keys of the struct type named typ ("config.Snowflake",
+// as yaml.v3 names it) among t and the types its fields hold, for "did you mean".
+func yamlKeys(t reflect.Type, typ string) []string {
+	seen := map[reflect.Type]bool{}
+	var find func(t reflect.Type) []string
+	find = func(t reflect.Type) []string {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return nil
+		}
+		seen[t] = true
+		var keys []string
+		for i := 0; i < t.NumField(); i++ {
+			if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+				keys = append(keys, name)
+			}
+		}
+		if t.String() == typ {
+			return keys
+		}
+		for i := 0; i < t.NumField(); i++ {
+			if k := find(t.Field(i).Type); k != nil {
+				return k
+			}
+		}
+		return nil
+	}
+	return find(t)
 }
 
 // yamlKind names what a Go type is in YAML words.

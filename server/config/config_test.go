@@ -65,6 +65,15 @@ func TestProblems(t *testing.T) {
 			[]string{"t.yaml:1: listen: \"127.0.0.1:99999\": port 99999", "t.yaml:7: namespaces.a.snowflake.lease.ttl: \"2500000h\"", "from 1s to 24h", "t.yaml:8: namespaces.a.snowflake.lease.window: \"2h\"", "t.yaml:9: namespaces.a.snowflake.lease.order"}},
 		{"lease too short", "namespaces:\n  a: {strategy: snowflake, snowflake: {lease: {ttl: 500ms, window: 10ms}}}\n", []string{"lease.ttl: \"500ms\"", "lease.window: \"10ms\""}},
 		{"listen", "listen: 'host:'\nnamespaces:\n  a: {strategy: objectid}\n", []string{"t.yaml:1: listen", "no port"}},
+		// A slip gets "did you mean", and none of what the mapping read without the
+		// key meant: strategy missing, a node field of the default layout.
+		{"slip of strategy", "namespaces:\n  orders:\n    stratgey: snowflake\n", []string{"configuration has 1 problem:\n", "t.yaml:3: namespaces.orders.stratgey: unknown key; did you mean strategy?"}},
+		{"slip of layout", "namespaces:\n  game:\n    strategy: snowflake\n    snowflake:\n      layuot: gameserver\n      node: platform=1\n",
+			[]string{"configuration has 1 problem:\n", "t.yaml:5: namespaces.game.snowflake.layuot: unknown key; did you mean layout?"}},
+		{"slip of namespaces", "namespacse:\n  a: {strategy: objectid}\n", []string{"configuration has 1 problem:\n", "t.yaml:1: namespacse: unknown key; did you mean namespaces?"}},
+		{"slip of a preset", "namespaces:\n  a: {strategy: snowflake, snowflake: {layout: twiter}}\n", []string{"namespaces.a.snowflake.layout: unknown preset \"twiter\"; did you mean twitter?"}},
+		{"not ASCII", "namespaces:\n  ordérs: {strategy: objectid}\n", []string{"use 1 to 64 ASCII letters"}},
+		{"a directory as a store", "namespaces:\n  a: {strategy: segment, segment: {stores: [/var/lib/ids]}}\n", []string{"\"/var/lib/ids\" is not a store URL: for a directory write file:///var/lib/ids"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte(c.yaml), nil)
@@ -77,7 +86,7 @@ func TestProblems(t *testing.T) {
 				}
 			}
 			// No Go type names or yaml.v3 wording reach the operator.
-			for _, bad := range []string{"config.", "!!", "unmarshal", "[]string", "int64", "(in "} {
+			for _, bad := range []string{"config.", "!!", "unmarshal", "[]string", "int64", "(in ", "layout: layout:"} {
 				if strings.Contains(err.Error(), bad) {
 					t.Errorf("%q in:\n%v", bad, err)
 				}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/internal/verify/testenv"
+)
+
+// TestUnknownCommandWithHelp: "flurry nosuch --help" is an unknown command (exit
+// 2), not the root's help with exit 0.
+func TestUnknownCommandWithHelp(t *testing.T) {
+	wantOneLineError(t, cli(t, "", "nosuch", "--help"), 2, `unknown command "nosuch"`)
+	wantOneLineError(t, cli(t, "", "gne", "-h"), 2, `unknown command "gne"; did you mean "gen"?`)
+	if r := cli(t, "", "gen", "--help"); r.code != 0 || !strings.Contains(r.stdout, "gen issues") {
+		t.Errorf("gen --help: %+v", r)
+	}
+	if r := cli(t, "", "help", "gen"); r.code != 0 || !strings.Contains(r.stdout, "gen issues") {
+		t.Errorf("help gen: %+v", r)
+	}
+	if r := cli(t, "", "--help"); r.code != 0 || !strings.Contains(r.stdout, "Available Commands") {
+		t.Errorf("--help: %+v", r)
+	}
+}
+
+// TestLayoutSlips: a misspelt preset gets "did you mean", once, and a bad layout
+// is a usage error (exit 2) for layouts as for gen.
+func TestLayoutSlips(t *testing.T) {
+	for _, args := range [][]string{{"gen", "--layout", "twiter"}, {"layouts", "twiter"}, {"decode", "--layout", "twiter", "1"}} {
+		r := cli(t, "", args...)
+		wantOneLineError(t, r, 2, `unknown preset "twiter"; did you mean twitter?`)
+		if strings.Contains(r.stderr, "layout: layout") {
+			t.Errorf("%v: %q says layout twice", args, r.stderr)
+		}
+	}
+	wantOneLineError(t, cli(t, "", "layouts", "nope"), 2, `layouts: unknown preset "nope"`)
+	// A plain date as the epoch, as flurry plan --epoch takes it.
+	r := cli(t, "", "layouts", "time:41:1ms:2024-01-01,worker:10,seq:12")
+	if r.code != 0 || !strings.Contains(r.stdout, "2024-01-01T00:00:00") {
+		t.Errorf("date epoch: %+v", r)
+	}
+}
+
+// TestStoreURLSlips: a directory where a store URL goes, and a tag created twice.
+func TestStoreURLSlips(t *testing.T) {
+	dir := t.TempDir()
+	wantOneLineError(t, cli(t, "", "gen", "--lease", dir), 1, "is not a store URL; for a directory write file://"+filepath.ToSlash(dir))
+	wantOneLineError(t, cli(t, "", "gen", "--segment", dir, "--tag", "a"), 1, "for a directory write file://"+filepath.ToSlash(dir))
+	u := "file://" + filepath.ToSlash(dir)
+	if r := cli(t, "", "segment", "create", u, "order"); r.code != 0 {
+		t.Fatalf("create: %+v", r)
+	}
+	r := cli(t, "", "segment", "create", u, "order")
+	wantOneLineError(t, r, 1, "segment create: tag order exists already in "+u+"; change its step with flurry segment set-step")
+	if strings.Contains(r.stderr, "segment/") || strings.Contains(r.stderr, "segment: tag") {
+		t.Errorf("prefixes repeated: %q", r.stderr)
+	}
+}
+
+// TestUnreachablePostgres: a lease store that refuses connections is named once,
+// with its address, not with pgx's message that repeats each attempt's dial error.
+func TestUnreachablePostgres(t *testing.T) {
+	testenv.NeedScheme(t, "postgres")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	r := cli(t, "", "gen", "--lease", "postgres://nope@"+addr+"/x")
+	wantOneLineError(t, r, 1, "cannot reach PostgreSQL at "+addr+" (connection refused)")
+	if strings.Count(r.stderr, addr) != 1 || strings.Contains(r.stderr, "dial") {
+		t.Errorf("%q", r.stderr)
+	}
+}
+
+// TestGenNearEnd: gen warns a year before its layout runs out, as the README
+// promises of gameserver; far from the end, it does not.
+func TestGenNearEnd(t *testing.T) {
+	now := time.Now().UTC()
+	// 2^35 ms is 397.7 days: from an epoch 300 days ago, about 98 days are left.
+	near := fmt.Sprintf("time:35:1ms:%s,worker:4,seq:24", now.Add(-300*24*time.Hour).Format(time.RFC3339))
+	r := cli(t, "", "gen", "--layout", near, "--node", "worker=1", "-n", "1")
+	end := now.Add(-300 * 24 * time.Hour).Add((1 << 35) * time.Millisecond).Format("2006-01-02")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: layout "+near+" runs out on "+end+" (9") || !strings.Contains(r.stderr, " days left)") {
+		t.Errorf("near the end: %+v", r)
+	}
+	far := fmt.Sprintf("time:36:1ms:%s,worker:4,seq:23", now.Add(-300*24*time.Hour).Format(time.RFC3339))
+	if r := cli(t, "", "gen", "--layout", far, "--node", "worker=1", "-n", "1"); r.code != 0 || r.stderr != "" {
+		t.Errorf("far from the end: %+v", r)
+	}
+}
+
+// TestDecodeFromServer: decode --server takes the layout of the server's
+// namespace, and prints what the server's own decode route says of the ID.
+func TestDecodeFromServer(t *testing.T) {
+	bin := buildServe(t)
+	c := &http.Client{Timeout: 30 * time.Second}
+	p := startServe(t, bin, c, "http", nil, "--data", t.TempDir())
+	_, _, body := fetch(t, c, "GET", p.base+"/v1/default/next?format=text")
+	id := strings.TrimSpace(body)
+	_, _, dec := fetch(t, c, "GET", p.base+"/v1/default/decode/"+id)
+	r := cli(t, "", "decode", "--server", p.base, id)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("decode --server: %+v", r)
+	}
+	// {"id":"...","time":"2026-...Z","worker":0,"seq":0} against the route's
+	// {"time":"2026-...Z",...,"fields":[{"name":"worker","value":"0"}],"sequence":"0"}.
+	var when string
+	if _, err := fmt.Sscanf(dec[strings.Index(dec, `"time":"`)+len(`"time":"`):], "%24s", &when); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.stdout, `"id":"`+id+`","time":"`+when+`"`) || !strings.Contains(r.stdout, `"worker":`) {
+		t.Errorf("decode --server printed %q; the server decodes %s", r.stdout, dec)
+	}
+	wantOneLineError(t, cli(t, "", "decode", "--server", p.base, "--namespace", "segment", id), 1, `namespace "segment" is a segment namespace`)
+}
