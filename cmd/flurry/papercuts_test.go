@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +121,37 @@ func TestDecodeFromServer(t *testing.T) {
 		t.Errorf("decode --server printed %q; the server decodes %s", r.stdout, dec)
 	}
 	wantOneLineError(t, cli(t, "", "decode", "--server", p.base, "--namespace", "segment", id), 1, `namespace "segment" is a segment namespace`)
+}
+
+var (
+	docCurlDecode = regexp.MustCompile("(?m)^\\$ curl http://127\\.0\\.0\\.1:8080(/v1/[a-z]+/decode/\\d+)\n(.+)$")
+	docCLIDecode  = regexp.MustCompile("(?m)^\\$ flurry decode --server http://127\\.0\\.0\\.1:8080 ([\\d ]+)\n((?:\\{.*\\}\n)+)")
+)
+
+// TestDocsDecodeExamples: what docs/server.md shows the server's decode route and
+// flurry decode --server print for an ID is what they print, run against the
+// default configuration (decoding depends on the ID and the layout alone).
+func TestDocsDecodeExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "server.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	curls, clis := docCurlDecode.FindAllStringSubmatch(string(doc), -1), docCLIDecode.FindAllStringSubmatch(string(doc), -1)
+	if len(curls) == 0 || len(clis) == 0 {
+		t.Fatalf("docs/server.md has %d curl and %d flurry decode examples; want both", len(curls), len(clis))
+	}
+	bin := buildServe(t)
+	c := &http.Client{Timeout: 30 * time.Second}
+	p := startServe(t, bin, c, "http", nil, "--data", t.TempDir())
+	for _, m := range curls {
+		if _, _, body := fetch(t, c, "GET", p.base+m[1]); strings.TrimSpace(body) != m[2] {
+			t.Errorf("docs/server.md: curl %s shows\n  %s\nthe server prints\n  %s", m[1], m[2], strings.TrimSpace(body))
+		}
+	}
+	for _, m := range clis {
+		r := cli(t, "", append([]string{"decode", "--server", p.base}, strings.Fields(m[1])...)...)
+		if r.code != 0 || r.stdout != m[2] {
+			t.Errorf("docs/server.md: flurry decode %s shows\n%sflurry prints\n%s%s", m[1], m[2], r.stdout, r.stderr)
+		}
+	}
 }
