@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/layout"
 )
 
 // TestUnknownCommandWithHelp: "flurry nosuch --help" is an unknown command (exit
@@ -153,5 +154,30 @@ func TestDocsDecodeExamples(t *testing.T) {
 		if r.code != 0 || r.stdout != m[2] {
 			t.Errorf("docs/server.md: flurry decode %s shows\n%sflurry prints\n%s%s", m[1], m[2], r.stdout, r.stderr)
 		}
+	}
+}
+
+// TestGameserverNearEnd: the README's claim about the gameserver preset (its end
+// date, a warning a year ahead) is what gen does, on a clock moved to 200 days
+// before that end.
+func TestGameserverNearEnd(t *testing.T) {
+	l, err := layout.Lookup("gameserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := l.Lifetime().UTC().Format(time.DateOnly)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| " + end + " |", "(" + end + " for\n  the game server", "warns a year ahead"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q (the gameserver preset runs out on %s)", want, end)
+		}
+	}
+	t.Setenv(skewEnv, (time.Until(l.Lifetime()) - 200*24*time.Hour).Round(time.Second).String())
+	r := cli(t, "", "gen", "--layout", "gameserver", "--node", "platform=1", "-n", "1")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: layout gameserver runs out on "+end+" (") || !strings.Contains(r.stderr, " days left)") {
+		t.Errorf("gen --layout gameserver 200 days before its end: %+v", r)
 	}
 }
