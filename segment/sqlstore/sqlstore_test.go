@@ -552,3 +552,30 @@ func BenchmarkTake(b *testing.B) {
 		})
 	}
 }
+
+// TestLeafAllocs: the tag table's rows as Leaf's /db page reads them: max_id as
+// stored (the next value), update_time as Connector/J's Timestamp.toString.
+func TestLeafAllocs(t *testing.T) {
+	for _, e := range engines() {
+		t.Run(e.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			s := openStore(t, e.url(t), Options{})
+			tag := newTag(t, s, 41, 10)
+			exec(t, s, "UPDATE "+s.Table()+" SET update_time = '2001-02-03 04:05:06' WHERE biz_tag = ?", tag)
+			rows, err := s.LeafAllocs(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				if r.Tag == tag {
+					// 03, or a day off in a far time zone (PostgreSQL's timestamptz).
+					if r.MaxID != 42 || r.Step != 10 || !strings.HasPrefix(r.UpdateTime, "2001-02-0") || !strings.HasSuffix(r.UpdateTime, ".0") {
+						t.Fatalf("%+v", r)
+					}
+					return
+				}
+			}
+			t.Fatalf("tag %s not listed: %+v", tag, rows)
+		})
+	}
+}
