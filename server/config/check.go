@@ -19,12 +19,20 @@ import (
 // Store URL schemes flurry can open, for early checks; the store packages check
 // the rest of each URL when the server starts. A scheme of an engine whose package
 // this program does not import is reported with what to do (store).
-func leaseSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
-}
+func leaseSchemes() []string { return schemesOf(engines.LeaseStore) }
 
-func segmentSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
+func segmentSchemes() []string { return schemesOf(engines.SegmentStore) }
+
+// schemesOf lists file and the schemes of every engine family with a store of kind
+// k (ZooKeeper keeps leases only).
+func schemesOf(k engines.Kind) []string {
+	out := []string{"file"}
+	for _, f := range engines.Families() {
+		if f.Package(k) != "" {
+			out = append(out, f.Schemes...)
+		}
+	}
+	return out
 }
 
 // checker collects problems with the file and line of each key.
@@ -346,6 +354,10 @@ func (k *checker) url(p []string, raw string, schemes []string) string {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if !contains(schemes, scheme) {
+		if f, ok := engines.ForName(engines.LeaseStore, scheme); ok {
+			k.add(p, "%s:// names a %s lease store; there is no %s segment store: use one of %s", scheme, f.Name, f.Name, strings.Join(schemes, ", "))
+			return ""
+		}
 		k.add(p, "unknown scheme %q: use one of %s", u.Scheme, strings.Join(schemes, ", "))
 		return ""
 	}
