@@ -286,8 +286,8 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 			return nil, badConfig("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
 		}
 	}
-	if err := CheckScope(s.scope); err != nil {
-		return nil, &configError{msg: err.Error()}
+	if err := checkScope(s.scope); err != nil {
+		return nil, err
 	}
 	s.margin, s.every = margin, every
 	s.status.Scope = s.scope
@@ -389,7 +389,7 @@ func refused(err error) error {
 
 // ErrBadConfig is matched (errors.Is) by the errors that retrying cannot cure because
 // of configuration: Options that Start refuses, arguments that a store refuses
-// (CheckAcquire, CheckTTL, CheckWindow, etcd's "too large lease TTL"), and a
+// (package leasestore's checks, etcd's "too large lease TTL"), and a
 // generator that does not fit the session. Start returns them at once.
 var ErrBadConfig = errors.New("lease: bad configuration")
 
