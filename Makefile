@@ -40,9 +40,9 @@ lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofm
 depgraph: ## the packages drawn in layers, each with its imports, and the check that no import runs back up (ARCHITECTURE.md)
 	$(GO) run ./internal/verify/cmd/depgraph
 
-bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, issue14.sh there too
+bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, contention.sh, targets.sh there too
 	cd bench && ./run.sh
-	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), issue14.sh; see bench/README.md"
+	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), contention.sh (the contention variants), targets.sh (every published target beside its peer); see bench/README.md"
 
 faults: ## the fault harness's full run, as root (internal/verify/harness/setup.sh once first); SEED=11, OUT=docs/
 	$(GO) run ./internal/verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
