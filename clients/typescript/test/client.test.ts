@@ -22,6 +22,9 @@ import {
 } from "../src/index.js";
 import { cleanup, flurryBinary, freePort, required, secretToken, startHung, startServe, tempDir, type Serve } from "./harness.js";
 
+/** Every test ends by itself: a hang is a failure, not a stuck run. */
+const bounded = { timeout: 90_000 };
+
 let bin = "";
 let skip: string | false = false;
 let leaseDir = "";
@@ -48,7 +51,7 @@ before(async () => {
   bin = got.bin;
   leaseDir = tempDir("leases");
   [a, b] = await Promise.all([startServe(bin, leaseDir), startServe(bin, leaseDir)]);
-});
+}, { timeout: 600_000 }); // a cold build of flurry takes minutes
 
 after(async () => {
   await Promise.allSettled(clients.map((c) => c.close()));
@@ -69,7 +72,7 @@ function increasing(ids: readonly bigint[]): boolean {
 }
 
 describe("against a real flurry serve", () => {
-  test("100,000 IDs to 64 concurrent callers: none twice, each caller's increasing", async (t) => {
+  test("100,000 IDs to 64 concurrent callers: none twice, each caller's increasing", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = client({ servers: [a.url] });
     const total = 100_000;
@@ -102,7 +105,7 @@ describe("against a real flurry serve", () => {
     t.diagnostic(`${st.requests} requests for ${total} IDs`);
   });
 
-  test("segment IDs through the buffer: consecutive, none twice", async (t) => {
+  test("segment IDs through the buffer: consecutive, none twice", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = client({ servers: [a.url], batch: 100, lowWater: 30 });
     const ids = await c.nextMany("segment", 1000);
@@ -114,7 +117,7 @@ describe("against a real flurry serve", () => {
     }
   });
 
-  test("IDs above 2^53 are exact: equal to what the server's decode and the layout say", async (t) => {
+  test("IDs above 2^53 are exact: equal to what the server's decode and the layout say", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = client({ servers: [a.url] });
     for (const ns of ["default", "twitter"]) {
@@ -143,7 +146,7 @@ describe("against a real flurry serve", () => {
     }
   });
 
-  test("failover: the server in use is killed mid-run; no caller sees an error, no ID twice", async (t) => {
+  test("failover: the server in use is killed mid-run; no caller sees an error, no ID twice", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const victim = await startServe(bin, leaseDir);
     const c = client({ servers: [victim.url, b.url], batch: 200, timeoutMs: 500 });
@@ -171,7 +174,7 @@ describe("against a real flurry serve", () => {
     assert.ok(sv!.failures + sv!.outHedged > 0, "the killed server was never given up on");
   });
 
-  test("a stopped server (SIGSTOP): the refill is hedged to the next, no timeout waited for", async (t) => {
+  test("a stopped server (SIGSTOP): the refill is hedged to the next, no timeout waited for", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = client({ servers: [a.url, b.url], batch: 100, lowWater: 50, timeoutMs: 3_600_000 });
     await c.nextMany("default", 10);
@@ -191,7 +194,7 @@ describe("against a real flurry serve", () => {
     assert.equal(sa!.failures, 0, "the stopped server failed: only a hedge should have moved the client");
   });
 
-  test("a listener that never answers: timeoutMs ends the request, the next server answers", async (t) => {
+  test("a listener that never answers: timeoutMs ends the request, the next server answers", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const hung = await startHung();
     const c = client({ servers: [hung.url, a.url], noHedge: true, timeoutMs: 300 });
@@ -204,7 +207,7 @@ describe("against a real flurry serve", () => {
     assert.ok(hung.accepted() >= 1, "the hung listener was never asked");
   });
 
-  test("a listener that never answers: a hedge answers long before timeoutMs", async (t) => {
+  test("a listener that never answers: a hedge answers long before timeoutMs", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const hung = await startHung();
     const c = client({ servers: [hung.url, a.url], timeoutMs: 3_600_000 });
@@ -219,7 +222,7 @@ describe("against a real flurry serve", () => {
     assert.ok(sh!.requests < 5, `the hung server was asked ${sh!.requests} times in 5 calls`);
   });
 
-  test("only a listener that never answers: UnavailableError after timeoutMs; the caller's own bounds", async (t) => {
+  test("only a listener that never answers: UnavailableError after timeoutMs; the caller's own bounds", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const hung = await startHung();
     const c = client({ servers: [hung.url], timeoutMs: 300 });
@@ -241,7 +244,7 @@ describe("against a real flurry serve", () => {
     await assert.rejects(slow.decode("default", 1n, { timeoutMs: 100 }), { name: "TimeoutError" });
   });
 
-  test("every server down: UnavailableError lists each attempt", async (t) => {
+  test("every server down: UnavailableError lists each attempt", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const dead = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
     const c = client({ servers: dead });
@@ -252,7 +255,7 @@ describe("against a real flurry serve", () => {
     });
   });
 
-  test("refusals are typed, say what to do, and are not failed over", async (t) => {
+  test("refusals are typed, say what to do, and are not failed over", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = client({ servers: [a.url, b.url] });
     await assert.rejects(c.next("nope"), (e: unknown) => {
@@ -299,7 +302,7 @@ describe("against a real flurry serve", () => {
     await assert.rejects(c.decode("default", "not-an-id"), BadRequestError);
   });
 
-  test("info and layout", async (t) => {
+  test("info and layout", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = client({ servers: [a.url] });
     const info = await c.info();
@@ -314,7 +317,7 @@ describe("against a real flurry serve", () => {
     assert.equal(typeof seg.segment?.currentLast, "bigint");
   });
 
-  test("close: buffered IDs dropped, calls after it rejected", async (t) => {
+  test("close: buffered IDs dropped, calls after it rejected", bounded, async (t) => {
     if (skip) return t.skip(skip);
     const c = new Client({ servers: [a.url], batch: 50 });
     await c.next("default");
@@ -336,7 +339,7 @@ describe("against a real flurry serve", () => {
 });
 
 describe("options", () => {
-  test("are checked before any server is contacted", () => {
+  test("are checked before any server is contacted", bounded, () => {
     assert.throws(() => new Client({ servers: [] }), OptionsError);
     assert.throws(() => new Client({ servers: ["ftp://x:1"] }), /not http or https/);
     assert.throws(() => new Client({ servers: ["http://user:pw@x:1"] }), /token option/);

@@ -11,6 +11,9 @@ import { after, before, test } from "node:test";
 import { Layout, OptionsError, presetNames, toID } from "../src/index.js";
 import { cleanup, flurryBinary, required } from "./harness.js";
 
+/** Every test ends by itself: a hang is a failure, not a stuck run. */
+const bounded = { timeout: 90_000 };
+
 let bin = "";
 let skip: string | false = false;
 
@@ -24,7 +27,7 @@ before(async () => {
     return;
   }
   bin = got.bin;
-});
+}, { timeout: 600_000 }); // a cold build of flurry takes minutes
 
 after(cleanup);
 
@@ -53,7 +56,7 @@ const custom = [
   "time:41:1ms:2025-01-01T08:00:00+08:00,worker:6,seq:16",
 ];
 
-test("the presets are flurry's: same names, same text forms", async (t) => {
+test("the presets are flurry's: same names, same text forms", bounded, async (t) => {
   if (skip) return t.skip(skip);
   const r = await flurry("layouts", "--json");
   assert.equal(r.code, 0, r.err);
@@ -68,7 +71,7 @@ test("the presets are flurry's: same names, same text forms", async (t) => {
   }
 });
 
-test("decode equals flurry decode, on random IDs of every preset and of text forms", async (t) => {
+test("decode equals flurry decode, on random IDs of every preset and of text forms", bounded, async (t) => {
   if (skip) return t.skip(skip);
   for (const spec of [...presetNames, ...custom]) {
     const l = Layout.parse(spec);
@@ -93,7 +96,7 @@ test("decode equals flurry decode, on random IDs of every preset and of text for
   }
 });
 
-test("the same text forms are refused as flurry refuses them", async (t) => {
+test("the same text forms are refused as flurry refuses them", bounded, async (t) => {
   if (skip) return t.skip(skip);
   const forms = [
     ...custom,
@@ -143,7 +146,7 @@ test("the same text forms are refused as flurry refuses them", async (t) => {
   }
 });
 
-test("IDs are bigint or decimal strings, never numbers", () => {
+test("IDs are bigint or decimal strings, never numbers", bounded, () => {
   const l = Layout.parse("twitter");
   const id = 1541815603606036480n;
   assert.deepEqual(l.decode(id.toString()), l.decode(id));
@@ -154,7 +157,7 @@ test("IDs are bigint or decimal strings, never numbers", () => {
   assert.throws(() => Layout.parse("jssafe").decode(1n << 53n), /53-bit layout/);
 });
 
-test("bounds: the first and the last ID of the ticks of a range", () => {
+test("bounds: the first and the last ID of the ticks of a range", bounded, () => {
   const l = Layout.parse("twitter");
   const from = new Date("2022-06-28T16:07:40.105Z");
   const to = new Date("2022-06-28T16:07:41Z");
