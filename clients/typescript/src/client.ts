@@ -223,7 +223,10 @@ export class Client {
       request: (namespace, count) => client.nextRPC(namespace, count, undefined),
       track: (p) => {
         client.refills.add(p);
-        void p.finally(() => client.refills.delete(p));
+        const drop = (): void => {
+          client.refills.delete(p);
+        };
+        p.then(drop, drop);
       },
     };
   }
