@@ -4,7 +4,9 @@
 //   flurry serve --data /tmp/fd --listen 127.0.0.1:18190 &
 //   FLURRY_URL=http://127.0.0.1:18190 npm run bench
 //
-// It prints one line per case: IDs, seconds, nanoseconds per ID, requests sent.
+// It prints one line per case: IDs, seconds, nanoseconds per ID, the client's own
+// CPU time per ID (user + system of this process: what the client costs, whatever
+// else the machine is doing), requests sent.
 
 import { Client } from "../src/index.js";
 
@@ -16,10 +18,13 @@ async function measure(name: string, ids: number, run: (c: Client) => Promise<vo
   try {
     await c.next(ns); // first contact, outside the measurement
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     await run(c);
+    const cpu = process.cpuUsage(cpu0);
     const s = (performance.now() - t0) / 1000;
+    const cpuNs = ((cpu.user + cpu.system) * 1000) / ids;
     const requests = c.stats()[0]!.requests - 1;
-    console.log(`${name.padEnd(44)} ${String(ids).padStart(9)} IDs  ${s.toFixed(3)} s  ${((s * 1e9) / ids).toFixed(0).padStart(6)} ns/ID  ${requests} requests`);
+    console.log(`${name.padEnd(44)} ${String(ids).padStart(9)} IDs  ${s.toFixed(3)} s  ${((s * 1e9) / ids).toFixed(0).padStart(6)} ns/ID  CPU ${cpuNs.toFixed(0).padStart(5)} ns/ID  ${requests} requests`);
   } finally {
     await c.close();
   }
