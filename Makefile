@@ -15,7 +15,7 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace lint depgraph bench faults model sim release
+.PHONY: help test test-full test-norace test-ts lint depgraph bench faults model sim release
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
@@ -29,6 +29,9 @@ test-full: ## what CI runs (.ci/run): services started, lint, the README's test 
 
 test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondLimitFull), without -race
 	scripts/norace-tests.sh
+
+test-ts: ## the TypeScript client (clients/typescript): npm ci, build, its tests against flurry serve (Node.js 18+, npm, Go)
+	cd clients/typescript && npm ci --no-audit --no-fund && npm test
 
 lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt, the layers' import check
 	$(GO) vet ./...
