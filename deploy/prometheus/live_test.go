@@ -60,16 +60,16 @@ type rig struct {
 	mu      sync.Mutex
 	answers map[string]map[string]int // server -> status (or error) -> count
 	highest map[string]uint64         // server and path -> the highest ID answered
-	seen    map[string]*seenAlert     // key: alert name and labels
+	seen    map[string]*seenAlert     // the latest episode of each alert (name and labels)
+	history []*seenAlert              // every episode, in the order seen
 	events  []event                   // what the test did, when
 }
 
 type seenAlert struct {
-	name, labels         string
-	activeAt             time.Time // Prometheus's: when the condition began (pending)
-	firing, resolved     time.Time // when the test first saw it firing, then gone
-	phase                string
-	state, lastSeenState string
+	name, labels     string
+	activeAt         time.Time // Prometheus's: when the condition began (pending)
+	firing, resolved time.Time // when the test first saw it firing, then gone
+	phase            string
 }
 
 type event struct {
@@ -404,22 +404,18 @@ func (r *rig) alerts(phase string) []alert {
 		k := r.key(a)
 		present[k] = true
 		s := r.seen[k]
-		if s == nil {
+		if s == nil || !s.resolved.IsZero() { // new, or active again: a new episode
 			s = &seenAlert{name: a.Labels["alertname"], labels: r.labelText(a.Labels), activeAt: a.ActiveAt, phase: phase}
 			r.seen[k] = s
-		}
-		if !s.resolved.IsZero() { // active again: a new episode replaces the old
-			*s = seenAlert{name: s.name, labels: s.labels, activeAt: a.ActiveAt, phase: phase}
+			r.history = append(r.history, s)
 		}
 		if a.State == "firing" && s.firing.IsZero() {
 			s.firing = now
 		}
-		s.state = a.State
 	}
 	for k, s := range r.seen {
 		if !present[k] && s.resolved.IsZero() {
 			s.resolved = now
-			s.state = "inactive"
 		}
 	}
 	return body.Data.Alerts
@@ -434,7 +430,7 @@ func (r *rig) key(a alert) string {
 func (r *rig) labelText(l map[string]string) string {
 	var keys []string
 	for k := range l {
-		if k != "alertname" {
+		if k != "alertname" && k != "__name__" {
 			keys = append(keys, k)
 		}
 	}
@@ -444,7 +440,7 @@ func (r *rig) labelText(l map[string]string) string {
 		v := l[k]
 		if k == "instance" {
 			if n, ok := r.names[v]; ok {
-				v = "<" + n + ">"
+				v = n
 			}
 		}
 		parts = append(parts, k+"="+v)
@@ -625,27 +621,56 @@ func (r *rig) dashboard() []panelResult {
 			}
 			r.get("/api/v1/query", url.Values{"query": {q}}, &body)
 			res := body.Data.Result
-			if len(res) == 0 {
-				r.t.Errorf("panel %q: %s returns no series", p.Title, q)
+			// Data is a number: a quantile of a route without requests is NaN,
+			// which Grafana draws as nothing.
+			value := func(i int) float64 {
+				v, _ := res[i].Value[1].(string)
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil || math.IsInf(f, 0) {
+					return math.NaN()
+				}
+				return f
+			}
+			finite := 0
+			for i := range res {
+				if !math.IsNaN(value(i)) {
+					finite++
+				}
+			}
+			if finite == 0 {
+				r.t.Errorf("panel %q: %s returns no data (%d series, none a number)", p.Title, q, len(res))
 				out = append(out, panelResult{panel: p.Title, query: q})
 				continue
 			}
-			// The sample: a series of server a if there is one (it has the most
-			// namespaces), the first in label order among them.
-			sort.Slice(res, func(i, j int) bool {
-				ai, aj := r.names[res[i].Metric["instance"]] == srvA, r.names[res[j].Metric["instance"]] == srvA
-				if ai != aj {
-					return ai
+			// The sample: a number before a NaN, a non-zero value before a zero, a
+			// series of server a before others (it has the most namespaces), then
+			// label order.
+			rank := func(i int) int {
+				f, k := value(i), 0
+				if math.IsNaN(f) {
+					k += 4
+				} else if f == 0 {
+					k += 2
+				}
+				if inst, ok := res[i].Metric["instance"]; ok && r.names[inst] != srvA {
+					k++
+				}
+				return k
+			}
+			sort.SliceStable(res, func(i, j int) bool {
+				if ri, rj := rank(i), rank(j); ri != rj {
+					return ri < rj
 				}
 				return r.labelText(res[i].Metric) < r.labelText(res[j].Metric)
 			})
 			val, _ := res[0].Value[1].(string)
+			delete(res[0].Metric, "job")
 			label := r.labelText(res[0].Metric)
 			sample := formatValue(val)
 			if label != "" {
 				sample = "{" + label + "} " + sample
 			}
-			out = append(out, panelResult{panel: p.Title, query: q, series: len(res), sample: sample})
+			out = append(out, panelResult{panel: p.Title, query: q, series: finite, sample: sample})
 		}
 	}
 	r.t.Logf("dashboard: %d queries answered", len(out))

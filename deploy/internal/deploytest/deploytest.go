@@ -133,8 +133,7 @@ func Start(t testing.TB, label string, env []string, name string, args ...string
 		close(p.done)
 	}()
 	t.Cleanup(func() {
-		p.Signal(syscall.SIGCONT) // a stopped process cannot die of SIGKILL's cleanup otherwise in time
-		p.Signal(syscall.SIGKILL)
+		p.Signal(syscall.SIGKILL) // ends a stopped (SIGSTOP) process too
 		<-p.done
 	})
 	return p
