@@ -15,7 +15,7 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace test-ts lint depgraph bench faults model sim release
+.PHONY: help test test-full test-norace test-ts lint depgraph bench faults model sim release image monitoring-docs
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
@@ -58,3 +58,9 @@ sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_S
 
 release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
 	scripts/release.sh $(ARGS)
+
+image: ## the container image for this machine into the local store, flurry:<version> (deploy/container/build.sh; ARGS="--version v0.4.0")
+	deploy/container/build.sh $(ARGS)
+
+monitoring-docs: ## the alerts and dashboard on a live Prometheus, written into docs/operations.md (about 2 minutes)
+	cd deploy && FLURRY_WRITE_DOCS=1 $(GO) test -count=1 -v -run TestMonitoringLive ./prometheus
