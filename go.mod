@@ -56,3 +56,6 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// The TypeScript client's npm packages are no Go code of this module.
+ignore ./clients/typescript/node_modules

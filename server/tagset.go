@@ -12,6 +12,7 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/server/config"
 )
 
@@ -168,7 +169,7 @@ func (ta *tagAlloc) close(ctx context.Context) error {
 
 // get returns tag's allocator, making it (and taking its first range) on first use.
 func (ts *tagSet) get(ctx context.Context, tag string) (*tagAlloc, error) {
-	if err := segment.CheckTagName(tag); err != nil {
+	if err := segmentstore.CheckTagName(tag); err != nil {
 		return nil, errNoTag
 	}
 	ts.mu.Lock()

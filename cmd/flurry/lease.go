@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	"github.com/spf13/cobra"
 )
@@ -87,7 +88,7 @@ prints one JSON array instead of the table.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if cmd.Flags().Changed("scope") {
-				if err := lease.CheckScope(scope); err != nil {
+				if err := leasestore.CheckScope(scope); err != nil {
 					return usageErr("--scope: %w", err)
 				}
 			}

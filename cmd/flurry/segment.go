@@ -14,6 +14,7 @@ import (
 
 	"github.com/flurryid/flurry/segment"
 	segfile "github.com/flurryid/flurry/segment/filestore"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,7 @@ process could not hand back (a crash, kill -9) are skipped, never reissued.`,
 		Args: exactArgs(2, "segment create takes a store URL and a tag name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := segment.Tag{Name: args[1], Step: step, Max: start, Description: desc}
-			if err := segment.CheckCreate(t); err != nil {
+			if err := segmentstore.CheckCreate(t); err != nil {
 				return &usageError{err: err}
 			}
 			store, err := segmenturl.Open(cmd.Context(), args[0])
@@ -104,10 +105,10 @@ use the new step from their next range on.`,
 			if err != nil {
 				return usageErr("step %q is not a whole number", args[2])
 			}
-			if err := segment.CheckStep(step); err != nil {
+			if err := segmentstore.CheckStep(step); err != nil {
 				return &usageError{err: err}
 			}
-			if err := segment.CheckTagName(args[1]); err != nil {
+			if err := segmentstore.CheckTagName(args[1]); err != nil {
 				return &usageError{err: err}
 			}
 			store, err := segmenturl.OpenExisting(cmd.Context(), args[0])

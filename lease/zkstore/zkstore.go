@@ -16,6 +16,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 )
 
 // DefaultPrefix is the node prefix when Options.Prefix is empty: the nodes live
@@ -362,7 +363,7 @@ func pick(size int64, nodes map[int64]node, free func(node) bool, n int) []candi
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, func(nodes map[int64]node, free func(node) bool) []candidate {
@@ -374,7 +375,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, func(nodes map[int64]node, free func(node) bool) []candidate {
@@ -476,7 +477,7 @@ func (s *Store) claim(ctx context.Context, scope string, cd candidate, data []by
 }
 
 func checkLease(l lease.Lease) error {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return err
 	}
 	if l.Value < 0 || l.Value >= maxValue {
@@ -533,7 +534,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	fail := func(err error) (lease.Lease, error) {
@@ -595,7 +596,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckScope(scope); err != nil {
+	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
 	fail := func(err error) ([]lease.Record, error) {

@@ -12,7 +12,9 @@ import (
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/snowflake"
 )
 
@@ -225,7 +227,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 		k.store(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
 	}
 	if s.Lease.Scope != "" {
-		if err := lease.CheckScope(s.Lease.Scope); err != nil {
+		if err := leasestore.CheckScope(s.Lease.Scope); err != nil {
 			k.add(append(lp, "scope"), "%v", err)
 		}
 	}
@@ -237,7 +239,9 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 		key   string
 		v     Duration
 		check func(time.Duration) error
-	}{{"ttl", s.Lease.TTL, lease.CheckTTL}, {"window", s.Lease.Window, lease.CheckWindow}, {"budget", s.Lease.Budget, lease.CheckBudget}} {
+	}{{"ttl", s.Lease.TTL, func(d time.Duration) error { return timingAlone(0, d, 0) }},
+		{"window", s.Lease.Window, func(d time.Duration) error { return timingAlone(0, 0, d) }},
+		{"budget", s.Lease.Budget, func(d time.Duration) error { return timingAlone(d, 0, 0) }}} {
 		if !d.v.IsSet() {
 			continue
 		}
@@ -261,6 +265,13 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	}
 }
 
+// timingAlone checks one timing key, the others at their defaults, so that an error
+// is reported at the key at fault.
+func timingAlone(budget, ttl, window time.Duration) error {
+	_, err := lease.ResolveTiming(budget, ttl, window)
+	return err
+}
+
 func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
 		k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
@@ -269,7 +280,7 @@ func (k *checker) segment(p []string, name string, s *Segment) {
 	if tag == "" {
 		tag = name
 	}
-	if err := segment.CheckTagName(tag); err != nil {
+	if err := segmentstore.CheckTagName(tag); err != nil {
 		k.add(append(p, "tag"), "%v", err)
 	}
 	if s.Create != nil {
@@ -277,7 +288,7 @@ func (k *checker) segment(p []string, name string, s *Segment) {
 		if step == 0 {
 			step = DefaultSegmentStep
 		}
-		if err := segment.CheckStep(step); err != nil {
+		if err := segmentstore.CheckStep(step); err != nil {
 			k.add(append(p, "create", "step"), "%v", err)
 		}
 		if s.Create.Start < 0 {
