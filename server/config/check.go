@@ -209,7 +209,7 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind == "fail" {
 		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical (the default)")
 	}
-	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.Start != "random" {
+	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.StartPolicy() != "random" {
 		k.add(append(p, "random_below"), "give a positive number, with start: random")
 	}
 	lp := append(p, "lease")

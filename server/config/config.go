@@ -147,11 +147,42 @@ type Snowflake struct {
 	MaxDrift Duration `yaml:"max_drift"`
 	// WaitThreshold is the clock step back slept off (empty means 10ms).
 	WaitThreshold Duration `yaml:"wait_threshold"`
-	// Start is zero (default), random or continue; RandomBelow bounds random.
+	// Start is zero, random or continue; RandomBelow bounds random. Empty means
+	// zero, except in a Leaf namespace (LeafStyle), where it means random, as
+	// Leaf's generator starts each millisecond below 100: see StartPolicy.
 	Start       string `yaml:"start"`
 	RandomBelow int    `yaml:"random_below"`
 	// Lease says where the node value comes from.
 	Lease Lease `yaml:"lease"`
+}
+
+// LeafStyle reports whether the namespace stands in for Meituan Leaf's snowflake
+// servers: its layout is the leaf preset, or its node value comes from Leaf's
+// ZooKeeper registry (a leafzk:// lease store). Such a namespace issues as Leaf
+// does unless told otherwise (StartPolicy).
+func (s *Snowflake) LeafStyle() bool {
+	if s == nil {
+		return false
+	}
+	scheme, _, _ := strings.Cut(s.Lease.Store, "://")
+	return strings.EqualFold(strings.TrimSpace(s.Layout), "leaf") || strings.EqualFold(scheme, "leafzk")
+}
+
+// StartPolicy is the sequence start the namespace uses: Start when given; else
+// random in a Leaf namespace (LeafStyle), where Leaf starts each millisecond's
+// sequence at a random value below 100, so that IDs issued a few per millisecond
+// still spread over id % N shards (with zero they would all be multiples of
+// 4096); else zero.
+func (s *Snowflake) StartPolicy() string {
+	switch {
+	case s == nil:
+		return ""
+	case s.Start != "":
+		return s.Start
+	case s.LeafStyle():
+		return "random"
+	}
+	return ""
 }
 
 // Lease configures the lease of a snowflake namespace's node value.
