@@ -509,7 +509,9 @@ func TestZooKeeperDownAtStart(t *testing.T) {
 	}
 
 	p.Restore()
-	st := openStore(t, via, name, func(o *Options) { o.Addr = addr })
+	// Calls give up after a second, so that the start meets several failures
+	// while ZooKeeper is down.
+	st := openStore(t, via, name, func(o *Options) { o.Addr, o.ZK.RequestTimeout = addr, time.Second })
 	p.Refuse()
 	type started struct {
 		g   *snowflake.Generator
@@ -523,7 +525,7 @@ func TestZooKeeperDownAtStart(t *testing.T) {
 	select {
 	case r := <-done:
 		t.Fatalf("the start ended while ZooKeeper was down (generator %v): %v; it must wait for ZooKeeper", r.g != nil, r.err)
-	case <-time.After(3 * time.Second):
+	case <-time.After(4 * time.Second):
 	}
 	p.Restore()
 	r := <-done
