@@ -31,7 +31,8 @@ A store is named by a URL:
                                                 (processes of one machine only; not
                                                 on a network file system)
   sqlite:///var/lib/flurry/leases.db            SQLite (*)
-` + storeURLForms + `This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
+` + storeURLLines + `  zk://host:2181[,host:2181]/prefix             ZooKeeper (-tags flurry_zk)
+` + storeURLNotes + `This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
 
 Values live in scopes: gen's --scope (default "default") followed by the node
 fields it does not lease, e.g. default/datacenter=1. A --fixed value is leased in

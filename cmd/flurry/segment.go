@@ -216,12 +216,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 
 // storeURLForms is the part of the lease and segment commands' help that names the
 // store URLs both kinds of store take, after each one's file and SQLite lines.
-const storeURLForms = `  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
+const storeURLForms = storeURLLines + storeURLNotes
+
+const storeURLLines = `  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
   mysql://user:pass@host:3306/db                MySQL or MariaDB (*)
   redis://[:pass@]host:6379/0                   Redis (**)
   redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel (**)
   etcd://host:2379[,host:2379]/prefix           etcd (***)
-(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
+`
+
+const storeURLNotes = `(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
 -tags flurry_full has them all.
 Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
 docs/high-availability.md has the replicated forms and what a failover can lose.

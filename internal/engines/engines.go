@@ -10,9 +10,10 @@
 //	Redis   redis, rediss, redis+sentinel, rediss+sentinel   lease/redisstore, segment/redisstore,
 //	                                                     server/redisstrategy (the redis strategy)
 //	etcd    etcd                                         lease/etcdstore, segment/etcdstore
+//	ZooKeeper zk                                         lease/zkstore
 //
 // The flurry command imports them by build tag (flurry_sql, flurry_redis,
-// flurry_etcd, or flurry_full for all: cmd/flurry/engines_*.go), so that the
+// flurry_etcd, flurry_zk, or flurry_full for all: cmd/flurry/engines_*.go), so that the
 // default build links no database driver; a Go program imports the packages it
 // wants, e.g. import _ "github.com/flurryid/flurry/lease/sqlstore". The public
 // front doors are lease/leaseurl.Register, segment/segmenturl.Register and, for
@@ -82,7 +83,7 @@ func (k Kind) registrar() string {
 
 // A Family is a group of engines that one build tag of the flurry command adds.
 type Family struct {
-	Name       string   // "SQL", "Redis", "etcd"
+	Name       string   // "SQL", "Redis", "etcd", "ZooKeeper"
 	Tag        string   // the build tag that adds it to the flurry command, such as "flurry_sql"
 	Schemes    []string // the store URL schemes it serves
 	Strategies []string // the server strategies it serves, such as "redis"
@@ -117,6 +118,10 @@ func Families() []Family {
 				Strategy: Module + "/server/redisstrategy"}},
 		{Name: "etcd", Tag: "flurry_etcd", Schemes: []string{"etcd"},
 			pkgs: [numKinds]string{LeaseStore: Module + "/lease/etcdstore", SegmentStore: Module + "/segment/etcdstore"}},
+		// ZooKeeper keeps leases only: a segment store would take a write per
+		// block, which ZooKeeper does no better than the stores above.
+		{Name: "ZooKeeper", Tag: "flurry_zk", Schemes: []string{"zk"},
+			pkgs: [numKinds]string{LeaseStore: Module + "/lease/zkstore"}},
 	}
 }
 
@@ -273,8 +278,8 @@ func tags(p []Family) string {
 }
 
 // Describe says in words which engines this program has, for messages: "the file
-// stores only (the lean default build)", or "the file stores, SQL, Redis, etcd
-// (flurry_full)".
+// stores only (the lean default build)", or "the file stores, SQL, Redis, etcd,
+// ZooKeeper (flurry_full)".
 func Describe() string { return describe(Present()) }
 
 func describe(p []Family) string {

@@ -185,8 +185,8 @@ func exited(pid int) bool {
 const ZooKeeperJar = "/usr/share/java/zookeeper.jar"
 
 // ZooKeeperCmd returns the command that runs one ZooKeeper server (Debian's
-// zookeeper package) on the configuration file cfg, with a heap and a collector
-// sized for a test machine, logging nowhere (Debian's server has no log binding;
+// zookeeper package) on the configuration file cfg, with a heap, a collector and
+// a compiler sized for a test machine, on IPv4 sockets, logging nowhere (Debian's server has no log binding;
 // the configuration's dataDir keeps what matters). The error says what to install.
 func ZooKeeperCmd(cfg string) (*exec.Cmd, error) {
 	java, err := exec.LookPath("java")
@@ -196,7 +196,9 @@ func ZooKeeperCmd(cfg string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper not installed (java and %s, Debian's zookeeper package): %v", ZooKeeperJar, err)
 	}
-	return exec.Command(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	// IPv4 sockets: a Java socket is IPv6 by default, which start's check of who
+	// listens (/proc/net/tcp) would not see.
+	return exec.Command(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
 		"-cp", "/etc/zookeeper/conf:"+ZooKeeperJar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg), nil
 }
 

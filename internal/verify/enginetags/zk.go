@@ -1,0 +1,7 @@
+//go:build flurry_zk || flurry_full
+
+package enginetags
+
+import (
+	_ "github.com/flurryid/flurry/lease/zkstore"
+)
