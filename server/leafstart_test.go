@@ -1,11 +1,17 @@
 package server
 
 import (
+	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/verify/conformance"
+	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/internal/zkconn"
+	"github.com/flurryid/flurry/server/config"
 )
 
 // TestLeafSnowflakeSpreadsLowRate: a namespace set up as docs/migrating.md's Leaf
@@ -55,4 +61,42 @@ func TestLeafSnowflakeSpreadsLowRate(t *testing.T) {
 			t.Fatalf("id %% 16: %v; start: zero must start every millisecond at sequence 0", b)
 		}
 	})
+}
+
+// TestLeafZooKeeperNamespace: the configuration docs/migrating.md gives for
+// replacing a Leaf snowflake server in place (layout leaf, a leafzk:// store with
+// the server's address) registers the address in Leaf's ZooKeeper registry as
+// Leaf would and serves Leaf's route with the node's worker ID. A leafzk:// store
+// with another layout is refused: its IDs must have Leaf's bits.
+func TestLeafZooKeeperNamespace(t *testing.T) {
+	testenv.NeedScheme(t, "leafzk")
+	o, err := zkconn.ParseURL(testenv.ZooKeeper.URL(t), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "servertest." + conformance.Suffix()
+	store := "leafzk://" + strings.Join(o.Servers, ",") + "/" + name + "?addr=10.9.0.1:8080"
+	yaml := "namespaces:\n  default:\n    strategy: snowflake\n    snowflake:\n      layout: leaf\n      lease:\n        store: \"" + store + "\"\n"
+	_, hs := newServer(t, yaml, nil)
+	c, err := zkconn.Open(context.Background(), zkconn.Options{Servers: o.Servers, Prefix: "snowflake/" + name}, zkconn.Kind{Package: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	nodes, err := c.Children(context.Background(), c.Prefix+"/forever")
+	if err != nil || len(nodes) != 1 || nodes[0] != "10.9.0.1:8080-0000000000" {
+		t.Fatalf("Leaf's registry holds %v, %v; want the node 10.9.0.1:8080-0000000000", nodes, err)
+	}
+	for range 10 {
+		code, _, body := get(t, hs.URL+"/api/snowflake/get/default")
+		id, err := strconv.ParseInt(body, 10, 64)
+		if code != 200 || err != nil || id>>12&1023 != 0 {
+			t.Fatalf("/api/snowflake/get/default: %d %q; want an ID of worker 0", code, body)
+		}
+	}
+
+	_, err = config.Parse("c.yaml", []byte(strings.Replace(yaml, "layout: leaf", "layout: twitter", 1)), nil)
+	if err == nil || !strings.Contains(err.Error(), "use layout: leaf") {
+		t.Fatalf("a leafzk:// store with the twitter layout: %v; want it refused", err)
+	}
 }

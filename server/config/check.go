@@ -20,7 +20,7 @@ import (
 // the rest of each URL when the server starts. A scheme of an engine whose package
 // this program does not import is reported with what to do (store).
 func leaseSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
+	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd", "zk", "leafzk"}
 }
 
 func segmentSchemes() []string {
@@ -215,6 +215,9 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	lp := append(p, "lease")
 	if s.Lease.Store != "" {
 		k.store(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
+	}
+	if scheme, _, _ := strings.Cut(s.Lease.Store, "://"); strings.EqualFold(scheme, "leafzk") && l != nil && !IsLeafLayout(l) {
+		k.add(append(p, "layout"), "a leafzk:// lease store takes its worker IDs from Leaf's registry, so the IDs must have Leaf's bits: use layout: leaf (41 bits of ms from 2010-11-04T01:42:54.657Z, a 10-bit worker, a 12-bit sequence)")
 	}
 	if s.Lease.Scope != "" {
 		if err := lease.CheckScope(s.Lease.Scope); err != nil {

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/flurryid/flurry/layout"
 )
 
 // Defaults of the server's settings.
@@ -166,6 +168,23 @@ func (s *Snowflake) LeafStyle() bool {
 	}
 	scheme, _, _ := strings.Cut(s.Lease.Store, "://")
 	return strings.EqualFold(strings.TrimSpace(s.Layout), "leaf") || strings.EqualFold(scheme, "leafzk")
+}
+
+// IsLeafLayout reports whether l has the bits of Meituan Leaf's IDs, those of the
+// leaf preset: 41 bits of milliseconds from Twitter's epoch, one 10-bit node
+// field, a 12-bit sequence. Field names do not count.
+func IsLeafLayout(l *layout.Layout) bool {
+	leaf, _ := layout.Lookup("leaf")
+	a, b := l.Fields(), leaf.Fields()
+	if l.Unit() != leaf.Unit() || !l.Epoch().Equal(leaf.Epoch()) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Kind != b[i].Kind || a[i].Bits != b[i].Bits {
+			return false
+		}
+	}
+	return true
 }
 
 // StartPolicy is the sequence start the namespace uses: Start when given; else
