@@ -206,9 +206,9 @@ func (s *Store) zkNow(ctx context.Context) (int64, error) {
 }
 
 // nodes lists Leaf's registry, by worker ID. A child that is not Leaf's
-// {ip}:{port}-{number} is skipped when skipBad, else an error: Leaf servers fail
-// to start on such a registry too.
-func (s *Store) nodes(ctx context.Context, skipBad bool) ([]leafNode, error) {
+// {ip}:{port}-{number} is skipped: no Leaf server can hold a worker ID with it
+// (Leaf's servers fail to start on such a registry; remove the node).
+func (s *Store) nodes(ctx context.Context) ([]leafNode, error) {
 	names, err := s.conn.Children(ctx, s.forever)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
@@ -220,10 +220,7 @@ func (s *Store) nodes(ctx context.Context, skipBad bool) ([]leafNode, error) {
 	for _, name := range names {
 		n, err := parseNodeName(name)
 		if err != nil {
-			if skipBad {
-				continue
-			}
-			return nil, s.badConfig("%s: %v; Leaf's servers cannot start on this registry either: remove the node", s.forever, err)
+			continue
 		}
 		out = append(out, n)
 	}
@@ -274,7 +271,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	if size > 1<<leafWorkerBits {
 		return lease.Lease{}, s.badConfig("a pool of %d values; Leaf's worker IDs have %d bits: use Leaf's layout (preset leaf)", size, leafWorkerBits)
 	}
-	nodes, err := s.nodes(ctx, false)
+	nodes, err := s.nodes(ctx)
 	if err != nil {
 		return lease.Lease{}, s.errorf("reading %s: %w", s.forever, err)
 	}
@@ -314,7 +311,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 	if value >= 1<<leafWorkerBits {
 		return lease.Lease{}, s.badConfig("worker ID %d: Leaf's worker field holds 0 to %d", value, 1<<leafWorkerBits-1)
 	}
-	nodes, err := s.nodes(ctx, false)
+	nodes, err := s.nodes(ctx)
 	if err != nil {
 		return lease.Lease{}, s.errorf("reading %s: %w", s.forever, err)
 	}
@@ -636,7 +633,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	if err != nil {
 		return nil, s.errorf("list: %w", err)
 	}
-	nodes, err := s.nodes(ctx, true)
+	nodes, err := s.nodes(ctx)
 	if err != nil {
 		return nil, s.errorf("list: %w", err)
 	}
