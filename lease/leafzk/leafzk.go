@@ -29,8 +29,9 @@ const (
 	DefaultFresh  = 10 * time.Second
 )
 
-// Options configures a Store. ZK.Servers, Name and one of Addr and Replace are
-// required; the zero value of every other field is a documented default.
+// Options configures a Store. ZK.Servers and Name are required, and Acquire needs
+// one of Addr and Replace (List does not); the zero value of every other field is
+// a documented default.
 type Options struct {
 	// ZK is the connection to the ensemble: Servers, DialTimeout, RequestTimeout,
 	// SessionTimeout (zkconn.Options). Its Prefix is ignored: the store works in
@@ -78,8 +79,6 @@ func (o *Options) check() error {
 		}
 	}
 	switch {
-	case o.Addr == "" && o.Replace == "":
-		return errors.New("give addr= (the ip:port this server is known by in Leaf's registry) or replace= (the ip:port of the Leaf server whose node it takes over)")
 	case o.Addr != "" && o.Replace != "":
 		return errors.New("give addr= or replace=, not both: addr is this server's own node, replace another server's")
 	}
@@ -251,7 +250,7 @@ func (s *Store) nowMilli() int64 { return s.o.Clock.Now() / int64(time.Milliseco
 
 // targetAddr is the address Acquire looks for, as Leaf writes it.
 func (s *Store) targetAddr() string {
-	ip, port, _ := checkAddr(s.target)
+	ip, port, _ := checkAddr(s.target) // checked by Open
 	return leafAddr(ip, port)
 }
 
@@ -267,6 +266,9 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	defer end(&err)
 	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
+	}
+	if s.target == "" {
+		return lease.Lease{}, s.badConfig("give addr= (the ip:port this server is known by in Leaf's registry) or replace= (the ip:port of the Leaf server whose node it takes over)")
 	}
 	if size > 1<<leafWorkerBits {
 		return lease.Lease{}, s.badConfig("a pool of %d values; Leaf's worker IDs have %d bits: use Leaf's layout (preset leaf)", size, leafWorkerBits)

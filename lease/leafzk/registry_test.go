@@ -90,7 +90,7 @@ func TestParseURL(t *testing.T) {
 		{url: "zk://zk1/n?addr=10.0.0.5:8080", err: "scheme must be leafzk"},
 		{url: "leafzk://zk1?addr=10.0.0.5:8080", err: "leaf.name"},
 		{url: "leafzk://zk1/a/b?addr=10.0.0.5:8080", err: "leaf.name"},
-		{url: "leafzk://zk1/n", err: "give addr="},
+		{url: "leafzk://zk1/n", want: Options{Name: "n", Margin: DefaultMargin, Fresh: DefaultFresh}},
 		{url: "leafzk://zk1/n?addr=10.0.0.5:8080&replace=10.0.0.6:8080", err: "not both"},
 		{url: "leafzk://zk1/n?addr=leaf-1:8080", err: "not an ip:port"},
 		{url: "leafzk://zk1/n?addr=10.0.0.5:8080&margin=1s", err: "margin 1s"},

@@ -18,7 +18,8 @@ import (
 // host without a port getting 2181; the path is Leaf's leaf.name, whose registry is
 // /snowflake/{leaf.name}/forever. addr is the ip:port this server is known by in
 // the registry, as Leaf would register a server listening there; replace instead
-// names the node of another address to take over. margin, fresh, dial_timeout and
+// names the node of another address to take over (one of the two is needed to
+// acquire, neither to list: flurry lease list). margin, fresh, dial_timeout and
 // request_timeout set Options.Margin, Options.Fresh and the connection's timeouts;
 // other keys are refused.
 func ParseURL(rawURL string) (Options, error) {
