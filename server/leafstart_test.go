@@ -77,12 +77,23 @@ func TestLeafZooKeeperNamespace(t *testing.T) {
 	name := "servertest." + conformance.Suffix()
 	store := "leafzk://" + strings.Join(o.Servers, ",") + "/" + name + "?addr=10.9.0.1:8080"
 	yaml := "namespaces:\n  default:\n    strategy: snowflake\n    snowflake:\n      layout: leaf\n      lease:\n        store: \"" + store + "\"\n"
-	_, hs := newServer(t, yaml, nil)
 	c, err := zkconn.Open(context.Background(), zkconn.Options{Servers: o.Servers, Prefix: "snowflake/" + name}, zkconn.Kind{Package: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { // after the server's: the test's registry, forever and flurry with a node each
+		defer c.Close()
+		ctx := context.Background()
+		for _, dir := range []string{c.Prefix + "/forever", c.Prefix + "/flurry"} {
+			kids, _ := c.Children(ctx, dir)
+			for _, k := range kids {
+				c.Delete(ctx, dir+"/"+k, -1)
+			}
+			c.Delete(ctx, dir, -1)
+		}
+		c.Delete(ctx, c.Prefix, -1)
+	})
+	_, hs := newServer(t, yaml, nil)
 	nodes, err := c.Children(context.Background(), c.Prefix+"/forever")
 	if err != nil || len(nodes) != 1 || nodes[0] != "10.9.0.1:8080-0000000000" {
 		t.Fatalf("Leaf's registry holds %v, %v; want the node 10.9.0.1:8080-0000000000", nodes, err)

@@ -30,7 +30,8 @@ func zkServers(t testing.TB) []string {
 	return o.Servers
 }
 
-// leafName is a leaf.name of the test's own: a registry no other test touches.
+// leafName is a leaf.name of the test's own: a registry no other test touches,
+// deleted when the test ends.
 func leafName(t testing.TB) string {
 	var b strings.Builder
 	for _, c := range t.Name() {
@@ -38,7 +39,45 @@ func leafName(t testing.TB) string {
 			b.WriteRune(c)
 		}
 	}
-	return "leafzktest." + b.String() + "." + conformance.Suffix()
+	name := "leafzktest." + b.String() + "." + conformance.Suffix()
+	servers := zkServers(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := zkconn.Open(ctx, zkconn.Options{Servers: servers, Prefix: "snowflake/" + name}, zkconn.Kind{Package: "test"})
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		deleteTree(ctx, c, c.Prefix, 2)
+	})
+	return name
+}
+
+// deleteTree deletes path and everything under it down to depth levels (a
+// registry has two: forever and flurry, then their nodes), best effort.
+func deleteTree(ctx context.Context, c *zkconn.Conn, path string, depth int) {
+	kids, err := c.Children(ctx, path)
+	if err != nil {
+		return
+	}
+	var ops []any
+	for _, k := range kids {
+		if depth > 1 {
+			deleteTree(ctx, c, path+"/"+k, depth-1)
+		}
+	}
+	for _, k := range kids {
+		ops = append(ops, &zk.DeleteRequest{Path: path + "/" + k, Version: -1})
+		if len(ops) == 200 {
+			c.Multi(ctx, ops...)
+			ops = ops[:0]
+		}
+	}
+	if len(ops) > 0 {
+		c.Multi(ctx, ops...)
+	}
+	c.Delete(ctx, path, -1)
 }
 
 // openStore opens a store on registry name, with fresh= at its shortest so that
