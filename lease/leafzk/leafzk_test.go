@@ -384,6 +384,11 @@ func TestLeafStartedOnHeldNode(t *testing.T) {
 	if s.Status().Losses == 0 {
 		t.Fatalf("status %+v: no loss counted", s.Status())
 	}
+	// flurry gave the worker ID up at once, rather than hold it to its TTL.
+	recs, err := st.List(conformance.Context(t, 10*time.Second), "default")
+	if err != nil || len(recs) != 1 || !recs[0].Held || recs[0].Owner != "Leaf server "+addr {
+		t.Fatalf("List = %+v, %v; want the worker held by the Leaf server", recs, err)
+	}
 	// While the Leaf server runs, flurry stays stopped.
 	for end := time.Now().Add(minFresh + leafInterval); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
