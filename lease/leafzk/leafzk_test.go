@@ -113,7 +113,9 @@ func startFlurry(t testing.TB, st *Store, dir string, wait time.Duration) (*snow
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	g, s, err := lease.NewGenerator(ctx,
-		snowflake.Options{Layout: leafLayout(t), Start: snowflake.StartRandom, Behind: snowflake.Logical, MaxDrift: time.Minute},
+		// One namespace per registry: tests run at once in this process, and the
+		// in-process guard refuses two generators of one worker ID in a namespace.
+		snowflake.Options{Layout: leafLayout(t), Namespace: st.o.Name, Start: snowflake.StartRandom, Behind: snowflake.Logical, MaxDrift: time.Minute},
 		lease.Options{Store: st, Journal: j, Scope: "default"})
 	if err != nil {
 		j.Close()
