@@ -61,7 +61,9 @@
 // at most T + 3 s + (two writes' durations, pauses, a forward clock step) in its
 // clock's milliseconds, which are the IDs' milliseconds. The IDs' time field is
 // the Leaf server's clock, so this holds whatever flurry's clock reads: a skew
-// between the hosts does not enter it. 10 s leaves 7 s for the writes, pauses and
+// between the hosts does not enter it. flurry's clock decides only when it may
+// issue: while it is behind the mark, the generator issues above it within its
+// maximum drift (flurry serve's behind: logical) or waits (behind: fail). 10 s leaves 7 s for the writes, pauses and
 // steps; set margin= higher if they can be longer. Not covered: a Leaf server
 // that lost ZooKeeper before it stopped goes on issuing without writing its node
 // (Leaf logs the failed write and carries on), so its IDs run past T by the length
@@ -94,9 +96,13 @@
 // Leaf then starts on the worker ID in its workerID.properties file: it cannot know
 // whether another server took that worker ID since, or whether its clock is behind
 // the IDs it issued before, and duplicates follow when either is so. flurry does
-// not guess: Open fails when no member of the ensemble answers (a session retries
-// its acquisition while its context lasts; flurry serve gives up after a minute and
-// exits with the reason), and the server starts once ZooKeeper answers, resuming
-// from its journal. A running server rides out an outage on its outage budget
-// (lease.Options.Budget), as with every store.
+// not guess, not even on a journal that holds the worker ID and its mark (the
+// lease may have expired while flurry was down, and another flurry server, or a
+// Leaf server started at the address, hold the worker ID now): Open
+// fails when no member of the ensemble answers within the dial timeout (flurry
+// serve exits with "cannot reach ZooKeeper at ...", for a supervisor to restart
+// it), and a session whose store stops answering before it holds a lease retries
+// while its context lasts (flurry serve's start: a minute), issuing nothing. It
+// starts once ZooKeeper answers, resuming from its journal. A running server rides
+// out an outage on its outage budget (lease.Options.Budget), as with every store.
 package leafzk
