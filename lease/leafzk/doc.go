@@ -61,10 +61,11 @@
 // at most T + 3 s + (two writes' durations, pauses, a forward clock step) in its
 // clock's milliseconds, which are the IDs' milliseconds. The IDs' time field is
 // the Leaf server's clock, so this holds whatever flurry's clock reads: a skew
-// between the hosts does not enter it. flurry's clock decides only when it may
-// issue: while it is behind the mark, the generator issues above it within its
-// maximum drift (flurry serve's behind: logical) or waits (behind: fail). 10 s leaves 7 s for the writes, pauses and
-// steps; set margin= higher if they can be longer. Not covered: a Leaf server
+// between the hosts does not enter it. 10 s leaves 7 s for the writes, pauses and
+// steps; set margin= higher if they can be longer. flurry's clock decides only
+// when it may issue: while it is behind the mark, the generator issues above it
+// within its maximum drift (flurry serve's behind: logical) or waits (behind:
+// fail). Not covered: a Leaf server
 // that lost ZooKeeper before it stopped goes on issuing without writing its node
 // (Leaf logs the failed write and carries on), so its IDs run past T by the length
 // of that outage: stop Leaf servers while they reach ZooKeeper, or set margin=
