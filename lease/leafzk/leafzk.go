@@ -147,7 +147,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // Close closes the connection. It does not release leases.
 func (s *Store) Close() error { return s.conn.Close() }
 
-// errorf starts every error of the store with its package and the registry.
+// errorf starts an error of the store with its package.
 func (s *Store) errorf(format string, a ...any) error {
 	return fmt.Errorf("lease/leafzk: "+format, a...)
 }
