@@ -82,7 +82,11 @@ func (l *link) event(ev zk.Event) {
 		}
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateExpired, zk.StateAuthFailed:
 		// After StateExpired the client starts a new session by itself; flurry
-		// keeps nothing in a session (no ephemeral nodes, no watches).
+		// keeps nothing in a session (no ephemeral nodes, no watches). The member
+		// answered, so the new session is asked for at once, without a pause.
+		if ev.State == zk.StateExpired {
+			l.hosts.Connected()
+		}
 		if l.has {
 			l.has = false
 			l.up = make(chan struct{})
