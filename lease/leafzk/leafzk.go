@@ -187,22 +187,87 @@ type record struct {
 func (s *Store) recPath(v int64) string      { return s.meta + "/" + strconv.FormatInt(v, 10) }
 func (s *Store) leafPath(name string) string { return s.forever + "/" + name }
 
-// zkNow returns ZooKeeper's clock, in Unix milliseconds: the time of a write to
-// the meta node, which it creates (with the registry) when missing. Leases expire,
-// and Leaf nodes go stale, by this clock, so that no host's clock counts.
-func (s *Store) zkNow(ctx context.Context) (int64, error) {
-	st, err := s.conn.Set(ctx, s.meta, []byte("flurry's records of the worker IDs it holds in Leaf's registry"), -1)
+// A zkClock is one reading of ZooKeeper's clock: the mtime of a write, the wall
+// clock of the leader that committed it, with that leader's epoch. Leases expire,
+// and Leaf nodes count as left alone, by it, so that no flurry or Leaf host's
+// clock counts; and no mtime is compared with another leader's (see since).
+type zkClock struct {
+	now, epoch int64
+	// start is the earliest reading kept of this epoch's leader, which comes after
+	// every write committed under earlier leaders; 0 until needed.
+	start int64
+}
+
+const metaData = "flurry's records of the worker IDs it holds in Leaf's registry"
+
+// zkNow reads ZooKeeper's clock with a write to the meta node, which it creates
+// (with the registry's parents) when missing.
+func (s *Store) zkNow(ctx context.Context) (*zkClock, error) {
+	st, err := s.conn.Set(ctx, s.meta, []byte(metaData), -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err := s.conn.CreatePath(ctx, s.meta); err != nil {
-			return 0, err
+			return nil, err
 		}
-		st, err = s.conn.Set(ctx, s.meta, []byte("flurry's records of the worker IDs it holds in Leaf's registry"), -1)
+		st, err = s.conn.Set(ctx, s.meta, []byte(metaData), -1)
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return st.Mtime, nil
+	return &zkClock{now: st.Mtime, epoch: zkconn.Epoch(st.Mzxid)}, nil
 }
+
+// since returns when a node was last written, by the clock c reads: its mtime
+// when the leader that committed the write is c's; else, for a write of an
+// earlier leader, the first reading kept of c's leader, which comes after it (a
+// later time: the node seems younger, so a lease lives longer and a Leaf node
+// stays fresh longer, never shorter); and for a write of a later leader than c's,
+// c's reading itself.
+func (s *Store) since(ctx context.Context, c *zkClock, st *zk.Stat) (int64, error) {
+	switch e := zkconn.Epoch(st.Mzxid); {
+	case e == c.epoch:
+		return st.Mtime, nil
+	case e > c.epoch:
+		return c.now, nil
+	}
+	if c.start != 0 {
+		return c.start, nil
+	}
+	p := s.meta + "/" + epochNode
+	for range rounds {
+		data, est, err := s.conn.Get(ctx, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			if _, err := s.conn.Create(ctx, p, nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return 0, err
+			}
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		var e, t int64
+		if _, err := fmt.Sscanf(string(data), "%d %d", &e, &t); err == nil && e == c.epoch && t > 0 {
+			c.start = t
+			return t, nil
+		}
+		// The first reading of this leader that anyone keeps. A later one would
+		// be as safe, only slower to count old writes as old.
+		_, err = s.conn.Set(ctx, p, fmt.Appendf(nil, "%d %d", c.epoch, c.now), est.Version)
+		if errors.Is(err, zk.ErrBadVersion) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		c.start = c.now
+		return c.now, nil
+	}
+	c.start = c.now
+	return c.now, nil
+}
+
+// epochNode, under the meta node, keeps the first reading of the current
+// leader's clock: "epoch millis". Its name is no worker ID.
+const epochNode = "epoch"
 
 // nodes lists Leaf's registry, by worker ID. A child that is not Leaf's
 // {ip}:{port}-{number} is skipped: no Leaf server can hold a worker ID with it
@@ -379,9 +444,25 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// held reports whether a flurry lease holds the record at ZooKeeper time now.
-func (st *state) held(now int64) bool {
-	return st.recStat != nil && st.rec.Token != "" && st.recStat.Mtime+st.rec.TTL > now
+// held reports whether a flurry lease holds the record by the clock c reads, and
+// until when.
+func (s *Store) held(ctx context.Context, c *zkClock, st *state) (bool, int64, error) {
+	if st.recStat == nil || st.rec.Token == "" {
+		return false, 0, nil
+	}
+	t, err := s.since(ctx, c, st.recStat)
+	return t+st.rec.TTL > c.now, t + st.rec.TTL, err
+}
+
+// leafLive reports whether the worker's Leaf node, last written by a Leaf
+// server, has been left alone for less than Fresh by the clock c reads, and
+// until when it counts as written.
+func (s *Store) leafLive(ctx context.Context, c *zkClock, st *state, name string) (bool, int64, error) {
+	if st.leaf == nil || st.flurrys(name) {
+		return false, 0, nil
+	}
+	t, err := s.since(ctx, c, st.leaf)
+	return c.now-t < s.o.Fresh.Milliseconds(), t + s.o.Fresh.Milliseconds(), err
 }
 
 // flurrys reports whether the Leaf node's timestamp was written by a flurry
@@ -410,7 +491,7 @@ func (st *state) floor(name string, margin time.Duration) int64 {
 // (created: this store has just registered it). The write checks that neither
 // the record nor the Leaf node changed since they were read.
 func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner string, ttl time.Duration, created bool) (lease.Lease, error) {
-	now, err := s.zkNow(ctx)
+	c, err := s.zkNow(ctx)
 	if err != nil {
 		return lease.Lease{}, s.errorf("acquire worker %d: %w", n.seq, err)
 	}
@@ -424,7 +505,11 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 	if st.epErr != nil {
 		return lease.Lease{}, s.badConfig("%s: %v; Leaf's server cannot start on it either: fix its data or delete the node", s.leafPath(n.name), st.epErr)
 	}
-	if st.held(now) {
+	held, _, err := s.held(ctx, c, &st)
+	if err != nil {
+		return lease.Lease{}, s.errorf("acquire worker %d: %w", n.seq, err)
+	}
+	if held {
 		return lease.Lease{}, fmt.Errorf("lease/leafzk: worker %d (%s) is held by flurry server %s, whose lease ends %v after its last renewal: %w", n.seq, n.addr,
 			st.rec.Owner, time.Duration(st.rec.TTL)*time.Millisecond, lease.ErrNoFreeValue)
 	}
@@ -435,16 +520,17 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 	if created && st.leaf.Version == 0 {
 		written = 0 // made by this store: no Leaf server ever wrote it
 	}
-	if written != st.leaf.Version {
+	st.rec.Written, st.rec.Node = written, n.name // leafLive and floor read them
+	live, _, err := s.leafLive(ctx, c, &st, n.name)
+	if err != nil {
+		return lease.Lease{}, s.errorf("acquire worker %d: %w", n.seq, err)
+	}
+	if live {
 		// The message stays the same while the node is fresh, so that a session
 		// logs it once.
-		if age := time.Duration(now-st.leaf.Mtime) * time.Millisecond; age < s.o.Fresh {
-			return lease.Lease{}, fmt.Errorf("lease/leafzk: worker %d: %s was written less than %v ago (fresh=), by ZooKeeper's clock, so the Leaf server at %s may be running; flurry takes its worker ID once the node has been left alone that long: stop that server: %w",
-				n.seq, s.leafPath(n.name), s.o.Fresh, n.addr, lease.ErrNoFreeValue)
-		}
+		return lease.Lease{}, fmt.Errorf("lease/leafzk: worker %d: %s was written less than %v ago (fresh=), by ZooKeeper's clock, so the Leaf server at %s may be running; flurry takes its worker ID once the node has been left alone that long: stop that server: %w",
+			n.seq, s.leafPath(n.name), s.o.Fresh, n.addr, lease.ErrNoFreeValue)
 	}
-	st.rec.Written = written // floor reads it
-	st.rec.Node = n.name
 	mark := st.floor(n.name, s.o.Margin)
 	token := rand.Text()
 	nr := record{Scope: scope, Owner: owner, Token: token, TTL: ttl.Milliseconds(), Mark: mark, Node: n.name,
@@ -466,7 +552,7 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 	default:
 		return lease.Lease{}, s.errorf("acquire worker %d: %w", n.seq, err)
 	}
-	exp := now + nr.TTL
+	exp := c.now + nr.TTL
 	if len(rs) > 1 && rs[1].Stat != nil {
 		exp = rs[1].Stat.Mtime + nr.TTL
 	}
@@ -631,7 +717,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	if err := lease.CheckScope(scope); err != nil {
 		return nil, err
 	}
-	now, err := s.zkNow(ctx)
+	c, err := s.zkNow(ctx)
 	if err != nil {
 		return nil, s.errorf("list: %w", err)
 	}
@@ -687,13 +773,21 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 			st.ep, st.epErr = parseEndpoint(got[j].Data)
 		}
 		r := lease.Record{Scope: scope, Value: v, Mark: st.floor(names[v], s.o.Margin)}
+		held, until, err := s.held(ctx, c, &st)
+		if err != nil {
+			return nil, s.errorf("list: %w", err)
+		}
+		live, fresh, err := s.leafLive(ctx, c, &st, names[v])
+		if err != nil {
+			return nil, s.errorf("list: %w", err)
+		}
 		switch {
-		case st.held(now):
+		case held:
 			r.Held, r.Owner, r.Token = true, st.rec.Owner, st.rec.Token
-			r.Expires = time.UnixMilli(st.recStat.Mtime + st.rec.TTL).UTC()
-		case st.leaf != nil && !st.flurrys(names[v]) && now-st.leaf.Mtime < s.o.Fresh.Milliseconds():
+			r.Expires = time.UnixMilli(until).UTC()
+		case live:
 			r.Held, r.Owner = true, "Leaf server "+addrOf(names[v])
-			r.Expires = time.UnixMilli(st.leaf.Mtime + s.o.Fresh.Milliseconds()).UTC()
+			r.Expires = time.UnixMilli(fresh).UTC()
 		}
 		out = append(out, r)
 	}

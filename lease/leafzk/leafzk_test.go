@@ -584,3 +584,36 @@ func TestZooKeeperDownAtStart(t *testing.T) {
 	}
 	checkUnique(t, map[string][]int64{"before": before, "after": after})
 }
+
+// TestSinceAcrossLeaders: a node's last write is judged by the clock of the
+// ZooKeeper leader that committed it; one written under an earlier leader (whose
+// clock may differ from the current one's) counts as written at the first reading
+// kept of the current leader, which comes after it: a Leaf node stays fresh, and a
+// lease held, at least as long as by either clock.
+func TestSinceAcrossLeaders(t *testing.T) {
+	t.Parallel()
+	servers := zkServers(t)
+	st := openStore(t, servers, leafName(t), func(o *Options) {})
+	ctx := conformance.Context(t, 30*time.Second)
+	if _, err := st.zkNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := func(epoch, mtime int64) *zk.Stat { return &zk.Stat{Mzxid: epoch<<32 | 9, Mtime: mtime} }
+	for _, tc := range []struct {
+		what  string
+		c     *zkClock
+		stat  *zk.Stat
+		since int64
+	}{
+		{"this leader's write", &zkClock{now: 5000, epoch: 7}, node(7, 4000), 4000},
+		{"an earlier leader's write: the first reading of this one", &zkClock{now: 5000, epoch: 7}, node(6, 90000), 5000},
+		{"a later reading of the same leader keeps the first", &zkClock{now: 8000, epoch: 7}, node(6, 90000), 5000},
+		{"a new leader: its own first reading", &zkClock{now: 9000, epoch: 8}, node(7, 1), 9000},
+		{"a write of a later leader than the reading's", &zkClock{now: 9500, epoch: 8}, node(9, 1), 9500},
+	} {
+		got, err := st.since(ctx, tc.c, tc.stat)
+		if err != nil || got != tc.since {
+			t.Errorf("%s: since = %d, %v; want %d", tc.what, got, err, tc.since)
+		}
+	}
+}
