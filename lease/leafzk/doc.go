@@ -39,7 +39,9 @@
 // flurry must keep away from the nodes of running ones. The store takes a node
 // only when flurry wrote it last, or when it has been left alone for Fresh (10 s
 // by default), by ZooKeeper's clock (the node's mtime against the time of a write
-// of flurry's), so that no host's clock counts. This holds for the node of
+// of flurry's), so that no host's clock counts; a node written under an earlier
+// ZooKeeper leader counts as written at the current leader's first reading, so
+// that leaders' clocks are never compared. This holds for the node of
 // flurry's own address too: a Leaf server still running there (stopped late, or
 // on another host that reports the same address) is waited for. Every write of
 // flurry's to a Leaf node checks its version in the same transaction as its lease:
