@@ -351,7 +351,7 @@ func (s *Session) acquire(ctx context.Context) error {
 			if msg := err.Error(); msg != lastMsg {
 				lastMsg = msg
 				if errors.Is(err, ErrNoFreeValue) {
-					s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
+					s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size, "reason", err)
 				} else {
 					s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
 				}

@@ -254,7 +254,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 			return err
 		}
 	}
-	if err := gopts.Start.UnmarshalText([]byte(c.Start)); err != nil {
+	if err := gopts.Start.UnmarshalText([]byte(c.StartPolicy())); err != nil {
 		return err
 	}
 	if gopts.Start == snowflake.StartRandom {

@@ -2,8 +2,10 @@
 
 package main
 
-// The ZooKeeper lease store for lease store URLs (zk://); it registers itself
-// with leaseurl when imported.
+// The ZooKeeper lease stores for lease store URLs (zk://, and leafzk:// in
+// Meituan Leaf's worker registry); they register themselves with leaseurl when
+// imported.
 import (
+	_ "github.com/flurryid/flurry/lease/leafzk"
 	_ "github.com/flurryid/flurry/lease/zkstore"
 )

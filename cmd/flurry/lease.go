@@ -33,6 +33,9 @@ A store is named by a URL:
                                                 on a network file system)
   sqlite:///var/lib/flurry/leases.db            SQLite (*)
 ` + storeURLLines + `  zk://host:2181[,host:2181]/prefix             ZooKeeper (-tags flurry_zk)
+  leafzk://host:2181/{leaf.name}?addr=ip:port   Meituan Leaf's worker registry in
+                                                ZooKeeper (-tags flurry_zk): every
+                                                worker ID, Leaf's servers and flurry's
 ` + storeURLNotes + `This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
 
 Values live in scopes: gen's --scope (default "default") followed by the node

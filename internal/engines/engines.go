@@ -11,6 +11,7 @@
 //	                                                     server/redisstrategy (the redis strategy)
 //	etcd    etcd                                         lease/etcdstore, segment/etcdstore
 //	ZooKeeper zk                                         lease/zkstore
+//	          leafzk (Leaf's worker registry)            lease/leafzk
 //
 // The flurry command imports them by build tag (flurry_sql, flurry_redis,
 // flurry_etcd, flurry_zk, or flurry_full for all: cmd/flurry/engines_*.go), so that the
@@ -89,6 +90,9 @@ type Family struct {
 	Strategies []string // the server strategies it serves, such as "redis"
 	// pkgs are the packages that register its plug-ins, by kind ("" for none).
 	pkgs [numKinds]string
+	// schemePkgs are the lease-store schemes registered by another package
+	// than pkgs[LeaseStore], with that package.
+	schemePkgs map[string]string
 }
 
 // Package returns the import path of the package that registers the family's
@@ -98,6 +102,15 @@ func (f Family) Package(k Kind) string {
 		return ""
 	}
 	return f.pkgs[k]
+}
+
+// PackageFor returns the import path of the package that registers the plug-in
+// of kind k named name, one of the family's.
+func (f Family) PackageFor(k Kind, name string) string {
+	if p, ok := f.schemePkgs[name]; ok && k == LeaseStore {
+		return p
+	}
+	return f.Package(k)
 }
 
 // Hint returns how to get a flurry command with the family: "-tags flurry_sql
@@ -120,8 +133,10 @@ func Families() []Family {
 			pkgs: [numKinds]string{LeaseStore: Module + "/lease/etcdstore", SegmentStore: Module + "/segment/etcdstore"}},
 		// ZooKeeper keeps leases only: a segment store would take a write per
 		// block, which ZooKeeper does no better than the stores above.
-		{Name: "ZooKeeper", Tag: "flurry_zk", Schemes: []string{"zk"},
-			pkgs: [numKinds]string{LeaseStore: Module + "/lease/zkstore"}},
+		// leafzk keeps the leases in Meituan Leaf's own worker registry.
+		{Name: "ZooKeeper", Tag: "flurry_zk", Schemes: []string{"zk", "leafzk"},
+			pkgs:       [numKinds]string{LeaseStore: Module + "/lease/zkstore"},
+			schemePkgs: map[string]string{"leafzk": Module + "/lease/leafzk"}},
 	}
 }
 
@@ -331,7 +346,7 @@ func (e *NotBuiltError) message(command bool) string {
 	if e.Kind == Strategy {
 		missing = what + " is not in this program"
 	}
-	return fmt.Sprintf("%s: add import _ %q (the package registers itself, as database/sql drivers do)", missing, e.Family.Package(e.Kind))
+	return fmt.Sprintf("%s: add import _ %q (the package registers itself, as database/sql drivers do)", missing, e.Family.PackageFor(e.Kind, e.Name))
 }
 
 // flurryBuild reports whether this program is the flurry command or one of

@@ -19,6 +19,7 @@
 //	redis+sentinel://[:pass@]s1:26379,s2:26379,s3:26379/mymaster   lease/redisstore, via Sentinel
 //	etcd://host:2379[,host:2379]/prefix       lease/etcdstore
 //	zk://host:2181[,host:2181]/prefix         lease/zkstore (ZooKeeper)
+//	leafzk://host:2181/{leaf.name}?addr=ip:port   lease/leafzk (Meituan Leaf's worker registry)
 //	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write   the writable one of several
 //
 // A scheme whose package the program does not import is refused with an error

@@ -219,12 +219,15 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind == "fail" {
 		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical (the default)")
 	}
-	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.Start != "random" {
+	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.StartPolicy() != "random" {
 		k.add(append(p, "random_below"), "give a positive number, with start: random")
 	}
 	lp := append(p, "lease")
 	if s.Lease.Store != "" {
 		k.store(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
+	}
+	if scheme, _, _ := strings.Cut(s.Lease.Store, "://"); strings.EqualFold(scheme, "leafzk") && l != nil && !IsLeafLayout(l) {
+		k.add(append(p, "layout"), "a leafzk:// lease store takes its worker IDs from Leaf's registry, so the IDs must have Leaf's bits: use layout: leaf (41 bits of ms from 2010-11-04T01:42:54.657Z, a 10-bit worker, a 12-bit sequence)")
 	}
 	if s.Lease.Scope != "" {
 		if err := leasestore.CheckScope(s.Lease.Scope); err != nil {

@@ -3,5 +3,6 @@
 package enginetags
 
 import (
+	_ "github.com/flurryid/flurry/lease/leafzk"
 	_ "github.com/flurryid/flurry/lease/zkstore"
 )
