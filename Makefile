@@ -15,7 +15,7 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace lint depgraph bench faults model sim release
+.PHONY: help test test-full test-norace test-ts lint depgraph bench faults model sim release image monitoring-docs
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
@@ -30,6 +30,9 @@ test-full: ## what CI runs (.ci/run): services started, lint, the README's test 
 test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondLimitFull), without -race
 	scripts/norace-tests.sh
 
+test-ts: ## the TypeScript client (clients/typescript): npm ci, build, its tests against flurry serve (Node.js 18+, npm, Go)
+	cd clients/typescript && npm ci --no-audit --no-fund && npm test
+
 lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt, the layers' import check
 	$(GO) vet ./...
 	$(GO) vet -tags flurry_full ./...
@@ -40,9 +43,9 @@ lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofm
 depgraph: ## the packages drawn in layers, each with its imports, and the check that no import runs back up (ARCHITECTURE.md)
 	$(GO) run ./internal/verify/cmd/depgraph
 
-bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, issue14.sh there too
+bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, contention.sh, targets.sh there too
 	cd bench && ./run.sh
-	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), issue14.sh; see bench/README.md"
+	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), contention.sh (the contention variants), targets.sh (every published target beside its peer); see bench/README.md"
 
 faults: ## the fault harness's full run, as root (internal/verify/harness/setup.sh once first); SEED=11, OUT=docs/
 	$(GO) run ./internal/verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
@@ -55,3 +58,9 @@ sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_S
 
 release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
 	scripts/release.sh $(ARGS)
+
+image: ## the container image for this machine into the local store, flurry:<version> (deploy/container/build.sh; ARGS="--version v0.4.0")
+	deploy/container/build.sh $(ARGS)
+
+monitoring-docs: ## the alerts and dashboard on a live Prometheus, written into docs/operations.md (about 2 minutes)
+	cd deploy && FLURRY_WRITE_DOCS=1 $(GO) test -count=1 -v -run TestMonitoringLive ./prometheus

@@ -15,14 +15,7 @@
 //
 //	time:41:1ms:2010-11-04T01:42:54.657Z,datacenter:5,worker:5,seq:12
 //
-// that is, comma-separated fields "time:BITS:UNIT:EPOCH", "NAME:BITS" and
-// "seq:BITS" (or "sequence:BITS"). BITS is 1..62; UNIT is a Go duration of whole
-// milliseconds ("1ms", "10ms", "1s"); EPOCH is RFC 3339 with at most millisecond
-// precision or a count of Unix milliseconds; NAME is a lower-case letter followed by
-// lower-case letters, digits or underscores, at most 32 characters, and not time,
-// seq, sequence, id or tick. [Parse] also accepts a preset's name ("twitter",
-// "sonyflake", ...; [PresetNames]), and [Layout.String] gives the canonical text
-// form, so Parse(l.String()) equals l. Spaces around tokens are ignored.
+// ([Parse] has the grammar; it also takes a preset's name, such as "twitter").
 //
 // [Plan] turns requirements (years of life, peak rate per node, number of nodes) into
 // a layout, or explains which requirement does not fit in 63 bits.

@@ -7,8 +7,19 @@ import (
 	"time"
 )
 
-// Parse returns the preset with the given name, or parses the text form described in
-// the package documentation. Errors wrap [ErrInvalid] or [ErrUnknownPreset].
+// Parse returns the preset with the given name ("twitter", "sonyflake", ...;
+// [PresetNames]), or parses a layout's text form: comma-separated fields, most
+// significant first, "time:BITS:UNIT:EPOCH", "NAME:BITS" and "seq:BITS" (or
+// "sequence:BITS"), such as
+//
+//	time:41:1ms:2010-11-04T01:42:54.657Z,datacenter:5,worker:5,seq:12
+//
+// BITS is 1..62; UNIT is a Go duration of whole milliseconds ("1ms", "10ms", "1s");
+// EPOCH is RFC 3339 with at most millisecond precision or a count of Unix
+// milliseconds; NAME is a lower-case letter followed by lower-case letters, digits
+// or underscores, at most 32 characters, and not time, seq, sequence, id or tick.
+// Spaces around tokens are ignored. [Layout.String] gives the canonical text form,
+// so Parse(l.String()) equals l. Errors wrap [ErrInvalid] or [ErrUnknownPreset].
 func Parse(text string) (*Layout, error) {
 	return parse(text, time.Now())
 }

@@ -20,9 +20,9 @@ const (
 	MaxBudget = 12 * time.Hour
 )
 
-// CheckBudget reports whether budget is an outage budget from MinBudget to
-// MaxBudget. Its error matches ErrBadConfig.
-func CheckBudget(budget time.Duration) error {
+// checkBudget reports whether budget is an outage budget from MinBudget to
+// MaxBudget.
+func checkBudget(budget time.Duration) error {
 	if budget < MinBudget || budget > MaxBudget {
 		return badConfig("lease: outage budget %v must be from %s to %s", budget, short(MinBudget), short(MaxBudget))
 	}
@@ -71,21 +71,21 @@ func ResolveTiming(budget, ttl, window time.Duration) (Timing, error) {
 	if window == 0 {
 		window = DefaultWindow
 	}
-	if err := CheckWindow(window); err != nil {
+	if err := checkWindow(window); err != nil {
 		return Timing{}, err
 	}
 	if budget == 0 && ttl == 0 {
 		budget = DefaultBudget
 	}
 	if budget != 0 {
-		if err := CheckBudget(budget); err != nil {
+		if err := checkBudget(budget); err != nil {
 			return Timing{}, err
 		}
 	}
 	if ttl == 0 {
 		ttl = TTLFor(budget, window)
 	}
-	if err := CheckTTL(ttl); err != nil {
+	if err := checkTTL(ttl); err != nil {
 		return Timing{}, err
 	}
 	t := Timing{Budget: budget, TTL: ttl, Window: window, Every: renewEvery(ttl, window), Margin: fenceMargin(ttl)}

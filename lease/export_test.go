@@ -12,3 +12,10 @@ func Crash(s *Session, cause error) {
 func Fence(s *Session) (fence, every int64) {
 	return int64(s.opts.TTL - s.margin), int64(s.every)
 }
+
+// SessionCheckScope and SessionCheckTTL are the session's copies of package
+// leasestore's checks, for TestChecksAgree.
+var (
+	SessionCheckScope = checkScope
+	SessionCheckTTL   = checkTTL
+)

@@ -11,7 +11,8 @@
 // above the mark.
 //
 // Stores live in sub-packages, one per engine (etcd, Redis, SQL, a local file), and
-// are tested by the same conformance suite, package leasetest.
+// are tested by the same conformance suite, package leasetest; package leasestore
+// holds the checks of their arguments.
 package lease
 
 import (
@@ -78,7 +79,8 @@ type Record struct {
 
 // Store keeps node-value leases and their high-water marks. Implementations must be
 // safe for concurrent use, and each method must be atomic in the store: two callers,
-// in any processes on any machines, never both hold one value of one scope.
+// in any processes on any machines, never both hold one value of one scope. They
+// check their arguments with package leasestore.
 //
 // Marks must survive expiry and release, and must never decrease, except by the
 // Release of the live lease.
@@ -114,15 +116,16 @@ type Store interface {
 	Close() error
 }
 
-// CheckScope reports whether a scope name is acceptable to every store: 1 to 200
-// characters from ASCII letters, digits and "_-./:=".
-func CheckScope(scope string) error {
+// checkScope is leasestore.CheckScope (which imports this package), for the scope a
+// session derives from its Options, so that a bad one fails before any store call.
+// TestChecksAgree holds the two to one rule; so for checkTTL.
+func checkScope(scope string) error {
 	if scope == "" || len(scope) > 200 {
-		return fmt.Errorf("lease: scope %q must have 1 to 200 characters", scope)
+		return badConfig("lease: scope %q must have 1 to 200 characters", scope)
 	}
 	for _, c := range scope {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '=') {
-			return fmt.Errorf("lease: scope %q: use ASCII letters, digits and _-./:= only", scope)
+			return badConfig("lease: scope %q: use ASCII letters, digits and _-./:= only", scope)
 		}
 	}
 	return nil
@@ -155,18 +158,18 @@ func badConfig(format string, a ...any) error {
 	return &configError{msg: fmt.Sprintf(format, a...)}
 }
 
-// CheckTTL reports whether ttl is a lease TTL every store accepts: a whole number of
-// milliseconds from MinTTL to MaxTTL. Its error matches ErrBadConfig.
-func CheckTTL(ttl time.Duration) error {
+// checkTTL is leasestore.CheckTTL, for ResolveTiming: a whole number of milliseconds
+// from MinTTL to MaxTTL.
+func checkTTL(ttl time.Duration) error {
 	if ttl < MinTTL || ttl > MaxTTL || ttl%time.Millisecond != 0 {
 		return badConfig("lease: ttl %v must be a whole number of milliseconds from %s to %s", ttl, short(MinTTL), short(MaxTTL))
 	}
 	return nil
 }
 
-// CheckWindow reports whether window is a session's reservation Window from
-// MinWindow to MaxWindow. Its error matches ErrBadConfig.
-func CheckWindow(window time.Duration) error {
+// checkWindow reports whether window is a session's reservation Window from
+// MinWindow to MaxWindow.
+func checkWindow(window time.Duration) error {
 	if window < MinWindow || window > MaxWindow {
 		return badConfig("lease: window %v must be from %s to %s", window, short(MinWindow), short(MaxWindow))
 	}
@@ -183,29 +186,6 @@ func short(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// CheckAcquire validates Acquire's arguments the same way for every store. Its
-// errors match ErrBadConfig: retrying cannot cure them.
-func CheckAcquire(scope string, size int64, owner string, ttl time.Duration) error {
-	if err := CheckScope(scope); err != nil {
-		return &configError{msg: err.Error()}
-	}
-	if size < 1 || size > 1<<22 {
-		return badConfig("lease: pool size %d must be from 1 to %d", size, 1<<22)
-	}
-	if owner == "" || len(owner) > 200 {
-		return badConfig("lease: owner must have 1 to 200 characters")
-	}
-	return CheckTTL(ttl)
-}
-
-// CheckAcquireValue validates AcquireValue's arguments the same way for every store.
-func CheckAcquireValue(scope string, value int64, owner string, ttl time.Duration) error {
-	if value < 0 || value >= 1<<22 {
-		return badConfig("lease: value %d must be from 0 to %d", value, 1<<22-1)
-	}
-	return CheckAcquire(scope, 1, owner, ttl)
 }
 
 // RedactURL returns a store URL with its password replaced by "xxxxx", for messages.

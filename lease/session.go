@@ -182,7 +182,10 @@ type Session struct {
 // The session's own context is derived from ctx: it keeps ctx's values, but not its
 // deadline or cancellation, which bound only this first acquisition.
 func Start(ctx context.Context, g *snowflake.Generator, opts Options) (*Session, error) {
-	t := fence.TargetOf(g)
+	var t fence.Target
+	if g != nil {
+		t = fence.TargetOf(g)
+	}
 	if t == nil {
 		return nil, badConfig("lease: Start needs a generator made by lease.NewGenerator; one from snowflake.New takes its node value from its Options and cannot be fed by a lease")
 	}
@@ -283,8 +286,8 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 			return nil, badConfig("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
 		}
 	}
-	if err := CheckScope(s.scope); err != nil {
-		return nil, &configError{msg: err.Error()}
+	if err := checkScope(s.scope); err != nil {
+		return nil, err
 	}
 	s.margin, s.every = margin, every
 	s.status.Scope = s.scope
@@ -348,7 +351,7 @@ func (s *Session) acquire(ctx context.Context) error {
 			if msg := err.Error(); msg != lastMsg {
 				lastMsg = msg
 				if errors.Is(err, ErrNoFreeValue) {
-					s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size)
+					s.log.Warn("lease: every node value is held; waiting for one", "scope", s.scope, "size", s.size, "reason", err)
 				} else {
 					s.log.Warn("lease: acquire failed; retrying", "scope", s.scope, "err", err)
 				}
@@ -386,7 +389,7 @@ func refused(err error) error {
 
 // ErrBadConfig is matched (errors.Is) by the errors that retrying cannot cure because
 // of configuration: Options that Start refuses, arguments that a store refuses
-// (CheckAcquire, CheckTTL, CheckWindow, etcd's "too large lease TTL"), and a
+// (package leasestore's checks, etcd's "too large lease TTL"), and a
 // generator that does not fit the session. Start returns them at once.
 var ErrBadConfig = errors.New("lease: bad configuration")
 
@@ -1003,7 +1006,8 @@ func (s *Session) close() error {
 // NewGenerator makes a generator fed by a lease and starts a session that feeds it:
 // the way to issue IDs with a leased node value. The generator takes its node value
 // from the session (gopts.Node and Standby must be zero; lopts.Node gives the fields
-// that are not leased) and refuses with ErrLost while it holds no valid lease.
+// that are not leased; gopts.Fence is set here) and refuses with ErrLost while it
+// holds no valid lease.
 // The generator and the session share one layout and one clock: give each in
 // either options struct (both nil means the twitter preset and clock.NewSystem());
 // two that differ are refused with ErrBadConfig. Close the session, then the generator.
@@ -1025,11 +1029,11 @@ func NewGenerator(ctx context.Context, gopts snowflake.Options, lopts Options) (
 		return nil, nil, badConfig("lease: Options.Clock and the generator's clock differ; give one of them (the session's fence must be measured on the generator's clock)")
 	}
 	lopts.Layout, lopts.Clock = gopts.Layout, gopts.Clock
-	gen, err := fence.NewManaged(gopts)
+	gopts.Fence = fence.New()
+	g, err := snowflake.New(gopts)
 	if err != nil {
 		return nil, nil, err
 	}
-	g := gen.(*snowflake.Generator)
 	s, err := Start(ctx, g, lopts)
 	if err != nil {
 		g.Close()

@@ -335,9 +335,6 @@ func TestSessionStartAbandonIsBounded(t *testing.T) {
 // newManaged makes a lease-fed generator with no session, as lease.NewGenerator does
 // before it starts one, for tests that call Start themselves.
 func newManaged(o snowflake.Options) (*snowflake.Generator, error) {
-	g, err := fence.NewManaged(o)
-	if err != nil {
-		return nil, err
-	}
-	return g.(*snowflake.Generator), nil
+	o.Fence = fence.New()
+	return snowflake.New(o)
 }

@@ -14,11 +14,8 @@
 //	n, err := g.NextN(ctx, batch)                 // up to the rest of the tick in one round trip
 //
 // [Options] takes a client or a URL (redis://, rediss://, redis+sentinel://), the
-// namespace (its two keys, {orders}:node and {orders}:last, share one Redis Cluster
-// slot), the layout every client of the namespace uses, BehindWait (how long a call
-// waits out a Redis clock behind the last tick, default 10 ms) and PlainWindow (how
-// long after a script call Next may take IDs with one plain HINCRBY, default 10 ms;
-// negative runs the script for every call).
+// namespace (its keys share one Redis Cluster slot) and the layout every client of
+// the namespace uses.
 //
 // Errors match with errors.Is: [ErrClockBehind] (a [*ClockBehindError] carries the
 // gap), [ErrExhausted], [ErrNodeUnset], [ErrNodeInvalid], [ErrLayoutMismatch],
@@ -29,11 +26,7 @@
 // for a guarantee across any failover use package snowflake with a lease store.
 //
 // docs/redisgen.md has what the original script gets wrong, what each script does,
-// the plain path and why its IDs are as unique as the script's, the keys and the
-// move between their formats, Redis Cluster, the caveats and measured numbers.
-//
-// Next's plain path (one HINCRBY within Options.PlainWindow of a script call)
-// assumes a failover to a lagging replica takes longer than the window, so the
-// window is at most 10 ms, or the layout's unit if longer; a negative window turns
-// the plain path off, for switchovers faster than that.
+// the plain path (one HINCRBY within Options.PlainWindow of a script call) and why
+// its IDs are as unique as the script's, the keys, Redis Cluster, the caveats and
+// measured numbers.
 package redisgen

@@ -538,7 +538,8 @@ func TestSystemdUnit(t *testing.T) {
 // writable (the image's volume). It must start on the embedded default, answer
 // /readyz and an ID request, report ready through `flurry health` (the image's
 // HEALTHCHECK), and stop cleanly on SIGTERM. Needs root for the mount namespace
-// and chroot; the image itself cannot be built here (no container engine).
+// and chroot. deploy/container/image_test.go builds the image itself and runs it
+// with podman.
 func TestContainerReadOnly(t *testing.T) {
 	if os.Geteuid() != 0 {
 		msg := "not root (unshare --mount and chroot need it)"

@@ -145,7 +145,7 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 			return nil, fmt.Errorf("segment: Options.Stores[%d] is nil", i)
 		}
 	}
-	if err := CheckTagName(opts.Tag); err != nil {
+	if err := checkTagName(opts.Tag); err != nil {
 		return nil, err
 	}
 	if opts.Prefetch == 0 {

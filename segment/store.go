@@ -99,7 +99,8 @@ type LeafAlloc struct {
 
 // Store hands out blocks of counter values per tag. Implementations must be safe for
 // concurrent use, and Take and Return must be atomic in the store: two callers, in
-// any processes on any machines, never receive overlapping blocks.
+// any processes on any machines, never receive overlapping blocks. They check their
+// arguments with package segmentstore.
 type Store interface {
 	// Take claims counter values of tag for the caller. If a returned block whose
 	// First is above floor waits, Take claims the lowest such block whole, whatever
@@ -129,9 +130,10 @@ type Store interface {
 // MaxStep is the largest step a tag can be created with or set to.
 const MaxStep = 1 << 40
 
-// CheckTagName reports whether a tag name is acceptable to every store: 1 to 128
-// bytes (Leaf's biz_tag is varchar(128)) of ASCII letters, digits and "_-.:/".
-func CheckTagName(tag string) error {
+// checkTagName is segmentstore.CheckTagName (which imports this package), for
+// Options.Tag, so that New refuses a bad tag before any store call.
+// TestTagNameChecksAgree holds the two to one rule.
+func checkTagName(tag string) error {
 	if tag == "" || len(tag) > 128 {
 		return fmt.Errorf("segment: tag %q must have 1 to 128 characters", tag)
 	}
@@ -141,84 +143,4 @@ func CheckTagName(tag string) error {
 		}
 	}
 	return nil
-}
-
-// CheckStep reports whether step is a usable configured step.
-func CheckStep(step int64) error {
-	if step < 1 || step > MaxStep {
-		return fmt.Errorf("segment: step %d must be from 1 to %d", step, int64(MaxStep))
-	}
-	return nil
-}
-
-// CheckSetStep validates SetStep's arguments the same way for every store.
-func CheckSetStep(tag string, step int64) error {
-	if err := CheckTagName(tag); err != nil {
-		return err
-	}
-	return CheckStep(step)
-}
-
-// CheckCreate validates Create's argument the same way for every store.
-func CheckCreate(t Tag) error {
-	if err := CheckTagName(t.Name); err != nil {
-		return err
-	}
-	if err := CheckStep(t.Step); err != nil {
-		return err
-	}
-	if t.Max < 0 {
-		return fmt.Errorf("segment: tag %q: start %d must not be negative", t.Name, t.Max)
-	}
-	if len(t.Description) > 256 {
-		return fmt.Errorf("segment: tag %q: description has %d bytes, at most 256 fit", t.Name, len(t.Description))
-	}
-	return nil
-}
-
-// CheckTake validates Take's arguments the same way for every store and returns the
-// effective limit (limit 0 means 2^63-1).
-func CheckTake(tag string, n, floor, limit int64) (int64, error) {
-	if err := CheckTagName(tag); err != nil {
-		return 0, err
-	}
-	if n < 1 || n > MaxStep {
-		return 0, fmt.Errorf("segment: take of %d values: must be from 1 to %d", n, int64(MaxStep))
-	}
-	if floor < 0 {
-		return 0, fmt.Errorf("segment: take with floor %d: must not be negative", floor)
-	}
-	if limit == 0 {
-		limit = 1<<63 - 1
-	}
-	if limit < 1 {
-		return 0, fmt.Errorf("segment: take with limit %d: must be positive (0 for no limit)", limit)
-	}
-	return limit, nil
-}
-
-// CheckReturn validates Return's arguments the same way for every store.
-func CheckReturn(tag string, b Block) error {
-	if err := CheckTagName(tag); err != nil {
-		return err
-	}
-	if b.First < 1 || b.Last < b.First {
-		return fmt.Errorf("segment: return of %d..%d to tag %q: not a block", b.First, b.Last, tag)
-	}
-	return nil
-}
-
-// FreshBlock computes the block a Take claims when no returned block fits: n values
-// above max(max, floor), with limit as the largest allowed value. Stores whose engine
-// can run Go-side logic inside a transaction use it; others repeat it in their
-// language and are held to it by the conformance suite.
-func FreshBlock(max, floor, n, limit int64) (Block, error) {
-	base := max
-	if floor > base {
-		base = floor
-	}
-	if base > limit-n {
-		return Block{}, fmt.Errorf("%w: taking %d values above %d passes %d", ErrExhausted, n, base, limit)
-	}
-	return Block{First: base + 1, Last: base + n}, nil
 }

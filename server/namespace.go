@@ -50,6 +50,10 @@ type namespace struct {
 	sess       *lease.Session
 	leaseStore lease.Store
 	leaseURL   string
+	// behindSlack is how far the clock may stand behind the lease's mark while the
+	// generator still issues at once: MaxDrift under the Logical policy, the wait
+	// threshold under the others.
+	behindSlack time.Duration
 	// segment
 	alloc     *segment.Allocator
 	segStores []segment.Store
@@ -94,7 +98,7 @@ func (s *Server) ready(ctx context.Context, ns *namespace) (bool, string) {
 			return false, "no lease held on a node value (the lease store's error is in the server's log)"
 		case !now.Before(st.Until):
 			return false, "the lease's grant ran out unrenewed (the lease store's error is in the server's log)"
-		case now.Before(st.Above):
+		case now.Add(ns.behindSlack).Before(st.Above):
 			return false, fmt.Sprintf("the clock is %v behind the node value's high-water mark", st.Above.Sub(now).Round(time.Millisecond))
 		}
 		return true, ""
@@ -250,7 +254,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 			return err
 		}
 	}
-	if err := gopts.Start.UnmarshalText([]byte(c.Start)); err != nil {
+	if err := gopts.Start.UnmarshalText([]byte(c.StartPolicy())); err != nil {
 		return err
 	}
 	if gopts.Start == snowflake.StartRandom {
@@ -261,6 +265,16 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		gopts.MaxDrift = config.DefaultMaxDrift
 	}
 	gopts.WaitThreshold = c.WaitThreshold.Or(0)
+	// Readiness follows what Next does with a clock behind the mark: under
+	// Logical it issues above the mark within MaxDrift, so a restart whose clock
+	// trails its journal by seconds is ready, not pulled out of rotation.
+	if gopts.Behind == snowflake.Logical {
+		ns.behindSlack = gopts.MaxDrift
+	} else if gopts.WaitThreshold > 0 {
+		ns.behindSlack = gopts.WaitThreshold
+	} else if gopts.WaitThreshold == 0 {
+		ns.behindSlack = 10 * time.Millisecond
+	}
 
 	url := c.Lease.Store
 	if url == "" {

@@ -570,3 +570,42 @@ func TestReadyOnASkewedClock(t *testing.T) {
 		t.Fatalf("readyz on a clock 30 s behind: %d %q", code, body)
 	}
 }
+
+// TestReadyWhileLogicalCoversTheGap restarts a fixed node value on a clock 20 s
+// behind its mark. Under the default clock-behind policy (logical, within a
+// minute) the namespace issues at once, so /readyz must say ready too: a probe
+// that disagreed would take a serving instance out of rotation. Under "fail" the
+// namespace refuses, and /readyz says so.
+func TestReadyWhileLogicalCoversTheGap(t *testing.T) {
+	for _, c := range []struct {
+		behind string
+		ready  bool
+	}{{"", true}, {"fail", false}} {
+		t.Run("behind="+c.behind, func(t *testing.T) {
+			dir := t.TempDir()
+			yaml := "data_dir: " + dir + "\nnamespaces:\n  default:\n    strategy: snowflake\n    snowflake:\n      lease: {fixed: 3}\n"
+			if c.behind != "" {
+				yaml += "      behind: " + c.behind + "\n"
+			}
+			s1, hs1 := newServer(t, yaml, nil)
+			if code, _, body := get(t, hs1.URL+"/v1/default/next"); code != 200 {
+				t.Fatalf("%d %q", code, body)
+			}
+			hs1.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := s1.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			_, hs := newServer(t, yaml, clock.Offset{Parent: clock.NewSystem(), By: -20 * time.Second})
+			next, _, nbody := get(t, hs.URL+"/v1/default/next")
+			ready, _, rbody := get(t, hs.URL+"/readyz")
+			if c.ready && (next != 200 || ready != 200) {
+				t.Fatalf("logical within max_drift: next %d %q, readyz %d %q; want both 200", next, nbody, ready, rbody)
+			}
+			if !c.ready && (next != 503 || ready != 503 || !strings.Contains(rbody, "behind")) {
+				t.Fatalf("behind: fail: next %d %q, readyz %d %q; want both 503", next, nbody, ready, rbody)
+			}
+		})
+	}
+}

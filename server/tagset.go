@@ -16,6 +16,7 @@ import (
 	"github.com/flurryid/flurry/internal/javahash"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/server/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -206,7 +207,7 @@ func (ta *tagAlloc) close(ctx context.Context) error {
 
 // get returns tag's allocator, making it (and taking its first range) on first use.
 func (ts *tagSet) get(ctx context.Context, tag string) (*tagAlloc, error) {
-	if err := segment.CheckTagName(tag); err != nil {
+	if err := segmentstore.CheckTagName(tag); err != nil {
 		return nil, errNoTag
 	}
 	ts.mu.Lock()

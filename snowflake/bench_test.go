@@ -39,7 +39,11 @@ func BenchmarkManagedOverhead(b *testing.B) {
 				if cc, ok := c.(*clock.Coarse); ok {
 					defer cc.Close()
 				}
-				g, err := newGenerator(Options{Layout: l, Clock: c, Namespace: b.Name()}, defaultContention, managed)
+				o := Options{Layout: l, Clock: c, Namespace: b.Name()}
+				if managed {
+					o.Fence = fence.New()
+				}
+				g, err := newGenerator(o, defaultContention)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -65,7 +69,7 @@ func BenchmarkContention(b *testing.B) {
 	l, _ := layout.Parse("time:40:1ms:2024-01-01T00:00:00Z,worker:1,seq:22")
 	for _, c := range variants {
 		b.Run(c.String(), func(b *testing.B) {
-			g, err := newGenerator(Options{Layout: l, Node: layout.NodeValues{1}, Namespace: b.Name()}, c, false)
+			g, err := newGenerator(Options{Layout: l, Node: layout.NodeValues{1}, Namespace: b.Name()}, c)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/bitcodec"
 	"github.com/flurryid/flurry/internal/fastdiv"
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -56,7 +57,11 @@ type Generator struct {
 	nodes  []*node
 	active atomic.Pointer[node]
 
-	managed   bool
+	// *fenced is the Options.Fence of a managed generator (nil otherwise), embedded
+	// under an unexported name: the field is not part of the API, and its promoted
+	// method lets package lease find the generator's fence.Target (grant.go).
+	*fenced
+	managed   bool // Fence was set: the node value comes from grants
 	namespace string
 	grantMu   sync.Mutex // serialises Grant, Revoke and Close; never taken by Next
 	lost      atomic.Pointer[error]
@@ -157,12 +162,11 @@ var registry = struct {
 // epoch (ErrBeforeEpoch), and when a live generator in this process already owns the
 // same namespace, layout shape and node value (ErrInUse).
 func New(opts Options) (*Generator, error) {
-	return newGenerator(opts, defaultContention, false)
+	return newGenerator(opts, defaultContention)
 }
 
-// newGenerator is New with contention variant c; managed makes the generator take
-// its node value from grants (see grant.go).
-func newGenerator(opts Options, c contention, managed bool) (*Generator, error) {
+// newGenerator is New with contention variant c.
+func newGenerator(opts Options, c contention) (*Generator, error) {
 	l := opts.Layout
 	if l == nil {
 		l, _ = layout.Lookup("twitter")
@@ -260,7 +264,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	if opts.Behind == SwitchNode && len(opts.Standby) == 0 {
 		return nil, fmt.Errorf("snowflake: the SwitchNode policy needs at least one Standby node value")
 	}
-	g.managed, g.namespace = managed, opts.Namespace
+	g.managed, g.namespace = opts.Fence != nil, opts.Namespace
 	if g.managed && (opts.Node != layout.NodeValues{} || len(opts.Standby) > 0) {
 		return nil, fmt.Errorf("snowflake: a generator fed by a lease takes its node value from the lease; leave Options.Node and Standby zero (lease.Options.Node gives the fields that are not leased)")
 	}
@@ -306,6 +310,13 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 			warn = 365 * 24 * time.Hour
 		}
 		g.warnTick = max(0, g.maxTick+1-int64(warn)/g.unitNs)
+	}
+
+	if g.managed {
+		if !fence.Attach(opts.Fence, target{g}) {
+			return nil, fmt.Errorf("snowflake: Options.Fence is set by lease.NewGenerator, once per generator; leave it nil")
+		}
+		g.fenced = opts.Fence
 	}
 
 	registry.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -60,7 +61,10 @@ func newGenWith(t testing.TB, o Options, c contention, managed bool) *Generator 
 	if o.Namespace == "" {
 		o.Namespace = t.Name()
 	}
-	g, err := newGenerator(o, c, managed)
+	if managed {
+		o.Fence = fence.New()
+	}
+	g, err := newGenerator(o, c)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

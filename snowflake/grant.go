@@ -11,27 +11,12 @@ import (
 // A generator made by lease.NewGenerator is managed: it takes its node value from
 // the grants of its lease session, through the fence.Target below, and refuses
 // (fence.ErrLost, exported as lease.ErrLost) while it holds no valid grant. None of
-// this is in the package's API; package lease reaches it through the hooks of
-// package fence, set here.
-func init() {
-	fence.NewManaged = func(opts any) (any, error) {
-		o, ok := opts.(Options)
-		if !ok {
-			return nil, fmt.Errorf("snowflake: a managed generator is made from snowflake.Options, not %T", opts)
-		}
-		g, err := newGenerator(o, defaultContention, true)
-		if err != nil {
-			return nil, err
-		}
-		return g, nil
-	}
-	fence.TargetOf = func(gen any) fence.Target {
-		if g, ok := gen.(*Generator); ok && g != nil && g.managed {
-			return target{g}
-		}
-		return nil
-	}
-}
+// this is in the package's API: lease passes a fence.Fence in Options.Fence, New
+// attaches the target to it, and lease finds it again with fence.TargetOf, through
+// the Fence the generator embeds.
+
+// fenced is the name under which a Generator embeds its *fence.Fence.
+type fenced = fence.Fence
 
 // target is a managed generator's fence.Target.
 type target struct{ g *Generator }

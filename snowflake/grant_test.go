@@ -114,13 +114,7 @@ func TestManagedMovesToAnotherNode(t *testing.T) {
 	if back := next(t, g); back <= idA {
 		t.Errorf("back on node a: %d <= %d", back, idA)
 	}
-	if tg := fence.TargetOf(newGen(t, Options{Layout: l, Namespace: "plain"})); tg != nil {
-		t.Error("an unmanaged generator has a fence target: a lease could feed it")
-	}
-	if fence.TargetOf(g) == nil {
-		t.Error("a managed generator has no fence target")
-	}
-	if _, err := newGenerator(Options{Layout: l, Node: a}, defaultContention, true); err == nil {
+	if _, err := New(Options{Layout: l, Node: a, Fence: fence.New()}); err == nil {
 		t.Error("Managed with a Node accepted")
 	}
 }
@@ -207,23 +201,32 @@ func TestManagedLaneBeforeGrant(t *testing.T) {
 	}
 }
 
-// The hooks package lease uses: NewManaged makes a managed generator from
-// snowflake.Options and refuses anything else.
-func TestFenceHooks(t *testing.T) {
-	gen, err := fence.NewManaged(Options{Namespace: t.Name()})
-	if err != nil {
+// The link package lease uses: a generator made with a Fence from fence.New is
+// managed and fence.TargetOf finds its target; a Fence is taken once, and only
+// by a generator that New accepts; a zero Fence, which code outside the module
+// can make, is refused.
+func TestFence(t *testing.T) {
+	f := fence.New()
+	if _, err := New(Options{Namespace: t.Name(), Node: layout.NodeValues{0, 1}, Fence: f}); err == nil {
+		t.Fatal("New accepted a Fence with a Node")
+	}
+	g := newGen(t, Options{Fence: f})
+	tg := fence.TargetOf(g)
+	if !g.managed || tg == nil {
+		t.Fatal("a generator made with a Fence is not managed, or has no fence target")
+	}
+	far := fence.Grant{Node: layout.NodeValues{0, 1}, Through: ms(time.Now().Add(time.Hour)), Until: time.Now().Add(time.Hour).UnixNano()}
+	if err := tg.Grant(far); err != nil {
 		t.Fatal(err)
 	}
-	g := gen.(*Generator)
-	defer g.Close()
-	if !g.managed || fence.TargetOf(g) == nil {
-		t.Error("fence.NewManaged made an unmanaged generator")
+	next(t, g)
+	for name, f := range map[string]*fence.Fence{"taken": f, "zero": new(fence.Fence)} {
+		if g2, err := New(Options{Namespace: t.Name() + name, Fence: f}); err == nil {
+			g2.Close()
+			t.Errorf("New accepted a %s Fence", name)
+		}
 	}
-	if _, err := fence.NewManaged(&Options{}); err == nil {
-		t.Error("fence.NewManaged accepted a *Options")
-	}
-	var nilGen *Generator
-	if fence.TargetOf(nilGen) != nil || fence.TargetOf("generator") != nil {
-		t.Error("fence.TargetOf accepted a nil generator or a string")
+	if fence.TargetOf(newGen(t, Options{Namespace: t.Name() + "plain"})) != nil {
+		t.Error("a generator made without a Fence has a fence target: a lease could feed it")
 	}
 }

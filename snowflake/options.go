@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/fence"
 	"github.com/flurryid/flurry/layout"
 )
 
@@ -143,6 +144,10 @@ type Options struct {
 	// the warning window, with the time left and the end of the lifetime. Nil means no
 	// call. It must not call the generator.
 	OnLifeLow func(left time.Duration, end time.Time)
+
+	// Fence is set by package lease, whose NewGenerator makes a generator fed by a
+	// lease; leave it nil. Its type is internal, so only lease can make one.
+	Fence *fence.Fence
 }
 
 // MarshalText returns String's name, for configuration files and flags.

@@ -83,15 +83,14 @@ func (lf *leaseFlags) check(cmd *cobra.Command) error {
 	if lf.fixedGiven && lf.fixed < 0 {
 		return usageErr("--fixed %d is negative", lf.fixed)
 	}
-	if err := lease.CheckTTL(lf.ttl); err != nil && lf.ttl != 0 {
-		return usageErr("--ttl: %v", strings.TrimPrefix(err.Error(), "lease: "))
-	}
-	if err := lease.CheckWindow(lf.window); err != nil {
-		return usageErr("--window: %v", strings.TrimPrefix(err.Error(), "lease: "))
-	}
-	if changed("budget") {
-		if err := lease.CheckBudget(lf.budget); err != nil {
-			return usageErr("--budget: %v", strings.TrimPrefix(err.Error(), "lease: "))
+	// Each flag alone first, the others at their defaults, so that the message names
+	// the flag at fault; zero is the default (for --ttl: derived from the budget).
+	for _, f := range []struct {
+		name                string
+		budget, ttl, window time.Duration
+	}{{"ttl", 0, lf.ttl, 0}, {"window", 0, 0, lf.window}, {"budget", lf.budget, 0, 0}} {
+		if _, err := lease.ResolveTiming(f.budget, f.ttl, f.window); err != nil {
+			return usageErr("--%s: %v", f.name, strings.TrimPrefix(err.Error(), "lease: "))
 		}
 	}
 	if _, err := lease.ResolveTiming(lf.budget, lf.ttl, lf.window); err != nil {

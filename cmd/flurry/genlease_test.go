@@ -326,7 +326,7 @@ func TestLeaseList(t *testing.T) {
 	}
 
 	r = cli(t, "", "lease", "--help")
-	understands := "This binary understands: etcd, file, mysql, postgres, postgresql, redis, redis+sentinel, rediss, rediss+sentinel, sqlite."
+	understands := "This binary understands: etcd, file, leafzk, mysql, postgres, postgresql, redis, redis+sentinel, rediss, rediss+sentinel, sqlite, zk."
 	if !buildtags.Full() {
 		understands = "This binary understands: " + strings.Join(leaseurl.Schemes(), ", ") + "."
 	}

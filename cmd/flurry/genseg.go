@@ -10,6 +10,7 @@ import (
 
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/spf13/cobra"
 )
@@ -39,7 +40,7 @@ func (sf *segFlags) check(cmd *cobra.Command) error {
 	if sf.tag == "" {
 		return usageErr("--segment needs --tag, the tag to serve")
 	}
-	if err := segment.CheckTagName(sf.tag); err != nil {
+	if err := segmentstore.CheckTagName(sf.tag); err != nil {
 		return &usageError{err: err}
 	}
 	for _, name := range []string{"layout", "node", "lease", "overflow", "start", "max-drift", "random-below", "fixed", "node-from", "scope", "lease-fields", "ttl", "window", "order"} {

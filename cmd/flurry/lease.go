@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	"github.com/spf13/cobra"
 )
@@ -31,7 +32,11 @@ A store is named by a URL:
                                                 (processes of one machine only; not
                                                 on a network file system)
   sqlite:///var/lib/flurry/leases.db            SQLite (*)
-` + storeURLForms + `This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
+` + storeURLLines + `  zk://host:2181[,host:2181]/prefix             ZooKeeper (-tags flurry_zk)
+  leafzk://host:2181/{leaf.name}?addr=ip:port   Meituan Leaf's worker registry in
+                                                ZooKeeper (-tags flurry_zk): every
+                                                worker ID, Leaf's servers and flurry's
+` + storeURLNotes + `This binary understands: ` + strings.Join(leaseurl.Schemes(), ", ") + `.
 
 Values live in scopes: gen's --scope (default "default") followed by the node
 fields it does not lease, e.g. default/datacenter=1. A --fixed value is leased in
@@ -86,7 +91,7 @@ prints one JSON array instead of the table.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if cmd.Flags().Changed("scope") {
-				if err := lease.CheckScope(scope); err != nil {
+				if err := leasestore.CheckScope(scope); err != nil {
 					return usageErr("--scope: %w", err)
 				}
 			}

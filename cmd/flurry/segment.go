@@ -15,6 +15,7 @@ import (
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/segment"
 	segfile "github.com/flurryid/flurry/segment/filestore"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/spf13/cobra"
 )
@@ -71,7 +72,7 @@ process could not hand back (a crash, kill -9) are skipped, never reissued.`,
 		Args: exactArgs(2, "segment create takes a store URL and a tag name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := segment.Tag{Name: args[1], Step: step, Max: start, Description: desc}
-			if err := segment.CheckCreate(t); err != nil {
+			if err := segmentstore.CheckCreate(t); err != nil {
 				return &usageError{err: err}
 			}
 			store, err := segmenturl.Open(cmd.Context(), args[0])
@@ -110,10 +111,10 @@ use the new step from their next range on.`,
 			if err != nil {
 				return usageErr("step %q is not a whole number", args[2])
 			}
-			if err := segment.CheckStep(step); err != nil {
+			if err := segmentstore.CheckStep(step); err != nil {
 				return &usageError{err: err}
 			}
-			if err := segment.CheckTagName(args[1]); err != nil {
+			if err := segmentstore.CheckTagName(args[1]); err != nil {
 				return &usageError{err: err}
 			}
 			store, err := segmenturl.OpenExisting(cmd.Context(), args[0])
@@ -222,12 +223,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 
 // storeURLForms is the part of the lease and segment commands' help that names the
 // store URLs both kinds of store take, after each one's file and SQLite lines.
-const storeURLForms = `  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
+const storeURLForms = storeURLLines + storeURLNotes
+
+const storeURLLines = `  postgres://user@host:5432/db?sslmode=disable  PostgreSQL (*)
   mysql://user:pass@host:3306/db                MySQL or MariaDB (*)
   redis://[:pass@]host:6379/0                   Redis (**)
   redis+sentinel://[:pass@]s1:26379,s2:26379/master   Redis through Sentinel (**)
   etcd://host:2379[,host:2379]/prefix           etcd (***)
-(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
+`
+
+const storeURLNotes = `(*) in a flurry built with -tags flurry_sql, (**) flurry_redis, (***) flurry_etcd;
 -tags flurry_full has them all.
 Store calls that get no answer fail after 5s (request_timeout=, dial_timeout=);
 docs/high-availability.md has the replicated forms and what a failover can lose.

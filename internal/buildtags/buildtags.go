@@ -1,5 +1,5 @@
 // Package buildtags reads the engine build tags (flurry_sql, flurry_redis,
-// flurry_etcd, flurry_full) this binary was built with from its build
+// flurry_etcd, flurry_zk, flurry_full) this binary was built with from its build
 // information, for flurry's tests: go test -tags flurry_full builds the flurry
 // command the same way (testenv.BuildFlurry) and runs the tests that need an
 // engine, a plain go test skips them with the tag to use.

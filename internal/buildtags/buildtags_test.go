@@ -38,6 +38,7 @@ func TestCheckScheme(t *testing.T) {
 		{"SQLite", "flurry_sql"},
 		{"rediss+sentinel", "flurry_redis"},
 		{"etcd", "flurry_etcd"},
+		{"zk", "flurry_zk"},
 	} {
 		built := Full() || strings.Contains(Tags(), tc.tag)
 		err := CheckScheme(tc.scheme)

@@ -10,9 +10,11 @@
 //	Redis   redis, rediss, redis+sentinel, rediss+sentinel   lease/redisstore, segment/redisstore,
 //	                                                     server/redisstrategy (the redis strategy)
 //	etcd    etcd                                         lease/etcdstore, segment/etcdstore
+//	ZooKeeper zk                                         lease/zkstore
+//	          leafzk (Leaf's worker registry)            lease/leafzk
 //
 // The flurry command imports them by build tag (flurry_sql, flurry_redis,
-// flurry_etcd, or flurry_full for all: cmd/flurry/engines_*.go), so that the
+// flurry_etcd, flurry_zk, or flurry_full for all: cmd/flurry/engines_*.go), so that the
 // default build links no database driver; a Go program imports the packages it
 // wants, e.g. import _ "github.com/flurryid/flurry/lease/sqlstore". The public
 // front doors are lease/leaseurl.Register, segment/segmenturl.Register and, for
@@ -82,12 +84,15 @@ func (k Kind) registrar() string {
 
 // A Family is a group of engines that one build tag of the flurry command adds.
 type Family struct {
-	Name       string   // "SQL", "Redis", "etcd"
+	Name       string   // "SQL", "Redis", "etcd", "ZooKeeper"
 	Tag        string   // the build tag that adds it to the flurry command, such as "flurry_sql"
 	Schemes    []string // the store URL schemes it serves
 	Strategies []string // the server strategies it serves, such as "redis"
 	// pkgs are the packages that register its plug-ins, by kind ("" for none).
 	pkgs [numKinds]string
+	// schemePkgs are the lease-store schemes registered by another package
+	// than pkgs[LeaseStore], with that package.
+	schemePkgs map[string]string
 }
 
 // Package returns the import path of the package that registers the family's
@@ -97,6 +102,15 @@ func (f Family) Package(k Kind) string {
 		return ""
 	}
 	return f.pkgs[k]
+}
+
+// PackageFor returns the import path of the package that registers the plug-in
+// of kind k named name, one of the family's.
+func (f Family) PackageFor(k Kind, name string) string {
+	if p, ok := f.schemePkgs[name]; ok && k == LeaseStore {
+		return p
+	}
+	return f.Package(k)
 }
 
 // Hint returns how to get a flurry command with the family: "-tags flurry_sql
@@ -117,6 +131,12 @@ func Families() []Family {
 				Strategy: Module + "/server/redisstrategy"}},
 		{Name: "etcd", Tag: "flurry_etcd", Schemes: []string{"etcd"},
 			pkgs: [numKinds]string{LeaseStore: Module + "/lease/etcdstore", SegmentStore: Module + "/segment/etcdstore"}},
+		// ZooKeeper keeps leases only: a segment store would take a write per
+		// block, which ZooKeeper does no better than the stores above.
+		// leafzk keeps the leases in Meituan Leaf's own worker registry.
+		{Name: "ZooKeeper", Tag: "flurry_zk", Schemes: []string{"zk", "leafzk"},
+			pkgs:       [numKinds]string{LeaseStore: Module + "/lease/zkstore"},
+			schemePkgs: map[string]string{"leafzk": Module + "/lease/leafzk"}},
 	}
 }
 
@@ -273,8 +293,8 @@ func tags(p []Family) string {
 }
 
 // Describe says in words which engines this program has, for messages: "the file
-// stores only (the lean default build)", or "the file stores, SQL, Redis, etcd
-// (flurry_full)".
+// stores only (the lean default build)", or "the file stores, SQL, Redis, etcd,
+// ZooKeeper (flurry_full)".
 func Describe() string { return describe(Present()) }
 
 func describe(p []Family) string {
@@ -326,7 +346,7 @@ func (e *NotBuiltError) message(command bool) string {
 	if e.Kind == Strategy {
 		missing = what + " is not in this program"
 	}
-	return fmt.Sprintf("%s: add import _ %q (the package registers itself, as database/sql drivers do)", missing, e.Family.Package(e.Kind))
+	return fmt.Sprintf("%s: add import _ %q (the package registers itself, as database/sql drivers do)", missing, e.Family.PackageFor(e.Kind, e.Name))
 }
 
 // flurryBuild reports whether this program is the flurry command or one of

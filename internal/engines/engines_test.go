@@ -74,14 +74,22 @@ func TestRegisterPanics(t *testing.T) {
 }
 
 // TestFamilies: the family table is consistent: every scheme and strategy belongs
-// to one family, and each family names its packages.
+// to one family, and each family names its packages: a lease store always, a
+// segment store for all but ZooKeeper.
 func TestFamilies(t *testing.T) {
 	seen := map[string]string{}
 	for _, f := range Families() {
 		if f.Name == "" || !strings.HasPrefix(f.Tag, "flurry_") || len(f.Schemes) == 0 {
 			t.Errorf("family %+v", f)
 		}
-		for _, k := range []Kind{LeaseStore, SegmentStore} {
+		kinds := []Kind{LeaseStore, SegmentStore}
+		if f.Name == "ZooKeeper" {
+			kinds = kinds[:1]
+			if _, ok := ForName(SegmentStore, "zk"); ok || f.Package(SegmentStore) != "" {
+				t.Errorf("ZooKeeper serves segments")
+			}
+		}
+		for _, k := range kinds {
 			if !strings.HasPrefix(f.Package(k), Module+"/") {
 				t.Errorf("family %s has no %s package: %q", f.Name, k, f.Package(k))
 			}
@@ -91,7 +99,7 @@ func TestFamilies(t *testing.T) {
 				t.Errorf("scheme %s is in %s and %s", s, other, f.Name)
 			}
 			seen[s] = f.Name
-			for _, k := range []Kind{LeaseStore, SegmentStore} {
+			for _, k := range kinds {
 				if g, ok := ForName(k, strings.ToUpper(s)); !ok || g.Name != f.Name {
 					t.Errorf("ForName(%v, %s) = %s, %v", k, s, g.Name, ok)
 				}
@@ -164,11 +172,15 @@ func TestDescribe(t *testing.T) {
 	}
 	r.register(Strategy, "redis", 1)
 	r.register(LeaseStore, "mysql", 1)
-	if p := r.present(); tags(p) != "flurry_full" || describe(p) != "the file stores, SQL, Redis, etcd (flurry_full)" {
-		t.Errorf("with all three: %q %q", tags(p), describe(p))
+	if p := r.present(); tags(p) != "flurry_sql,flurry_redis,flurry_etcd" || describe(p) != "the file stores, SQL, Redis, etcd (flurry_sql,flurry_redis,flurry_etcd)" {
+		t.Errorf("with three: %q %q", tags(p), describe(p))
+	}
+	r.register(LeaseStore, "zk", 1)
+	if p := r.present(); tags(p) != "flurry_full" || describe(p) != "the file stores, SQL, Redis, etcd, ZooKeeper (flurry_full)" {
+		t.Errorf("with all four: %q %q", tags(p), describe(p))
 	}
 	r.register(LeaseStore, "etcd", 1) // the same name, another kind
-	if _, ok := r.lookup(LeaseStore, "ETCD"); !ok || len(r.names(LeaseStore)) != 2 {
+	if _, ok := r.lookup(LeaseStore, "ETCD"); !ok || len(r.names(LeaseStore)) != 3 {
 		t.Errorf("lease stores: %q", r.names(LeaseStore))
 	}
 	// The program's registry has none of flurry's engines in this test binary.

@@ -4,6 +4,13 @@
 // reservation the store holds, and the instant the right ends. Package lease makes
 // managed generators and gives them grants through a [Target]; none of this is
 // public API, so that package snowflake shows only what its users need.
+//
+// The link is typed and holds no package state. Package lease makes a [Fence] with
+// [New] and passes it to snowflake.New in Options.Fence; the generator that takes it
+// is managed and attaches its Target to it ([Attach]). The generator embeds its
+// Fence, whose unexported method makes a *snowflake.Generator a [Holder], so that
+// [TargetOf] finds the Target of a generator the compiler knows to be one. A Fence
+// has no exported fields or methods: embedding it adds nothing a user could call.
 package fence
 
 import (
@@ -51,15 +58,40 @@ type Target interface {
 	IssuedThrough() int64
 }
 
-// The hooks through which package lease reaches managed generators. Package
-// snowflake sets them in its init, which runs before the code of any package that
-// imports snowflake, lease among them; nothing writes them afterwards.
-var (
-	// NewManaged makes a managed generator from a snowflake.Options: one that takes
-	// its node value from its Target's grants and issues nothing before the first.
-	// It returns a *snowflake.Generator.
-	NewManaged func(opts any) (gen any, err error)
-	// TargetOf returns the Target of a managed *snowflake.Generator, and nil for
-	// anything else.
-	TargetOf func(gen any) Target
-)
+// Fence links one managed generator to the lease sessions that feed it. Only New
+// makes a usable one: a zero Fence (which code outside this module can make, by
+// type inference, though it cannot name the type) is refused by Attach.
+type Fence struct {
+	made   bool   // by New
+	target Target // set once, by Attach
+}
+
+// New returns a Fence for one managed generator.
+func New() *Fence { return &Fence{made: true} }
+
+// Attach links f to t, the Target of the generator that took f in its options. It
+// reports false, and links nothing, when f is nil, was not made by New, or is
+// linked already: a generator made from such a Fence must be refused.
+func Attach(f *Fence, t Target) bool {
+	if f == nil || !f.made || f.target != nil || t == nil {
+		return false
+	}
+	f.target = t
+	return true
+}
+
+// Holder is a generator that embeds a *Fence: a *snowflake.Generator, nil Fence
+// and all. Its one method is unexported, so only embedding a Fence satisfies it.
+type Holder interface{ fence() *Fence }
+
+func (f *Fence) fence() *Fence { return f }
+
+// TargetOf returns the Target of h's Fence: nil for a generator made without one
+// (snowflake.New with Options.Fence nil), which no lease may feed. h must not be a
+// nil pointer.
+func TargetOf(h Holder) Target {
+	if f := h.fence(); f != nil {
+		return f.target
+	}
+	return nil
+}

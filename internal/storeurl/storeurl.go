@@ -51,6 +51,13 @@ func Lookup[O any](what string, k engines.Kind, rawURL string) (O, error) {
 	if err := engines.Check(k, u.Scheme); err != nil {
 		return zero, fmt.Errorf("%s: %w", what, err)
 	}
+	// A scheme of a family that has no plug-in of this kind (zk:// for segments).
+	for _, other := range []engines.Kind{engines.LeaseStore, engines.SegmentStore} {
+		if f, ok := engines.ForName(other, u.Scheme); ok && other != k {
+			return zero, fmt.Errorf("%s: %s:// names a %s %s; there is no %s %s: use one of %s",
+				what, strings.ToLower(u.Scheme), f.Name, other, f.Name, k, strings.Join(engines.Names(k), ", "))
+		}
+	}
 	return zero, fmt.Errorf("%s: unknown store scheme %q; use one of %s", what, u.Scheme, strings.Join(engines.Names(k), ", "))
 }
 

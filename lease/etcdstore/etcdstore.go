@@ -20,6 +20,7 @@ import (
 	"github.com/flurryid/flurry/internal/etcdconn"
 	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 )
 
 // DefaultPrefix starts every key when Options.Prefix is empty.
@@ -146,7 +147,7 @@ func parseValue(rest string) (int64, bool) {
 
 func seconds(ttl time.Duration) int64 { return int64((ttl + time.Second - 1) / time.Second) }
 
-func checkTTL(ttl time.Duration) error { return lease.CheckTTL(ttl) }
+func checkTTL(ttl time.Duration) error { return leasestore.CheckTTL(ttl) }
 
 // grantErr classifies an error of granting an etcd lease: etcd's "too large lease
 // TTL" cannot be cured by retrying, so it matches lease.ErrBadConfig and a session
@@ -247,7 +248,7 @@ func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, func(held map[int64]*mvccpb.KeyValue, marks map[int64]markKV) []candidate {
@@ -259,7 +260,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, func(held map[int64]*mvccpb.KeyValue, marks map[int64]markKV) []candidate {
@@ -382,7 +383,7 @@ func (s *Store) current(ctx context.Context, hk, mk string) (h *holder, heldRev 
 }
 
 func checkLease(l lease.Lease) (clientv3.LeaseID, error) {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return 0, err
 	}
 	if l.Value < 0 || l.Value >= maxValue {
@@ -543,7 +544,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckScope(scope); err != nil {
+	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
 	held, marks, err := s.scan(ctx, scope)

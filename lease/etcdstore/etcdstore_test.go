@@ -211,7 +211,7 @@ func TestPick(t *testing.T) {
 
 // etcd refuses a lease TTL above 9e9 s ("too large lease TTL"): retrying cannot
 // cure that, so the store's error matches lease.ErrBadConfig and a session stops at
-// once (gen used to retry forever). The bound in lease.CheckTTL refuses such a TTL
+// once instead of retrying forever. The bound in leasestore.CheckTTL refuses such a TTL
 // first; the store's own acquire path is called here to reach etcd's refusal.
 func TestTooLargeTTLIsBadConfig(t *testing.T) {
 	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})

@@ -36,6 +36,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/lockedfile"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 )
 
 // Store is a lease.Store in a directory of files.
@@ -176,7 +177,7 @@ func newToken() string {
 
 // Acquire implements lease.Store.
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
-	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	var out lease.Lease
@@ -209,7 +210,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 
 // AcquireValue implements lease.Store.
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
-	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	var out lease.Lease
@@ -238,7 +239,10 @@ func (s *Store) live(f *file, l lease.Lease, now int64, op string) (string, reco
 
 // Renew implements lease.Store.
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
+		return l, err
+	}
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return l, err
 	}
 	out := l
@@ -258,7 +262,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 
 // Release implements lease.Store.
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return err
 	}
 	return s.update(ctx, l.Scope, func(f *file, now int64) (bool, error) {
@@ -273,7 +277,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 
 // List implements lease.Store.
 func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
-	if err := lease.CheckScope(scope); err != nil {
+	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
 	var out []lease.Record

@@ -295,8 +295,18 @@ func testScopes(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	}
 }
 
+// testBadArgs: a store refuses what package leasestore's checks refuse, with an
+// error that matches lease.ErrBadConfig (a session stops at once on it, instead of
+// retrying), and holds nothing after a refused call.
 func testBadArgs(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	s := open(t, newStore)
+	scope := Scope(t)
+	refused := func(call string, err error) {
+		t.Helper()
+		if !errors.Is(err, lease.ErrBadConfig) {
+			t.Errorf("%s = %v; want an error matching lease.ErrBadConfig", call, err)
+		}
+	}
 	for _, tc := range []struct {
 		scope string
 		size  int64
@@ -305,13 +315,30 @@ func testBadArgs(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	}{
 		{"", 1, "a", ttl},
 		{"bad scope", 1, "a", ttl},
-		{Scope(t), 0, "a", ttl},
-		{Scope(t), 1, "", ttl},
-		{Scope(t), 1, "a", 10 * time.Millisecond},
+		{strings.Repeat("s", 201), 1, "a", ttl},
+		{scope, 0, "a", ttl},
+		{scope, 1<<22 + 1, "a", ttl},
+		{scope, 1, "", ttl},
+		{scope, 1, strings.Repeat("o", 201), ttl},
+		{scope, 1, "a", 10 * time.Millisecond},
+		{scope, 1, "a", 1500 * time.Microsecond},
+		{scope, 1, "a", lease.MaxTTL + time.Millisecond},
 	} {
-		if _, err := s.Acquire(ctx(t), tc.scope, tc.size, tc.owner, tc.ttl); err == nil || errors.Is(err, lease.ErrNoFreeValue) {
-			t.Errorf("Acquire(%q, %d, %q, %v) = %v; want an argument error", tc.scope, tc.size, tc.owner, tc.ttl, err)
-		}
+		_, err := s.Acquire(ctx(t), tc.scope, tc.size, tc.owner, tc.ttl)
+		refused(fmt.Sprintf("Acquire(%.20q, %d, %.20q, %v)", tc.scope, tc.size, tc.owner, tc.ttl), err)
+	}
+	for _, v := range []int64{-1, 1 << 22} {
+		_, err := s.AcquireValue(ctx(t), scope, v, "a", ttl)
+		refused(fmt.Sprintf("AcquireValue(%d)", v), err)
+	}
+	if recs, err := s.List(ctx(t), scope); err != nil || len(recs) != 0 {
+		t.Fatalf("after refused calls List = %+v, %v; want nothing", recs, err)
+	}
+	l := acquire(t, s, scope, 1, "a")
+	_, err := s.Renew(ctx(t), l, 10*time.Millisecond, 1)
+	refused("Renew with a ttl of 10ms", err)
+	if _, err := s.Renew(ctx(t), l, ttl, 1); err != nil {
+		t.Fatalf("Renew after a refused Renew: %v; want the lease still held", err)
 	}
 }
 

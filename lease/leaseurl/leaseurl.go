@@ -18,14 +18,16 @@
 //	redis://[:pass@]host:6379/0               lease/redisstore
 //	redis+sentinel://[:pass@]s1:26379,s2:26379,s3:26379/mymaster   lease/redisstore, via Sentinel
 //	etcd://host:2379[,host:2379]/prefix       lease/etcdstore
+//	zk://host:2181[,host:2181]/prefix         lease/zkstore (ZooKeeper)
+//	leafzk://host:2181/{leaf.name}?addr=ip:port   lease/leafzk (Meituan Leaf's worker registry)
 //	postgres://user@h1:5432,h2:5432/db?target_session_attrs=read-write   the writable one of several
 //
 // A scheme whose package the program does not import is refused with an error
 // that names the package to import. The flurry command imports the store
-// packages by build tag (-tags flurry_sql, flurry_redis, flurry_etcd or
-// flurry_full; docs/building.md), and its error names the tag instead. A program
-// that uses one store only can import that store's package and call its Open,
-// without this package.
+// packages by build tag (-tags flurry_sql, flurry_redis, flurry_etcd,
+// flurry_zk or flurry_full; docs/building.md), and its error names the tag
+// instead. A program that uses one store only can import that store's package and
+// call its Open, without this package.
 //
 // docs/high-availability.md says what each engine's failover can lose.
 // Each store's package documents the options its URL takes.

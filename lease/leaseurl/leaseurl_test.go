@@ -30,6 +30,7 @@ func TestOpenEachScheme(t *testing.T) {
 		{"mysql", testenv.MySQL.URL},
 		{"redis", testenv.Redis.URL},
 		{"etcd", testenv.Etcd.URL},
+		{"zk", testenv.ZooKeeper.URL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			testenv.NeedScheme(t, tc.name)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 )
 
 // Store is a lease.Store in memory. Its zero value is not usable; call New.
@@ -74,7 +75,7 @@ func (s *Store) check() error {
 // Acquire implements lease.Store. It looks at the values in order, so it suits pools
 // of up to some thousands of values.
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
-	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -111,7 +112,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 
 // AcquireValue implements lease.Store.
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
-	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -144,7 +145,10 @@ func (s *Store) held(l lease.Lease, op string) (*record, int64, error) {
 
 // Renew implements lease.Store.
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
+		return l, err
+	}
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return l, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -165,7 +169,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 
 // Release implements lease.Store.
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -183,7 +187,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 
 // List implements lease.Store.
 func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) {
-	if err := lease.CheckScope(scope); err != nil {
+	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 )
 
 // DefaultPrefix starts every key when Options.Prefix is empty.
@@ -178,7 +179,7 @@ func asInt(v any) (int64, error) {
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	token := rand.Text()
@@ -189,7 +190,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	token := rand.Text()
@@ -240,7 +241,7 @@ func acquired(res any, err error, scope, owner, token string) (lease.Lease, erro
 }
 
 func checkLease(l lease.Lease) error {
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return err
 	}
 	if l.Value < 0 || l.Value >= maxValue {
@@ -257,7 +258,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)
@@ -287,7 +288,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckScope(scope); err != nil {
+	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
 	res, err := s.list.Run(ctx, s.conn.Client, s.keys(scope)[:5]).Result()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 )
 
 // DefaultTable is the table a zero Options uses.
@@ -97,7 +98,7 @@ func (s *Store) retry(ctx context.Context, fn func() error) error { return sqlco
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckScope(scope); err != nil {
+	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
 	if err := s.ensure(ctx); err != nil {
@@ -194,7 +195,7 @@ func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, 
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquire(scope, size, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("%d values", size), func() (candidate, bool, error) {
@@ -206,7 +207,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckAcquireValue(scope, value, owner, ttl); err != nil {
+	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func() (candidate, bool, error) {
@@ -294,10 +295,10 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return l, err
 	}
-	if err := lease.CheckTTL(ttl); err != nil {
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
 	lost := fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
@@ -350,7 +351,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := lease.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return err
 	}
 	lost := fmt.Errorf("lease/sqlstore: release %s/%d: %w", l.Scope, l.Value, lease.ErrLost)

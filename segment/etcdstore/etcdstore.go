@@ -16,6 +16,7 @@ import (
 	"github.com/flurryid/flurry/internal/etcdconn"
 	"github.com/flurryid/flurry/internal/retry"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // DefaultPrefix starts every key when Options.Prefix is empty.
@@ -173,7 +174,7 @@ func parseReturned(rest, value string) (tag string, b segment.Block, ok bool) {
 	}
 	first, ok1 := parseFirst(rest[i+1:])
 	last, ok2 := digits(value)
-	if !ok1 || !ok2 || last < first || segment.CheckTagName(rest[:i]) != nil {
+	if !ok1 || !ok2 || last < first || segmentstore.CheckTagName(rest[:i]) != nil {
 		return "", b, false
 	}
 	return rest[:i], segment.Block{First: first, Last: last, Returned: true}, true
@@ -204,7 +205,7 @@ func conflict(n int) error {
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if limit, err = segment.CheckTake(tag, n, floor, limit); err != nil {
+	if limit, err = segmentstore.CheckTake(tag, n, floor, limit); err != nil {
 		return segment.Block{}, err
 	}
 	b, err := s.take(ctx, tag, n, floor, limit)
@@ -247,7 +248,7 @@ func (s *Store) take(ctx context.Context, tag string, n, floor, limit int64) (se
 			txn = txn.If(clientv3.Compare(clientv3.ModRevision(string(kv.Key)), "=", kv.ModRevision), clientv3.Compare(clientv3.ModRevision(tk), "=", rev)).
 				Then(clientv3.OpDelete(string(kv.Key)))
 		} else {
-			if b, err = segment.FreshBlock(rec.Max, floor, n, limit); err != nil {
+			if b, err = segmentstore.FreshBlock(rec.Max, floor, n, limit); err != nil {
 				return segment.Block{}, err
 			}
 			b.Step = rec.Step
@@ -302,7 +303,7 @@ func (s *Store) lowest(ctx context.Context, rp, end string, rr *etcdserverpb.Ran
 func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckReturn(tag, b); err != nil {
+	if err := segmentstore.CheckReturn(tag, b); err != nil {
 		return err
 	}
 	if err := s.ret(ctx, tag, b); err != nil {
@@ -367,7 +368,7 @@ func (s *Store) ret(ctx context.Context, tag string, b segment.Block) error {
 func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	tk := s.tagKey(t.Name)
@@ -386,7 +387,7 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckSetStep(tag, step); err != nil {
+	if err := segmentstore.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	tk := s.tagKey(tag)

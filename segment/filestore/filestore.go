@@ -41,6 +41,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/lockedfile"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // The names of the store's files in its directory.
@@ -247,7 +248,7 @@ func unknown(name string) error {
 
 // Take implements segment.Store.
 func (s *Store) Take(ctx context.Context, name string, n, floor, limit int64) (segment.Block, error) {
-	limit, err := segment.CheckTake(name, n, floor, limit)
+	limit, err := segmentstore.CheckTake(name, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -265,7 +266,7 @@ func (s *Store) Take(ctx context.Context, name string, n, floor, limit int64) (s
 				return true, nil
 			}
 		}
-		b, err := segment.FreshBlock(t.Max, floor, n, limit)
+		b, err := segmentstore.FreshBlock(t.Max, floor, n, limit)
 		if err != nil {
 			return false, fmt.Errorf("segment/filestore: tag %q: %w", name, err)
 		}
@@ -281,7 +282,7 @@ func (s *Store) Take(ctx context.Context, name string, n, floor, limit int64) (s
 // Return implements segment.Store. It refuses values above the tag's high-water
 // mark and a block that overlaps one returned before.
 func (s *Store) Return(ctx context.Context, name string, b segment.Block) error {
-	if err := segment.CheckReturn(name, b); err != nil {
+	if err := segmentstore.CheckReturn(name, b); err != nil {
 		return err
 	}
 	return s.update(ctx, func(st *state, now time.Time) (bool, error) {
@@ -306,7 +307,7 @@ func (s *Store) Return(ctx context.Context, name string, b segment.Block) error 
 
 // Create implements segment.Store.
 func (s *Store) Create(ctx context.Context, t segment.Tag) error {
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	return s.update(ctx, func(st *state, now time.Time) (bool, error) {
@@ -320,10 +321,10 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store.
 func (s *Store) SetStep(ctx context.Context, name string, step int64) error {
-	if err := segment.CheckTagName(name); err != nil {
+	if err := segmentstore.CheckTagName(name); err != nil {
 		return err
 	}
-	if err := segment.CheckStep(step); err != nil {
+	if err := segmentstore.CheckStep(step); err != nil {
 		return err
 	}
 	return s.update(ctx, func(st *state, now time.Time) (bool, error) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // Store is a segment.Store in memory. Its zero value is not usable; call New.
@@ -42,7 +43,7 @@ func (s *Store) get(name string) (*tag, error) {
 
 // Take implements segment.Store.
 func (s *Store) Take(ctx context.Context, name string, n, floor, limit int64) (segment.Block, error) {
-	limit, err := segment.CheckTake(name, n, floor, limit)
+	limit, err := segmentstore.CheckTake(name, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -62,7 +63,7 @@ func (s *Store) Take(ctx context.Context, name string, n, floor, limit int64) (s
 			return b, nil
 		}
 	}
-	b, err := segment.FreshBlock(t.t.Max, floor, n, limit)
+	b, err := segmentstore.FreshBlock(t.t.Max, floor, n, limit)
 	if err != nil {
 		return segment.Block{}, fmt.Errorf("segment/memstore: tag %q: %w", name, err)
 	}
@@ -74,7 +75,7 @@ func (s *Store) Take(ctx context.Context, name string, n, floor, limit int64) (s
 
 // Return implements segment.Store.
 func (s *Store) Return(ctx context.Context, name string, b segment.Block) error {
-	if err := segment.CheckReturn(name, b); err != nil {
+	if err := segmentstore.CheckReturn(name, b); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -96,7 +97,7 @@ func (s *Store) Return(ctx context.Context, name string, b segment.Block) error 
 
 // Create implements segment.Store.
 func (s *Store) Create(ctx context.Context, t segment.Tag) error {
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -118,7 +119,7 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store.
 func (s *Store) SetStep(ctx context.Context, name string, step int64) error {
-	if err := segment.CheckSetStep(name, step); err != nil {
+	if err := segmentstore.CheckSetStep(name, step); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/redisconn"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // DefaultPrefix starts every key when Options.Prefix is empty.
@@ -207,7 +208,7 @@ func unknown(op, tag string) error {
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if limit, err = segment.CheckTake(tag, n, floor, limit); err != nil {
+	if limit, err = segmentstore.CheckTake(tag, n, floor, limit); err != nil {
 		return segment.Block{}, err
 	}
 	headroom := "-1" // n alone passes limit
@@ -267,7 +268,7 @@ func taken(res any, n, floor, limit int64) (segment.Block, error) {
 		if err != nil {
 			return segment.Block{}, err
 		}
-		if _, err = segment.FreshBlock(base, floor, n, limit); err == nil {
+		if _, err = segmentstore.FreshBlock(base, floor, n, limit); err == nil {
 			err = fmt.Errorf("the Redis script refused %d values above %d, which fit below %d", n, base, limit)
 		}
 		return segment.Block{}, err
@@ -281,7 +282,7 @@ func taken(res any, n, floor, limit int64) (segment.Block, error) {
 func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckReturn(tag, b); err != nil {
+	if err := segmentstore.CheckReturn(tag, b); err != nil {
 		return err
 	}
 	res, err := s.eval(ctx, s.ret, tag, []any{member(b.First, b.Last), pad(b.First), pad(b.Last), strconv.FormatInt(b.Last, 10)},
@@ -313,7 +314,7 @@ func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err er
 func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	if err := s.conn.Client.SAdd(ctx, s.index(), t.Name).Err(); err != nil {
@@ -340,7 +341,7 @@ func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckSetStep(tag, step); err != nil {
+	if err := segmentstore.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	res, err := s.eval(ctx, s.setStep, tag, []any{strconv.FormatInt(step, 10)}, func(res any) bool { return code(res) == 1 })

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -372,26 +373,39 @@ func testExhausted(t *testing.T, newStore func(t *testing.T) segment.Store) {
 	}
 }
 
+// testBadArgs: a store refuses what package segmentstore's checks refuse, and a
+// refused call changes nothing.
 func testBadArgs(t *testing.T, newStore func(t *testing.T) segment.Store) {
 	s := open(t, newStore)
 	tag := create(t, s, 0, 10)
 	for _, bad := range []segment.Tag{
 		{Name: "", Step: 10},
 		{Name: "has space", Step: 10},
+		{Name: strings.Repeat("t", 129), Step: 10},
 		{Name: TagName(t), Step: 0},
+		{Name: TagName(t), Step: segment.MaxStep + 1},
 		{Name: TagName(t), Step: 10, Max: -1},
+		{Name: TagName(t), Step: 10, Description: strings.Repeat("d", 257)},
 	} {
 		if err := s.Create(ctx(t), bad); err == nil {
 			t.Fatalf("Create(%+v) accepted", bad)
 		}
 	}
-	for _, c := range []struct{ n, floor, limit int64 }{{0, 0, 0}, {-5, 0, 0}, {10, -1, 0}, {10, 0, -1}} {
+	for _, c := range []struct{ n, floor, limit int64 }{{0, 0, 0}, {-5, 0, 0}, {segment.MaxStep + 1, 0, 0}, {10, -1, 0}, {10, 0, -1}} {
 		if _, err := s.Take(ctx(t), tag, c.n, c.floor, c.limit); err == nil {
 			t.Fatalf("Take(n %d, floor %d, limit %d) accepted", c.n, c.floor, c.limit)
 		}
 	}
-	if err := s.Return(ctx(t), tag, segment.Block{First: 10, Last: 5}); err == nil {
-		t.Fatalf("Return of 10..5 accepted")
+	if _, err := s.Take(ctx(t), "has space", 10, 0, 0); err == nil {
+		t.Fatal("Take of a tag named \"has space\" accepted")
+	}
+	for _, b := range []segment.Block{{First: 10, Last: 5}, {First: 0, Last: 5}} {
+		if err := s.Return(ctx(t), tag, b); err == nil {
+			t.Fatalf("Return of %d..%d accepted", b.First, b.Last)
+		}
+	}
+	if err := s.SetStep(ctx(t), "has space", 10); err == nil {
+		t.Fatal("SetStep of a tag named \"has space\" accepted")
 	}
 	if got := find(t, s, tag); got.Max != 0 || got.Returned != 0 {
 		t.Fatalf("bad calls changed the tag: %+v", got)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // Schemas a URL's schema= key, or Options.Schema, selects (see OpenAny).
@@ -104,7 +105,7 @@ func (s *LeafTable) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) e
 // Take implements segment.Store: it locks the tag's row, as Leaf's own UPDATE
 // does, and raises max_id past n values above max(max_id-1, floor).
 func (s *LeafTable) Take(ctx context.Context, tag string, n, floor, limit int64) (segment.Block, error) {
-	limit, err := segment.CheckTake(tag, n, floor, limit)
+	limit, err := segmentstore.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -120,7 +121,7 @@ func (s *LeafTable) Take(ctx context.Context, tag string, n, floor, limit int64)
 		if err != nil {
 			return err
 		}
-		fresh, err := segment.FreshBlock(max(maxID-1, 0), floor, n, limit)
+		fresh, err := segmentstore.FreshBlock(max(maxID-1, 0), floor, n, limit)
 		if err != nil {
 			return fmt.Errorf("segment/sqlstore: tag %s: %w; move to a new tag", tag, err)
 		}
@@ -137,7 +138,7 @@ func (s *LeafTable) Take(ctx context.Context, tag string, n, floor, limit int64)
 // Return implements segment.Store by rewinding max_id to b.First when it is still
 // b.Last+1; otherwise the values are skipped (see LeafTable).
 func (s *LeafTable) Return(ctx context.Context, tag string, b segment.Block) error {
-	if err := segment.CheckReturn(tag, b); err != nil {
+	if err := segmentstore.CheckReturn(tag, b); err != nil {
 		return err
 	}
 	if err := s.h.Ensure(ctx); err != nil {
@@ -151,7 +152,7 @@ func (s *LeafTable) Return(ctx context.Context, tag string, b segment.Block) err
 
 // Create implements segment.Store (it needs INSERT on the table).
 func (s *LeafTable) Create(ctx context.Context, t segment.Tag) error {
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	if t.Max >= math.MaxInt64-1 {
@@ -174,7 +175,7 @@ func (s *LeafTable) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store.
 func (s *LeafTable) SetStep(ctx context.Context, tag string, step int64) error {
-	if err := segment.CheckSetStep(tag, step); err != nil {
+	if err := segmentstore.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	return s.inTx(ctx, "set the step of tag "+tag, func(tx *sql.Tx) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // DefaultTable is the tag table a zero Options uses. The returned blocks live in
@@ -148,7 +149,7 @@ func (s *Store) setMax(ctx context.Context, tx *sql.Tx, tag string, max int64) e
 func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	limit, err = segment.CheckTake(tag, n, floor, limit)
+	limit, err = segmentstore.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -168,7 +169,7 @@ func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ 
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		fresh, err := segment.FreshBlock(r.max, floor, n, limit)
+		fresh, err := segmentstore.FreshBlock(r.max, floor, n, limit)
 		if err != nil {
 			return fmt.Errorf("segment/sqlstore: tag %s: %w; move to a new tag", tag, err)
 		}
@@ -186,7 +187,7 @@ func (s *Store) Take(ctx context.Context, tag string, n, floor, limit int64) (_ 
 func (s *Store) Return(ctx context.Context, tag string, b segment.Block) (err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckReturn(tag, b); err != nil {
+	if err := segmentstore.CheckReturn(tag, b); err != nil {
 		return err
 	}
 	return s.inTx(ctx, fmt.Sprintf("return %d..%d to tag %s", b.First, b.Last, tag), func(tx *sql.Tx) error {
@@ -241,7 +242,7 @@ func (s *Store) narrowStep() string {
 func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckSetStep(tag, step); err != nil {
+	if err := segmentstore.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	return s.stepErr(s.inTx(ctx, fmt.Sprintf("set the step of tag %s to %d", tag, step), func(tx *sql.Tx) error {
@@ -261,7 +262,7 @@ func (s *Store) SetStep(ctx context.Context, tag string, step int64) (err error)
 func (s *Store) Create(ctx context.Context, t segment.Tag) (err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	desc := sql.NullString{String: t.Description, Valid: t.Description != ""}

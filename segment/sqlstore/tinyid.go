@@ -11,6 +11,7 @@ import (
 
 	"github.com/flurryid/flurry/internal/sqlconn"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 )
 
 // TinyID is a segment.Store on didi tinyid's tiny_id_info table (tinyid-server's
@@ -208,7 +209,7 @@ func (s *TinyID) advance(ctx context.Context, tag string, next func(r tinyRow) (
 // last ID becomes max_id.
 func (s *TinyID) Take(ctx context.Context, tag string, n, floor, limit int64) (_ segment.Block, err error) {
 	defer classifyInto(&err)
-	limit, err = segment.CheckTake(tag, n, floor, limit)
+	limit, err = segmentstore.CheckTake(tag, n, floor, limit)
 	if err != nil {
 		return segment.Block{}, err
 	}
@@ -218,7 +219,7 @@ func (s *TinyID) Take(ctx context.Context, tag string, n, floor, limit int64) (_
 			return 0, err
 		}
 		lim := min(limit, (math.MaxInt64-r.rem)/r.delta)
-		fresh, err := segment.FreshBlock(max(r.counterMax(), 0), floor, n, lim)
+		fresh, err := segmentstore.FreshBlock(max(r.counterMax(), 0), floor, n, lim)
 		if err != nil {
 			return 0, fmt.Errorf("segment/sqlstore: biz_type %s: %w; move to a new biz_type", tag, err)
 		}
@@ -238,7 +239,7 @@ func (s *TinyID) Take(ctx context.Context, tag string, n, floor, limit int64) (_
 // every restart.
 func (s *TinyID) Return(ctx context.Context, tag string, b segment.Block) (err error) {
 	defer classifyInto(&err)
-	if err := segment.CheckReturn(tag, b); err != nil {
+	if err := segmentstore.CheckReturn(tag, b); err != nil {
 		return err
 	}
 	skip := errors.New("moved on")
@@ -261,7 +262,7 @@ func (s *TinyID) Return(ctx context.Context, tag string, b segment.Block) (err e
 // max_id t.Max (the first ID is t.Max+1), as tinyid's README asks rows to be made.
 // It needs INSERT on the table.
 func (s *TinyID) Create(ctx context.Context, t segment.Tag) error {
-	if err := segment.CheckCreate(t); err != nil {
+	if err := segmentstore.CheckCreate(t); err != nil {
 		return err
 	}
 	if len(t.Name) > 63 {
@@ -286,7 +287,7 @@ func (s *TinyID) Create(ctx context.Context, t segment.Tag) error {
 
 // SetStep implements segment.Store; step is in ID space, as tinyid's column.
 func (s *TinyID) SetStep(ctx context.Context, tag string, step int64) error {
-	if err := segment.CheckSetStep(tag, step); err != nil {
+	if err := segmentstore.CheckSetStep(tag, step); err != nil {
 		return err
 	}
 	if step > math.MaxInt32 {

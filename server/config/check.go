@@ -12,19 +12,29 @@ import (
 	"github.com/flurryid/flurry/internal/storeurl"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leasestore"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/segment/segmentstore"
 	"github.com/flurryid/flurry/snowflake"
 )
 
 // Store URL schemes flurry can open, for early checks; the store packages check
 // the rest of each URL when the server starts. A scheme of an engine whose package
 // this program does not import is reported with what to do (store).
-func leaseSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
-}
+func leaseSchemes() []string { return schemesOf(engines.LeaseStore) }
 
-func segmentSchemes() []string {
-	return []string{"file", "sqlite", "postgres", "postgresql", "mysql", "redis", "rediss", "redis+sentinel", "rediss+sentinel", "etcd"}
+func segmentSchemes() []string { return schemesOf(engines.SegmentStore) }
+
+// schemesOf lists file and the schemes of every engine family with a store of kind
+// k (ZooKeeper keeps leases only).
+func schemesOf(k engines.Kind) []string {
+	out := []string{"file"}
+	for _, f := range engines.Families() {
+		if f.Package(k) != "" {
+			out = append(out, f.Schemes...)
+		}
+	}
+	return out
 }
 
 // checker collects problems with the file and line of each key.
@@ -213,15 +223,18 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	if s.MaxDrift.IsSet() && s.Overflow != "borrow" && s.Behind == "fail" {
 		k.add(append(p, "max_drift"), "applies only with overflow: borrow or behind: logical (the default)")
 	}
-	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.Start != "random" {
+	if s.RandomBelow < 0 || s.RandomBelow != 0 && s.StartPolicy() != "random" {
 		k.add(append(p, "random_below"), "give a positive number, with start: random")
 	}
 	lp := append(p, "lease")
 	if s.Lease.Store != "" {
 		k.store(append(lp, "store"), s.Lease.Store, engines.LeaseStore, leaseSchemes())
 	}
+	if scheme, _, _ := strings.Cut(s.Lease.Store, "://"); strings.EqualFold(scheme, "leafzk") && l != nil && !IsLeafLayout(l) {
+		k.add(append(p, "layout"), "a leafzk:// lease store takes its worker IDs from Leaf's registry, so the IDs must have Leaf's bits: use layout: leaf (41 bits of ms from 2010-11-04T01:42:54.657Z, a 10-bit worker, a 12-bit sequence)")
+	}
 	if s.Lease.Scope != "" {
-		if err := lease.CheckScope(s.Lease.Scope); err != nil {
+		if err := leasestore.CheckScope(s.Lease.Scope); err != nil {
 			k.add(append(lp, "scope"), "%v", err)
 		}
 	}
@@ -233,7 +246,9 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 		key   string
 		v     Duration
 		check func(time.Duration) error
-	}{{"ttl", s.Lease.TTL, lease.CheckTTL}, {"window", s.Lease.Window, lease.CheckWindow}, {"budget", s.Lease.Budget, lease.CheckBudget}} {
+	}{{"ttl", s.Lease.TTL, func(d time.Duration) error { return timingAlone(0, d, 0) }},
+		{"window", s.Lease.Window, func(d time.Duration) error { return timingAlone(0, 0, d) }},
+		{"budget", s.Lease.Budget, func(d time.Duration) error { return timingAlone(d, 0, 0) }}} {
 		if !d.v.IsSet() {
 			continue
 		}
@@ -257,6 +272,13 @@ func (k *checker) snowflake(p []string, s *Snowflake) {
 	}
 }
 
+// timingAlone checks one timing key, the others at their defaults, so that an error
+// is reported at the key at fault.
+func timingAlone(budget, ttl, window time.Duration) error {
+	_, err := lease.ResolveTiming(budget, ttl, window)
+	return err
+}
+
 func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
 		k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
@@ -265,7 +287,7 @@ func (k *checker) segment(p []string, name string, s *Segment) {
 	if tag == "" {
 		tag = name
 	}
-	if err := segment.CheckTagName(tag); err != nil {
+	if err := segmentstore.CheckTagName(tag); err != nil {
 		k.add(append(p, "tag"), "%v", err)
 	}
 	if s.Create != nil {
@@ -273,7 +295,7 @@ func (k *checker) segment(p []string, name string, s *Segment) {
 		if step == 0 {
 			step = DefaultSegmentStep
 		}
-		if err := segment.CheckStep(step); err != nil {
+		if err := segmentstore.CheckStep(step); err != nil {
 			k.add(append(p, "create", "step"), "%v", err)
 		}
 		if s.Create.Start < 0 {
@@ -354,6 +376,10 @@ func (k *checker) url(p []string, raw string, schemes []string) string {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if !contains(schemes, scheme) {
+		if f, ok := engines.ForName(engines.LeaseStore, scheme); ok {
+			k.add(p, "%s:// names a %s lease store; there is no %s segment store: use one of %s", scheme, f.Name, f.Name, strings.Join(schemes, ", "))
+			return ""
+		}
 		k.add(p, "unknown scheme %q: use one of %s", u.Scheme, strings.Join(schemes, ", "))
 		return ""
 	}

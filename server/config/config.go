@@ -28,6 +28,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/flurryid/flurry/internal/suggest"
+	"github.com/flurryid/flurry/layout"
 )
 
 // Defaults of the server's settings.
@@ -151,11 +152,59 @@ type Snowflake struct {
 	MaxDrift Duration `yaml:"max_drift"`
 	// WaitThreshold is the clock step back slept off (empty means 10ms).
 	WaitThreshold Duration `yaml:"wait_threshold"`
-	// Start is zero (default), random or continue; RandomBelow bounds random.
+	// Start is zero, random or continue; RandomBelow bounds random. Empty means
+	// zero, except in a Leaf namespace (LeafStyle), where it means random, as
+	// Leaf's generator starts each millisecond below 100: see StartPolicy.
 	Start       string `yaml:"start"`
 	RandomBelow int    `yaml:"random_below"`
 	// Lease says where the node value comes from.
 	Lease Lease `yaml:"lease"`
+}
+
+// LeafStyle reports whether the namespace stands in for Meituan Leaf's snowflake
+// servers: its layout is the leaf preset, or its node value comes from Leaf's
+// ZooKeeper registry (a leafzk:// lease store). Such a namespace issues as Leaf
+// does unless told otherwise (StartPolicy).
+func (s *Snowflake) LeafStyle() bool {
+	if s == nil {
+		return false
+	}
+	scheme, _, _ := strings.Cut(s.Lease.Store, "://")
+	return strings.EqualFold(strings.TrimSpace(s.Layout), "leaf") || strings.EqualFold(scheme, "leafzk")
+}
+
+// IsLeafLayout reports whether l has the bits of Meituan Leaf's IDs, those of the
+// leaf preset: 41 bits of milliseconds from Twitter's epoch, one 10-bit node
+// field, a 12-bit sequence. Field names do not count.
+func IsLeafLayout(l *layout.Layout) bool {
+	leaf, _ := layout.Lookup("leaf")
+	a, b := l.Fields(), leaf.Fields()
+	if l.Unit() != leaf.Unit() || !l.Epoch().Equal(leaf.Epoch()) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Kind != b[i].Kind || a[i].Bits != b[i].Bits {
+			return false
+		}
+	}
+	return true
+}
+
+// StartPolicy is the sequence start the namespace uses: Start when given; else
+// random in a Leaf namespace (LeafStyle), where Leaf starts each millisecond's
+// sequence at a random value below 100, so that IDs issued a few per millisecond
+// still spread over id % N shards (with zero they would all be multiples of
+// 4096); else zero.
+func (s *Snowflake) StartPolicy() string {
+	switch {
+	case s == nil:
+		return ""
+	case s.Start != "":
+		return s.Start
+	case s.LeafStyle():
+		return "random"
+	}
+	return ""
 }
 
 // Lease configures the lease of a snowflake namespace's node value.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/flurryid/flurry/layout"
@@ -45,9 +46,20 @@ func (c *Config) Notes() []string {
 		if s.Lease.Fixed != nil {
 			poolText = fmt.Sprintf("the fixed value %d", *s.Lease.Fixed)
 		}
+		leafzk := false
+		if scheme, _, _ := strings.Cut(s.Lease.Store, "://"); strings.EqualFold(scheme, "leafzk") {
+			leafzk = true
+			poolText = "the worker ID of its node in Leaf's ZooKeeper registry (addr= or replace=), taken only once the node's Leaf server has stopped"
+			if below := s.RandomBelow; s.StartPolicy() == "random" {
+				if below == 0 {
+					below = 100
+				}
+				poolText += "; each millisecond's sequence starts below " + strconv.Itoa(below) + ", as Leaf's does"
+			}
+		}
 		out = append(out, fmt.Sprintf("namespace %s: rides out a lease-store outage of %v (budget); a crashed node's value stays held %v (ttl) unless the node restarts on its data directory, which resumes it at once; %.2g store writes/s per node (window %v); %s",
 			name, t.Budget, t.TTL, t.StoreWritesPerSecond(), t.Every, poolText))
-		if s.Lease.Fixed == nil && pool < smallPool {
+		if s.Lease.Fixed == nil && pool < smallPool && !leafzk {
 			out = append(out, fmt.Sprintf("warning: namespace %s: a pool of %d values: %d nodes that crash and restart without their data directory within %v leave no value free for the next; lease fewer node fields' bits from configuration (node:) or use a layout with more node bits",
 				name, pool, pool, t.TTL))
 		}

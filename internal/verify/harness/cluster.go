@@ -1,11 +1,13 @@
 // Package harness runs flurry across hosts and breaks the network between them: a
 // seeded nemesis schedules named faults (partitions, hanging or refusing stores,
-// packet loss, an etcd leader killed, a Redis failover, flurry nodes killed, paused,
-// restarted with a skewed clock, restarted one by one) while client hosts ask three
+// packet loss, an etcd leader killed, a ZooKeeper follower or leader killed, a
+// Redis failover, flurry nodes killed, paused, restarted with a skewed clock,
+// restarted one by one) while client hosts ask three
 // `flurry serve` nodes for IDs two ways, by raw HTTP requests and through flurry's Go
 // client, and record every answer. Hosts are Linux network namespaces on a bridge
 // (package netns); the stores are real etcd (3 members), Redis (primary, replica, 3
-// sentinels) and PostgreSQL clusters of its own (a primary and a streaming standby).
+// sentinels), ZooKeeper (a 3-member ensemble) and PostgreSQL clusters of its own (a
+// primary and a streaming standby).
 // The nodes run with flurry's lease defaults unless Options set them. A fault may
 // also run processes of its own (a takeover of a paused node's lease value) whose IDs
 // are checked with the nodes', and every restarted node is probed for its first ID.
@@ -47,6 +49,9 @@ const (
 	SentinelPort = 26379
 	PGPort       = 5432
 	FlurryPort   = 8080
+	ZKPort       = 2181 // ZooKeeper's clients
+	ZKPeerPort   = 2888 // followers to the leader
+	ZKElectPort  = 3888 // leader election
 )
 
 // RedisMaster is the name the sentinels monitor the primary by.
@@ -110,18 +115,19 @@ type Cluster struct {
 	opt Options
 	Net *netns.Net
 	Dir string
-	// etcdDir holds the etcd members' data: on tmpfs when the machine has one, so
-	// that a slow disk's fsyncs do not stall the cluster (and fence every node)
-	// outside the faults the scenario schedules.
+	// etcdDir holds the etcd and ZooKeeper members' data: on tmpfs when the
+	// machine has one, so that a slow disk's fsyncs do not stall the cluster (and
+	// fence every node) outside the faults the scenario schedules.
 	etcdDir string
 
 	Etcd      []*Proc // e1..e3
 	Redis     []*Proc // r1 (first primary), r2 and r3 (first replicas)
 	Sentinels []*Proc // on r1, r2, r3
 	PG        []*Proc // pg1 (first primary), pg2 (first standby)
+	ZK        []*Proc // z1..z3
 	Nodes     []*Node
 
-	EtcdHosts, RedisHosts, PGHosts, NodeHosts, ClientHosts []*netns.Host
+	EtcdHosts, RedisHosts, PGHosts, ZKHosts, NodeHosts, ClientHosts []*netns.Host
 
 	pgBin     string
 	pgUser    *user.User
@@ -221,6 +227,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		c.PGHosts = append(c.PGHosts, add(fmt.Sprintf("pg%d", i)))
 	}
 	for i := 1; i <= 3; i++ {
+		c.ZKHosts = append(c.ZKHosts, add(fmt.Sprintf("z%d", i)))
+	}
+	for i := 1; i <= 3; i++ {
 		c.NodeHosts = append(c.NodeHosts, add(fmt.Sprintf("n%d", i)))
 	}
 	for i := 1; i <= 2; i++ {
@@ -231,11 +240,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	c.logf("network %s: %d hosts", o.Prefix, len(c.Net.Hosts()))
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	wg.Add(3)
+	errs := make([]error, 4)
+	wg.Add(4)
 	go func() { defer wg.Done(); errs[0] = c.startEtcd(ctx) }()
 	go func() { defer wg.Done(); errs[1] = c.startRedis(ctx) }()
 	go func() { defer wg.Done(); errs[2] = c.startPG(ctx, pgBin) }()
+	go func() { defer wg.Done(); errs[3] = c.startZK(ctx) }()
 	wg.Wait()
 	if err = errors.Join(errs...); err != nil {
 		return c, err
@@ -376,6 +386,108 @@ func (c *Cluster) EtcdLeader(ctx context.Context) (int, error) {
 	return -1, errors.New("etcd leader: no member leads")
 }
 
+// ---- ZooKeeper
+
+// ZKJar is the ZooKeeper server of Debian's libzookeeper-java (and zookeeper).
+const ZKJar = "/usr/share/java/zookeeper.jar"
+
+// ZKServers is the ensemble's client list, host:port,host:port,host:port.
+func (c *Cluster) ZKServers() string {
+	var s []string
+	for _, h := range c.ZKHosts {
+		s = append(s, hostPort(h, ZKPort))
+	}
+	return strings.Join(s, ",")
+}
+
+// startZK starts a 3-member ZooKeeper ensemble, one member per host, with
+// ZooKeeper's usual timing (a 2 s tick: a follower that does not hear from the
+// leader for syncLimit ticks, 10 s, starts an election), and waits until a
+// leader serves.
+func (c *Cluster) startZK(ctx context.Context) error {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return fmt.Errorf("zookeeper: %w", err)
+	}
+	var members []string
+	for i, h := range c.ZKHosts {
+		members = append(members, fmt.Sprintf("server.%d=%s:%d:%d", i+1, h.Addr, ZKPeerPort, ZKElectPort))
+	}
+	for i, h := range c.ZKHosts {
+		name := fmt.Sprintf("z%d", i+1)
+		data := filepath.Join(c.etcdDir, "zk-"+name)
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644); err != nil {
+			return err
+		}
+		cfg := filepath.Join(c.Dir, "zoo-"+name+".cfg")
+		body := strings.Join(append([]string{"tickTime=2000", "initLimit=10", "syncLimit=5",
+			"dataDir=" + data, fmt.Sprintf("clientPort=%d", ZKPort), "clientPortAddress=" + h.Addr.String(),
+			"admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr"}, members...), "\n") + "\n"
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			return err
+		}
+		p := c.proc("zookeeper-"+name, h, nil, java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			"-Djava.net.preferIPv4Stack=true", "-cp", "/etc/zookeeper/conf:"+ZKJar,
+			"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+		c.ZK = append(c.ZK, p)
+		if err := p.Start(); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		leader, err := c.ZKLeader(ctx)
+		if err == nil {
+			c.logf("zookeeper: 3 members, leader z%d", leader+1)
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("zookeeper: no leader after 60s: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// ZKModes asks each ZooKeeper member its mode (the srvr four-letter word, from
+// the first client host): "leader", "follower", or "" for a member that does not
+// answer or does not serve (no quorum).
+func (c *Cluster) ZKModes(ctx context.Context) []string {
+	modes := make([]string, len(c.ZKHosts))
+	for i, h := range c.ZKHosts {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := c.ClientHosts[0].DialContext(cctx, "tcp", hostPort(h, ZKPort))
+		cancel()
+		if err != nil {
+			continue
+		}
+		conn.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := conn.Write([]byte("srvr")); err == nil {
+			b, _ := io.ReadAll(conn)
+			for _, l := range strings.Split(string(b), "\n") {
+				if m, ok := strings.CutPrefix(l, "Mode: "); ok {
+					modes[i] = strings.TrimSpace(m)
+				}
+			}
+		}
+		conn.Close()
+	}
+	return modes
+}
+
+// ZKLeader returns the index (0..2) of the ZooKeeper member that leads.
+func (c *Cluster) ZKLeader(ctx context.Context) (int, error) {
+	modes := c.ZKModes(ctx)
+	for i, m := range modes {
+		if m == "leader" {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("zookeeper leader: no member leads (modes %q)", modes)
+}
+
 // ---- Redis and Sentinel
 
 func (c *Cluster) startRedis(ctx context.Context) error {
@@ -485,10 +597,14 @@ func (c *Cluster) RedisNodeURL() string {
 // Tools reports the first program the harness needs that is missing (run
 // internal/verify/harness/setup.sh to install them all).
 func Tools() error {
-	for _, tool := range []string{"etcd", "etcdctl", "redis-server", "redis-cli", "iptables", "setpriv"} {
+	const setup = "run internal/verify/harness/setup.sh (Debian packages etcd-server, etcd-client, redis-server, redis-sentinel, redis-tools, iptables, util-linux, postgresql, libzookeeper-java, default-jre-headless)"
+	for _, tool := range []string{"etcd", "etcdctl", "redis-server", "redis-cli", "iptables", "setpriv", "java"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("harness: %s not found; run internal/verify/harness/setup.sh (Debian packages etcd-server, etcd-client, redis-server, redis-sentinel, redis-tools, iptables, util-linux, postgresql)", tool)
+			return fmt.Errorf("harness: %s not found; %s", tool, setup)
 		}
+	}
+	if _, err := os.Stat(ZKJar); err != nil {
+		return fmt.Errorf("harness: no ZooKeeper server (%s); %s", ZKJar, setup)
 	}
 	_, err := postgresBin()
 	return err
@@ -630,10 +746,11 @@ const (
 	NSRedis    = "sfr" // snowflake, lease from Redis
 	NSSegment  = "seg" // segment, PostgreSQL
 	NSRedisGen = "rg"  // redisgen: each ID made inside Redis
+	NSZK       = "sfz" // snowflake, lease from the ZooKeeper ensemble
 )
 
 // allNamespaces lists the namespaces every node serves.
-func allNamespaces() []string { return []string{NSEtcd, NSRedis, NSSegment, NSRedisGen} }
+func allNamespaces() []string { return []string{NSEtcd, NSRedis, NSSegment, NSRedisGen, NSZK} }
 
 // leaseKeys are the lease settings the options set, as flow-mapping entries
 // (", ttl: 4s, window: 1s"); none by default.
@@ -675,8 +792,12 @@ namespaces:
   %s:
     strategy: redis
     redis: {url: "%s", key: %s, node: "worker=1", layout: "%s"}
+  %s:
+    strategy: snowflake
+    snowflake:
+      lease: {store: "zk://%s/fh?dial_timeout=2s"%s}
 `, hostPort(h, FlurryPort), data, NSEtcd, c.EtcdEndpoints(), keys, NSRedis, c.RedisNodeURL(), keys, NSSegment, c.PGURL(),
-		NSRedisGen, c.RedisNodeURL(), NSRedisGen, DefaultLayout)
+		NSRedisGen, c.RedisNodeURL(), NSRedisGen, DefaultLayout, NSZK, c.ZKServers(), keys)
 }
 
 func (c *Cluster) startNodes(ctx context.Context) error {

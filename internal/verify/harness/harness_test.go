@@ -16,12 +16,12 @@ import (
 
 // short is the go test scenario: etcd hanging for 5 to 8 s (shorter than the
 // outage budget: a snowflake namespace must ride through it), a node killed and
-// restarted, the etcd leader killed, a node cut off the stores, a node restarted
-// 30 s behind, a rolling restart (the seed picks nodes and durations; the order is
-// kept so the run's length is known). The takeover of a paused node's value waits
+// restarted, the etcd leader killed, the ZooKeeper leader killed, a node cut off
+// the stores, a node restarted 30 s behind, a rolling restart (the seed picks nodes
+// and durations; the order is kept so the run's length is known). The takeover of a paused node's value waits
 // out a lease (69 s with flurry's defaults) and the long store outages take minutes:
 // they are in the full schedule (cmd/faultrun), not here.
-var short = []string{"hangs-etcd", "sigkill-node", "kill-etcd-leader", "partition-stores", "skew-behind", "rolling-restart"}
+var short = []string{"hangs-etcd", "sigkill-node", "kill-etcd-leader", "kill-zk-leader", "partition-stores", "skew-behind", "rolling-restart"}
 
 // TestShortScenario runs the short scenario on a fresh cluster and checks every ID
 // the clients received: no duplicate, each node's IDs increasing, every ID in range.

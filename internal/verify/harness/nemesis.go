@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -80,6 +81,7 @@ func (e *Env) startNode(ctx context.Context, n *Node, skew time.Duration, kind r
 func (c *Cluster) storeHosts() []*netns.Host {
 	hs := append([]*netns.Host{}, c.EtcdHosts...)
 	hs = append(hs, c.RedisHosts...)
+	hs = append(hs, c.ZKHosts...)
 	return append(hs, c.PGHosts...)
 }
 
@@ -131,6 +133,7 @@ const (
 	StoreEtcd  Store = "etcd"
 	StoreRedis Store = "redis"
 	StorePG    Store = "postgres"
+	StoreZK    Store = "zookeeper"
 )
 
 // StoreDown makes a store unreachable for every flurry node while it stays healthy
@@ -149,6 +152,8 @@ func (a storeDown) ports() ([]*netns.Host, []int) {
 		return nil, []int{EtcdPort}
 	case StoreRedis:
 		return nil, []int{RedisPort, SentinelPort}
+	case StoreZK:
+		return nil, []int{ZKPort}
 	default:
 		return nil, []int{PGPort}
 	}
@@ -160,6 +165,8 @@ func (a storeDown) hosts(c *Cluster) []*netns.Host {
 		return c.EtcdHosts
 	case StoreRedis:
 		return c.RedisHosts
+	case StoreZK:
+		return c.ZKHosts
 	default:
 		return c.PGHosts
 	}
@@ -294,6 +301,70 @@ func (a *killEtcdLeader) End(ctx context.Context, e *Env) error {
 		return err
 	}
 	return waitTCP(ctx, e.C.ClientHosts[0], hostPort(e.C.EtcdHosts[a.killed], EtcdPort), 20*time.Second)
+}
+
+// ---- ZooKeeper
+
+// KillZK SIGKILLs a ZooKeeper member when the fault begins and starts it again
+// (same data) when it ends: the leader, or else a follower (the pick-th of those
+// that answer, modulo their number). Losing a follower leaves a quorum and its
+// leader, and the clients connected to it move to another member; losing the
+// leader makes the others elect a new one, and no write commits until they have.
+func KillZK(leader bool, pick int) Action { return &killZK{leader: leader, pick: pick, killed: -1} }
+
+type killZK struct {
+	leader bool
+	pick   int
+	killed int
+}
+
+func (a *killZK) Begin(ctx context.Context, e *Env) error {
+	c := e.C
+	var victim int
+	if a.leader {
+		l, err := c.ZKLeader(ctx)
+		if err != nil {
+			return err
+		}
+		victim = l
+	} else {
+		var followers []int
+		for i, m := range c.ZKModes(ctx) {
+			if m == "follower" {
+				followers = append(followers, i)
+			}
+		}
+		if len(followers) == 0 {
+			return errors.New("zookeeper: no member answers as a follower")
+		}
+		victim = followers[a.pick%len(followers)]
+	}
+	a.killed = victim
+	c.logf("zookeeper: killing %s z%d", map[bool]string{true: "leader", false: "follower"}[a.leader], victim+1)
+	return c.ZK[victim].Kill()
+}
+
+func (a *killZK) End(ctx context.Context, e *Env) error {
+	if a.killed < 0 {
+		return nil
+	}
+	c := e.C
+	if err := c.ZK[a.killed].Start(); err != nil {
+		return err
+	}
+	// Back once it serves again, as a follower of whoever leads now.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		modes := c.ZKModes(ctx)
+		if modes[a.killed] != "" {
+			c.logf("zookeeper: z%d back as %s", a.killed+1, modes[a.killed])
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("zookeeper: z%d does not serve 60s after its restart (modes %q)", a.killed+1, modes)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 }
 
 // ---- Redis

@@ -135,7 +135,8 @@ func TestNodeConfigDefaults(t *testing.T) {
 		}
 		return hs
 	}
-	c := &Cluster{EtcdHosts: hosts("e", 3, 1), RedisHosts: hosts("r", 3, 4), PGHosts: hosts("pg", 2, 7), NodeHosts: hosts("n", 3, 9)}
+	c := &Cluster{EtcdHosts: hosts("e", 3, 1), RedisHosts: hosts("r", 3, 4), PGHosts: hosts("pg", 2, 7), NodeHosts: hosts("n", 3, 9),
+		ZKHosts: hosts("z", 3, 12)}
 	conf := c.nodeConfig(c.NodeHosts[0], "/data")
 	for _, key := range []string{"ttl:", "window:", "budget:"} {
 		if strings.Contains(conf, key) {
@@ -145,10 +146,13 @@ func TestNodeConfigDefaults(t *testing.T) {
 	if !strings.Contains(conf, `lease: {store: "etcd://10.9.0.1:2379,10.9.0.2:2379,10.9.0.3:2379/fh?dial_timeout=2s"}`) {
 		t.Errorf("etcd lease line missing:\n%s", conf)
 	}
+	if !strings.Contains(conf, `lease: {store: "zk://10.9.0.12:2181,10.9.0.13:2181,10.9.0.14:2181/fh?dial_timeout=2s"}`) {
+		t.Errorf("ZooKeeper lease line missing:\n%s", conf)
+	}
 	c.opt = Options{LeaseTTL: 4 * time.Second, Window: time.Second}
 	conf = c.nodeConfig(c.NodeHosts[0], "/data")
-	if n := strings.Count(conf, ", ttl: 4s, window: 1s}"); n != 2 {
-		t.Errorf("ttl and window set: %d snowflake namespaces carry them, want 2:\n%s", n, conf)
+	if n := strings.Count(conf, ", ttl: 4s, window: 1s}"); n != 3 {
+		t.Errorf("ttl and window set: %d snowflake namespaces carry them, want 3:\n%s", n, conf)
 	}
 	if c.TTL() != 4*time.Second {
 		t.Errorf("TTL %v with LeaseTTL 4s", c.TTL())

@@ -167,6 +167,8 @@ func Catalog() []Kind {
 		store(StoreRedis, netns.Reject, "refuses"),
 		store(StorePG, netns.Drop, "hangs"),
 		store(StorePG, netns.Reject, "refuses"),
+		store(StoreZK, netns.Drop, "hangs"),
+		store(StoreZK, netns.Reject, "refuses"),
 		outage(StoreEtcd, netns.Drop, "hangs", OutageWithinBudget, false),
 		outage(StoreRedis, netns.Reject, "refuses", OutageWithinBudget, false),
 		outage(StoreEtcd, netns.Reject, "refuses", OutagePastBudget, false),
@@ -175,6 +177,8 @@ func Catalog() []Kind {
 		outage(StoreRedis, netns.Drop, "hangs", OutageWithinBudget, true),
 		outage(StoreEtcd, netns.Drop, "hangs", OutagePastBudget, true),
 		outage(StoreRedis, netns.Reject, "refuses", OutagePastBudget, true),
+		outage(StoreZK, netns.Drop, "hangs", OutageWithinBudget, true),
+		outage(StoreZK, netns.Reject, "refuses", OutagePastBudget, true),
 		{Name: "loss", Make: func(r *rand.Rand, ttl time.Duration) Fault {
 			i, pct := node(r), 20+r.IntN(21)
 			return Fault{Name: fmt.Sprintf("n%d loses %d%% of packets", i+1, pct), For: brief(r), Action: Loss(i, pct)}
@@ -185,6 +189,12 @@ func Catalog() []Kind {
 		}},
 		{Name: "kill-etcd-leader", Make: func(r *rand.Rand, ttl time.Duration) Fault {
 			return Fault{Name: "etcd leader killed", For: brief(r), Action: KillEtcdLeader()}
+		}},
+		{Name: "kill-zk-leader", Make: func(r *rand.Rand, ttl time.Duration) Fault {
+			return Fault{Name: "zookeeper leader killed", For: brief(r), Action: KillZK(true, 0)}
+		}},
+		{Name: "kill-zk-member", Make: func(r *rand.Rand, ttl time.Duration) Fault {
+			return Fault{Name: "zookeeper follower killed", For: brief(r), Action: KillZK(false, r.IntN(2))}
 		}},
 		{Name: "pg-failover", Make: func(r *rand.Rand, ttl time.Duration) Fault {
 			return Fault{Name: "postgres primary killed, standby promoted", For: brief(r), Action: PGFailover()}
@@ -382,6 +392,7 @@ func Namespaces() []checker.Namespace {
 		{Name: NSRedis, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
 		{Name: NSSegment, Kind: checker.Segment},
 		{Name: NSRedisGen, Kind: checker.Redis, Layout: l, MaxAhead: time.Minute},
+		{Name: NSZK, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	osexec "os/exec"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -81,9 +79,4 @@ func TestEtcdLeaderKilled(t *testing.T) {
 		c.Close()
 		t.Errorf("the killed member %s still answers", endpoints[first])
 	}
-}
-
-type member struct {
-	cmd    *osexec.Cmd
-	killed bool
 }

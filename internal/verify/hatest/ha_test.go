@@ -1,4 +1,4 @@
-//go:build flurry_full || flurry_sql || flurry_redis || flurry_etcd
+//go:build flurry_full || flurry_sql || flurry_redis || flurry_etcd || flurry_zk
 
 // The helpers of the engines' tests, built with any of their tags.
 
@@ -78,10 +78,10 @@ func eventually(t *testing.T, what string, op func(ctx context.Context) error) i
 	return failed
 }
 
-// exercise holds a lease and takes segment blocks from the stores the URLs name,
-// round after round, and runs fault halfway. The lease must never be lost, and
-// the blocks must strictly increase, before, during and after the fault; every
-// operation must succeed again after it.
+// exercise holds a lease and takes segment blocks from the stores the URLs name
+// (no segment store when segURL is empty), round after round, and runs fault
+// halfway. The lease must never be lost, and the blocks must strictly increase,
+// before, during and after the fault; every operation must succeed again after it.
 func exercise(t *testing.T, leaseURL, segURL string, fault func()) {
 	t.Helper()
 	const rounds = 30
@@ -91,11 +91,13 @@ func exercise(t *testing.T, leaseURL, segURL string, fault func()) {
 		t.Fatal(err)
 	}
 	defer ls.Close()
-	ss, err := segmenturl.Open(open, segURL)
-	if err != nil {
-		t.Fatal(err)
+	var ss segment.Store
+	if segURL != "" {
+		if ss, err = segmenturl.Open(open, segURL); err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
 	}
-	defer ss.Close()
 
 	scope, tag := "fc-ha-"+rand.Text()[:8], "fc_ha_"+strings.ToLower(rand.Text()[:8])
 	var l lease.Lease
@@ -104,8 +106,10 @@ func exercise(t *testing.T, leaseURL, segURL string, fault func()) {
 		return err
 	})
 	defer ls.Release(open, l, 0)
-	if err := ss.Create(open, segment.Tag{Name: tag, Step: 10}); err != nil {
-		t.Fatal(err)
+	if ss != nil {
+		if err := ss.Create(open, segment.Tag{Name: tag, Step: 10}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var high int64
 	failures := 0
@@ -127,6 +131,10 @@ func exercise(t *testing.T, leaseURL, segURL string, fault func()) {
 			}
 			return err
 		})
+		if ss == nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		failures += eventually(t, "take", func(ctx context.Context) error {
 			b, err := ss.Take(ctx, tag, 10, high, 0)
 			if err == nil {
@@ -146,7 +154,17 @@ func exercise(t *testing.T, leaseURL, segURL string, fault func()) {
 	if len(recs) != 1 || !recs[0].Held || recs[0].Mark < rounds {
 		t.Errorf("records after the run: %+v", recs)
 	}
+	if ss == nil {
+		t.Logf("%d rounds, %d failed attempts (retried) around the fault", rounds, failures)
+		return
+	}
 	t.Logf("%d rounds, %d failed attempts (retried) around the fault, last block ends at %d", rounds, failures, high)
+}
+
+// member is a server of a cluster a test kills members of.
+type member struct {
+	cmd    *exec.Cmd
+	killed bool
 }
 
 func freePorts(t *testing.T, n int) []int {

@@ -180,3 +180,66 @@ func exited(pid int) bool {
 	st := state(string(b))
 	return st == 0 || st == 'Z' || st == 'X'
 }
+
+// ZooKeeperJar is the server of Debian's zookeeper package.
+const ZooKeeperJar = "/usr/share/java/zookeeper.jar"
+
+// ZooKeeperCmd returns the command that runs one ZooKeeper server (Debian's
+// zookeeper package) on the configuration file cfg, with a heap, a collector and
+// a compiler sized for a test machine, on IPv4 sockets, logging nowhere (Debian's server has no log binding;
+// the configuration's dataDir keeps what matters). The error says what to install.
+func ZooKeeperCmd(cfg string) (*exec.Cmd, error) {
+	java, err := exec.LookPath("java")
+	if err == nil {
+		_, err = os.Stat(ZooKeeperJar)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper not installed (java and %s, Debian's zookeeper package): %v", ZooKeeperJar, err)
+	}
+	// IPv4 sockets: a Java socket is IPv6 by default, which start's check of who
+	// listens (/proc/net/tcp) would not see.
+	return exec.Command(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
+		"-cp", "/etc/zookeeper/conf:"+ZooKeeperJar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg), nil
+}
+
+// ZooKeeperConfig is the configuration of a throwaway server: ZooKeeper's usual
+// 2s tick (sessions of 4s to 40s), no admin web server (it would take port 8080),
+// the ruok and srvr four-letter words, and extra lines (an ensemble's server.N
+// lines) after.
+func ZooKeeperConfig(dataDir, clientAddr string, port int, extra ...string) string {
+	lines := append([]string{
+		"tickTime=2000", "initLimit=10", "syncLimit=5",
+		"dataDir=" + dataDir, fmt.Sprintf("clientPort=%d", port), "clientPortAddress=" + clientAddr,
+		"admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr",
+	}, extra...)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// StartZooKeeper starts a throwaway standalone ZooKeeper with its data in dir,
+// serving clients on port on 127.0.0.1, and waits until it answers. Starting it
+// again on the same dir restarts it with its data. It is killed when the test
+// ends. It skips (fails with FLURRY_TEST_REQUIRE=1) when ZooKeeper is not
+// installed.
+func StartZooKeeper(t testing.TB, dir string, port int) *exec.Cmd {
+	t.Helper()
+	cfg := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(cfg, []byte(ZooKeeperConfig(filepath.Join(dir, "data"), "127.0.0.1", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := ZooKeeperCmd(cfg)
+	if err != nil {
+		msg := err.Error() + "; the outage test needs its own server to stop"
+		if Required() {
+			t.Fatalf("%s; FLURRY_TEST_REQUIRE=1 makes this a failure", msg)
+		}
+		t.Skip(msg)
+	}
+	logName := filepath.Join(dir, "log")
+	log, err := os.OpenFile(logName, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	return start(t, cmd, port, 30*time.Second, logName)
+}

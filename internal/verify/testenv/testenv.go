@@ -28,6 +28,9 @@ var (
 	MySQL    = Service{"MariaDB/MySQL", "FLURRY_TEST_MYSQL", "mysql://root@127.0.0.1:3306/test"}
 	Redis    = Service{"Redis", "FLURRY_TEST_REDIS", "redis://127.0.0.1:6379/0"}
 	Etcd     = Service{"etcd", "FLURRY_TEST_ETCD", "etcd://127.0.0.1:2379"}
+	// ZooKeeper's variable may also name the servers alone, as ZooKeeper's own
+	// tools do: FLURRY_TEST_ZK=127.0.0.1:2181.
+	ZooKeeper = Service{"ZooKeeper", "FLURRY_TEST_ZK", "zk://127.0.0.1:2181"}
 )
 
 // Required reports whether FLURRY_TEST_REQUIRE=1 turns skips into failures.
@@ -40,6 +43,9 @@ func (s Service) URL(t testing.TB) string {
 	raw := os.Getenv(s.Env)
 	if raw == "" {
 		raw = s.Default
+	}
+	if scheme, _, ok := strings.Cut(s.Default, "://"); ok && !strings.Contains(raw, "://") {
+		raw = scheme + "://" + raw // a bare host list
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -60,6 +60,9 @@ var layers = []layer{
 		"internal/fence",
 	}},
 	{"leases, segments, Redis-native IDs (and their stores)", []string{
+		// With the stores: lease/leasestore and segment/segmentstore, the checks
+		// every store makes of its arguments, which import lease and segment as
+		// the stores do.
 		"lease/...", "segment/...", "redisgen/...",
 	}},
 	{"server and client", []string{

@@ -34,6 +34,8 @@ func TestLayerOf(t *testing.T) {
 		{"internal/verify/sim/cmd/simrun", verify},
 		{"lease/leasetest", verify},
 		{"lease/sqlstore", 3},
+		{"lease/leasestore", 3},
+		{"segment/segmentstore", 3},
 		{"segment/internal/storetest", verify},
 		{"segment", 3},
 		{"server/internal/barecounter", 4},

@@ -3,7 +3,8 @@
 //	go run ./internal/verify/harness/cmd/faultrun -seed 11 -out docs/
 //
 // It needs root, iproute2, nftables, etcd-server, etcd-client, redis-server,
-// redis-sentinel, redis-tools and postgresql (internal/verify/harness/setup.sh installs them).
+// redis-sentinel, redis-tools, postgresql, libzookeeper-java and a Java runtime
+// (internal/verify/harness/setup.sh installs them).
 // It builds flurry and fhclient, starts the cluster in network namespaces prefixed
 // "fh" (removing leftovers of a crashed run first), runs every fault kind of the
 // default schedule once in an order the seed picks (about 10 minutes of faults and

@@ -1,0 +1,5 @@
+//go:build flurry_zk || flurry_full
+
+package buildtags
+
+func init() { compiled = append(compiled, "ZooKeeper") }

@@ -1,0 +1,13 @@
+package leafzk
+
+import (
+	"github.com/flurryid/flurry/internal/storeurl"
+	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/lease/leaseurl"
+)
+
+// Importing the package registers its URL scheme, leafzk, with lease/leaseurl,
+// so that leaseurl.Open opens it.
+func init() {
+	leaseurl.Register("leafzk", storeurl.ParseOpen[lease.Store](ParseURL, Open))
+}
