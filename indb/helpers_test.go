@@ -37,7 +37,7 @@ func randName(prefix string) string {
 
 // freshDB makes an empty database named flurry_indb_<random> on the engine and
 // returns its URL and a connection; both go away when the test ends.
-func freshDB(t *testing.T, e indb.Engine) (string, *sql.DB) {
+func freshDB(t testing.TB, e indb.Engine) (string, *sql.DB) {
 	t.Helper()
 	svc := testenv.Postgres
 	if e == indb.MariaDB {
@@ -69,7 +69,7 @@ func freshDB(t *testing.T, e indb.Engine) (string, *sql.DB) {
 }
 
 // openAt returns the URL of database name on the server of base, and a connection.
-func openAt(t *testing.T, base, name string) (string, *sql.DB) {
+func openAt(t testing.TB, base, name string) (string, *sql.DB) {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {

@@ -59,8 +59,8 @@ var layers = []layer{
 		// than among the leaf helpers.
 		"internal/fence",
 	}},
-	{"leases, segments, Redis-native IDs (and their stores)", []string{
-		"lease/...", "segment/...", "redisgen/...",
+	{"leases, segments, IDs made in Redis or a SQL database (and their stores)", []string{
+		"lease/...", "segment/...", "redisgen/...", "indb/...",
 	}},
 	{"server and client", []string{
 		"server/...", "client/...",
