@@ -52,7 +52,9 @@ WHERE function_name = '{F}' AND identity = ` + myIdentity
 // turns: docs/in-database.md has the cost. SYSDATE, not NOW: NOW is fixed for a
 // statement, and an INSERT ... SELECT of a million rows would see one tick. The
 // session's time zone is set to UTC for the call when it is not already, so that
-// a daylight-saving hour cannot repeat an hour of the clock.
+// a daylight-saving hour cannot repeat an hour of the clock. The user variable
+// named after the install's token records that this connection checked the
+// identity of this database: a copy in another database has another name.
 const myFunc = `CREATE OR REPLACE FUNCTION {F}() RETURNS BIGINT
 NOT DETERMINISTIC MODIFIES SQL DATA
 COMMENT 'Made by flurry sql: layout {LAYOUTTEXT}; node {NODETEXT} (docs/in-database.md)'
@@ -69,7 +71,7 @@ BEGIN
 		END IF;
 		RESIGNAL;
 	END;
-	IF @flurry_ok_{F} IS NULL OR @flurry_ok_{F} <> CONCAT('{TOKEN}/', DATABASE()) THEN
+	IF @flurry_ok_{TOKEN} IS NULL OR @flurry_ok_{TOKEN} <> DATABASE() THEN
 		SET live = ` + myIdentity + `;
 		SET rec = (SELECT identity FROM {STATE} WHERE function_name = '{F}');
 		IF rec IS NULL THEN
@@ -80,7 +82,7 @@ BEGIN
 				'), whose node value it must not use; run flurry sql install --new-node on it to lease it one of its own');
 			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
 		END IF;
-		SET @flurry_ok_{F} = CONCAT('{TOKEN}/', DATABASE());
+		SET @flurry_ok_{TOKEN} = DATABASE();
 	END IF;
 	IF @@session.time_zone <> '+00:00' AND NOT (@@session.time_zone = 'SYSTEM' AND @@system_time_zone = 'UTC') THEN
 		SET tz = @@session.time_zone;
