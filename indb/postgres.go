@@ -73,6 +73,14 @@ WHERE function_name = '{F}' AND identity = {S}.{IDENT}()`
 // pgFunc is the function. See the package documentation for the protocol; the
 // names: x is this call's slot, k its tick, t the clock's tick, ms the clock in
 // Unix milliseconds, j1 and j2 the move sequence before and after the nextval.
+//
+// A call keeps its slot when no move overlapped its nextval (j1 = j2, even) and
+// the slot is not behind the clock. Otherwise it tries again after either moving
+// the counter itself (it is behind the clock, or a move was left unfinished by a
+// session that died), under the exclusive advisory lock, or waiting for the move
+// that overlapped its nextval to end (the shared lock). Only one session moves
+// the counter into a tick; the others find it moved and take their slots
+// without the lock.
 const pgFunc = `CREATE OR REPLACE FUNCTION {S}.{F}() RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $flurry$
 -- Made by flurry sql: layout {LAYOUTTEXT}; node {NODETEXT}. Replace it with
@@ -86,6 +94,7 @@ DECLARE
 	j2 bigint;
 	gap bigint;
 	waited bigint := 0;
+	tries int := 0;
 	live text;
 	rec text;
 BEGIN
@@ -102,44 +111,63 @@ BEGIN
 		END IF;
 		PERFORM set_config('flurry.ok_{F}', '{TOKEN}', false);
 	END IF;
-	j1 := pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass);
-	x := pg_catalog.nextval('{S}.{SEQ}'::regclass);
-	j2 := pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass);
-	ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
-	IF ms < {EPOCH} OR ms >= {ENDMS} THEN
-		RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = format('{F}: the database clock (%s) is outside the layout''s time field or the node value''s lease (until {END})', to_timestamp(ms / 1000.0));
-	END IF;
-	t := (ms - {EPOCH}) / {UNIT};
-	k := x >> {SEQBITS};
-	IF k < t OR j1 IS DISTINCT FROM j2 OR coalesce(j1, 0) % 2 = 1 THEN
-		-- The counter is behind the clock, or a move was under way: take a slot
-		-- under the lock, moving the counter to the current tick if it is behind.
-		PERFORM pg_catalog.pg_advisory_lock({KEY});
-		BEGIN
-			j1 := coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass), 0);
-			IF j1 % 2 = 0 THEN
-				j1 := j1 + 1;
-				PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1, true);
-			END IF;
-			x := pg_catalog.nextval('{S}.{SEQ}'::regclass);
-			ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
-			t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
-			IF x >> {SEQBITS} < t THEN
-				x := t << {SEQBITS};
-				PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, x, true);
-			END IF;
-			PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1 + 1, true);
-			PERFORM pg_catalog.pg_advisory_unlock({KEY});
-		EXCEPTION
-			WHEN query_canceled THEN
-				PERFORM pg_catalog.pg_advisory_unlock({KEY});
-				RAISE;
-			WHEN OTHERS THEN
-				PERFORM pg_catalog.pg_advisory_unlock({KEY});
-				RAISE;
-		END;
+	LOOP
+		j1 := pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass);
+		x := pg_catalog.nextval('{S}.{SEQ}'::regclass);
+		j2 := pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass);
+		ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
+		IF ms < {EPOCH} OR ms >= {ENDMS} THEN
+			RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = format('{F}: the database clock (%s) is outside the layout''s time field or the node value''s lease (until {END})', to_timestamp(ms / 1000.0));
+		END IF;
+		t := (ms - {EPOCH}) / {UNIT};
 		k := x >> {SEQBITS};
-	END IF;
+		EXIT WHEN k >= t AND j1 IS NOT DISTINCT FROM j2 AND coalesce(j1, 0) % 2 = 0;
+		tries := tries + 1;
+		IF tries > 1000 THEN
+			RAISE EXCEPTION USING ERRCODE = 'FL004', MESSAGE = '{F}: moves of the counter overlapped this call 1000 times';
+		END IF;
+		IF k < t OR coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass), 0) % 2 = 1 THEN
+			-- Move the counter to the clock's tick, unless another session did
+			-- meanwhile; finish a move a session left unfinished.
+			BEGIN
+				-- Taken inside the block, so that a cancel right after it still
+				-- reaches the handler; unlocking a lock not held only warns.
+				PERFORM pg_catalog.pg_advisory_lock({KEY});
+				j1 := coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass), 0);
+				ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
+				t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
+				IF j1 % 2 = 1 OR (SELECT last_value FROM {S}.{SEQ}) >> {SEQBITS} < t THEN
+					IF j1 % 2 = 0 THEN
+						j1 := j1 + 1;
+						PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1, true);
+					END IF;
+					x := pg_catalog.nextval('{S}.{SEQ}'::regclass);
+					IF x >> {SEQBITS} < t THEN
+						PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, t << {SEQBITS}, false);
+					END IF;
+					PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1 + 1, true);
+				END IF;
+				PERFORM pg_catalog.pg_advisory_unlock({KEY});
+			EXCEPTION
+				WHEN query_canceled THEN
+					PERFORM pg_catalog.pg_advisory_unlock({KEY});
+					RAISE;
+				WHEN OTHERS THEN
+					PERFORM pg_catalog.pg_advisory_unlock({KEY});
+					RAISE;
+			END;
+		ELSE
+			-- A move overlapped this call's nextval: wait for it to end.
+			BEGIN
+				PERFORM pg_catalog.pg_advisory_lock_shared({KEY});
+				PERFORM pg_catalog.pg_advisory_unlock_shared({KEY});
+			EXCEPTION
+				WHEN query_canceled THEN
+					PERFORM pg_catalog.pg_advisory_unlock_shared({KEY});
+					RAISE;
+			END;
+		END IF;
+	END LOOP;
 	-- The slot is this call's. Ahead of the clock (its tick's sequence values ran
 	-- out, or the clock is behind the last issued tick), it is returned once the
 	-- clock has reached its tick.
