@@ -123,7 +123,9 @@ type Options struct {
 	// TestClock adds a settable offset to the database clock, for tests that step
 	// the clock back: the PostgreSQL setting flurry.test_clock_offset_ms or the
 	// MariaDB user variable @flurry_test_clock_offset_ms, in milliseconds, of the
-	// calling session. Never set it in production.
+	// calling session. On PostgreSQL the setting flurry.test_move_delay_ms also
+	// makes the session's moves of the counter sleep that long halfway, so that
+	// tests can catch other sessions inside a move. Never set it in production.
 	TestClock bool
 }
 

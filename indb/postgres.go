@@ -141,7 +141,7 @@ BEGIN
 						j1 := j1 + 1;
 						PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1, true);
 					END IF;
-					x := pg_catalog.nextval('{S}.{SEQ}'::regclass);
+					x := pg_catalog.nextval('{S}.{SEQ}'::regclass);{MOVEDELAY}
 					IF x >> {SEQBITS} < t THEN
 						PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, t << {SEQBITS}, false);
 					END IF;
@@ -192,15 +192,20 @@ $flurry$`
 
 const pgOffset = ` + coalesce(nullif(current_setting('flurry.test_clock_offset_ms', true), '')::bigint, 0)`
 
+// pgMoveDelay makes a move last longer in tests (Options.TestClock), so that
+// other sessions take slots while it is under way.
+const pgMoveDelay = `
+					PERFORM pg_catalog.pg_sleep(coalesce(nullif(current_setting('flurry.test_move_delay_ms', true), '')::numeric, 0) / 1000);`
+
 // pgQuote quotes an identifier.
 func pgQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (p *plan) postgres() Script {
-	offset := ""
+	offset, delay := "", ""
 	if p.o.TestClock {
-		offset = pgOffset
+		offset, delay = pgOffset, pgMoveDelay
 	}
-	r := p.replacer("{S}", pgQuote(p.schema), "{SEQ}", p.seq, "{SEQJUMP}", p.jump, "{IDENT}", p.ident, "{OFFSET}", offset)
+	r := p.replacer("{S}", pgQuote(p.schema), "{SEQ}", p.seq, "{SEQJUMP}", p.jump, "{IDENT}", p.ident, "{OFFSET}", offset, "{MOVEDELAY}", delay)
 	s := Script{Engine: Postgres}
 	add := func(t string) { s.Install = append(s.Install, r.Replace(t)) }
 	add(pgState)
