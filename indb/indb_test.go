@@ -151,24 +151,30 @@ func TestConcurrentNoWrap(t *testing.T) {
 }
 
 // TestConcurrentMoves is TestConcurrentNoWrap with 8 sequence values per tick and
-// 32 sessions, three times, for PostgreSQL: many ticks begin with a move of the
-// counter while other sessions count into the new tick, and those sessions must
-// all be turned to the lock. Without the check of the move sequence a round
-// issued a duplicate in about half the runs.
+// 32 sessions, for PostgreSQL: many ticks begin with a move of the counter while
+// other sessions count into the new tick, and those sessions must all be turned
+// away from the slots the move hands out again. One more session makes each of
+// its moves sleep 2 ms halfway (TestClock's flurry.test_move_delay_ms), so that
+// the others take slots while a move is under way. Three rounds: without the
+// check of the move sequence a round issued duplicates in three runs of four.
 func TestConcurrentMoves(t *testing.T) {
 	for round := 0; round < 3; round++ {
-		concurrent(t, indb.Postgres, "time:41:1ms:2024-01-01T00:00:00Z,node:4,seq:3", 32, 200, 0)
+		concurrent(t, indb.Postgres, "time:41:1ms:2024-01-01T00:00:00Z,node:4,seq:3", 32, 200, 0, 2)
 	}
 }
 
-func concurrent(t *testing.T, e indb.Engine, text string, sessions, calls, rows int) {
+func concurrent(t *testing.T, e indb.Engine, text string, sessions, calls, rows int, moveDelayMs ...int) {
 	_, db := freshDB(t, e)
 	if _, err := db.ExecContext(ctx(t), "CREATE TABLE items (id BIGINT NOT NULL PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
 	}
 	l := mustLayout(t, text)
 	slots := int(l.MaxSequence() + 1)
-	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: e, Layout: l, Targets: []indb.Target{{Table: "items", Column: "id"}}}})
+	slow := len(moveDelayMs) > 0
+	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: e, Layout: l, TestClock: slow, Targets: []indb.Target{{Table: "items", Column: "id"}}}})
+	if slow {
+		sessions++ // the last one moves slowly
+	}
 	db.SetMaxOpenConns(sessions + 2)
 	res := make([][]flurry.ID, sessions+1)
 	var wg sync.WaitGroup
@@ -186,6 +192,14 @@ func concurrent(t *testing.T, e indb.Engine, text string, sessions, calls, rows 
 				return
 			}
 			defer c.Close()
+			if slow && s == sessions-1 {
+				if _, err := c.ExecContext(ctx(t), fmt.Sprintf("SELECT set_config('flurry.test_move_delay_ms', '%d', false)", moveDelayMs[0])); err != nil {
+					mu.Lock()
+					failure = err
+					mu.Unlock()
+					return
+				}
+			}
 			for i := 0; i < calls; i++ {
 				var id int64
 				if err := c.QueryRowContext(ctx(t), "SELECT "+indb.DefaultFunction+"()").Scan(&id); err != nil {

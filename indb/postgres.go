@@ -75,12 +75,12 @@ WHERE function_name = '{F}' AND identity = {S}.{IDENT}()`
 // Unix milliseconds, j1 and j2 the move sequence before and after the nextval.
 //
 // A call keeps its slot when no move overlapped its nextval (j1 = j2, even) and
-// the slot is not behind the clock. Otherwise it tries again after either moving
-// the counter itself (it is behind the clock, or a move was left unfinished by a
-// session that died), under the exclusive advisory lock, or waiting for the move
-// that overlapped its nextval to end (the shared lock). Only one session moves
-// the counter into a tick; the others find it moved and take their slots
-// without the lock.
+// the slot is not behind the clock. Otherwise it either moves the counter itself
+// (it is behind the clock, or a move was left unfinished by a session that
+// died), under the exclusive advisory lock, and takes the first slot of the move,
+// or waits for the move that overlapped its nextval to end (the shared lock) and
+// tries again. Only one session moves the counter into a tick; the others find
+// it moved and take their slots without the lock.
 const pgFunc = `CREATE OR REPLACE FUNCTION {S}.{F}() RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $flurry$
 -- Made by flurry sql: layout {LAYOUTTEXT}; node {NODETEXT}. Replace it with
@@ -95,6 +95,7 @@ DECLARE
 	gap bigint;
 	waited bigint := 0;
 	tries int := 0;
+	moved boolean := false;
 	live text;
 	rec text;
 BEGIN
@@ -141,11 +142,15 @@ BEGIN
 						j1 := j1 + 1;
 						PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1, true);
 					END IF;
+					-- The mover's own slot: no session keeps one taken before j1
+					-- went odd above it, or one taken during the move.
 					x := pg_catalog.nextval('{S}.{SEQ}'::regclass);{MOVEDELAY}
 					IF x >> {SEQBITS} < t THEN
-						PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, t << {SEQBITS}, false);
+						x := t << {SEQBITS};
+						PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, x, true);
 					END IF;
 					PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1 + 1, true);
+					moved := true;
 				END IF;
 				PERFORM pg_catalog.pg_advisory_unlock({KEY});
 			EXCEPTION
@@ -156,6 +161,10 @@ BEGIN
 					PERFORM pg_catalog.pg_advisory_unlock({KEY});
 					RAISE;
 			END;
+			IF moved THEN
+				k := x >> {SEQBITS};
+				EXIT;
+			END IF;
 		ELSE
 			-- A move overlapped this call's nextval: wait for it to end.
 			BEGIN
