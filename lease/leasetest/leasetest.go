@@ -416,8 +416,8 @@ func testPin(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	if pinned.Mark != mark || pinned.Value != 2 || pinned.Token == "" {
 		t.Errorf("Pin = %+v; want value 2, mark %d", pinned, mark)
 	}
-	if min := time.Now().Add(lease.MaxPinTTL - 24*time.Hour); pinned.Expires.Before(min) {
-		t.Errorf("pinned lease expires %v; want after %v", pinned.Expires, min)
+	if least := time.Now().Add(lease.MaxPinTTL - 24*time.Hour); pinned.Expires.Before(least) {
+		t.Errorf("pinned lease expires %v; want after %v", pinned.Expires, least)
 	}
 	recs, err := s2.List(ctx(t), scope)
 	if err != nil || len(recs) != 1 || !recs[0].Held || recs[0].Expires.Before(time.Now().Add(lease.MaxTTL)) {

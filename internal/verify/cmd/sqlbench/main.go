@@ -14,11 +14,13 @@
 //
 //   - IDs/s: N sessions each run, for -d, statements that take -batch IDs at once
 //     inside the database (SELECT count(f()) FROM generate_series(1, batch)), so
-//     that the figure is the database's cost, not the round trips';
+//     that the figure is the database's cost, not the round trips' (the row-lock
+//     design a tenth of that: it writes a row version per ID);
 //   - single-row INSERT: N sessions each insert one row per statement
-//     (autocommit) into a table whose id comes from the function, or from the
-//     peer, for -d; the added cost per insert is the difference of the mean
-//     latencies with one session.
+//     into a table whose id comes from the function, or from the peer, for -d,
+//     committing every 100 rows (a commit per row would measure the disk's
+//     fsync, the same for both); the added cost per insert is the difference of
+//     the mean latencies with one session.
 //
 // Each cell is the median of -rounds rounds, flurry and its peers interleaved.
 // The servers come from FLURRY_TEST_POSTGRES and FLURRY_TEST_MYSQL (defaults on
@@ -52,6 +54,10 @@ type variant struct {
 	name   string
 	ids    string // one statement that takes a batch of IDs: %d is the batch
 	insert string // one single-row INSERT
+	// small takes a tenth of the batch per statement: the row-lock design writes
+	// a new version of its row per ID, and a statement of 1,000 of them with 64
+	// sessions queued behind it ran for seconds each.
+	small bool
 }
 
 func main() {
@@ -177,7 +183,7 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 	fmt.Printf("### %s (%s, %s)\n\n", e, strings.SplitN(version, ",", 2)[0], where)
 
 	// IDs/s inside the database.
-	fmt.Printf("IDs/s, %d IDs per statement (median of %d rounds of %v)\n\n", batch, rounds, dur)
+	fmt.Printf("IDs/s, %d IDs per statement (the row lock: %d) (median of %d rounds of %v)\n\n", batch, max(batch/10, 1), rounds, dur)
 	fmt.Printf("| sessions |")
 	for _, v := range variants {
 		fmt.Printf(" %s |", v.name)
@@ -194,6 +200,9 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 				v := variants[(i+r)%len(variants)]
 				k := (i + r) % len(variants)
 				q := fmt.Sprintf(v.ids, batch)
+				if v.small {
+					q = fmt.Sprintf(v.ids, max(batch/10, 1))
+				}
 				rate, err := measure(ctx, db, n, dur, func(c *sql.Conn) (int, error) {
 					if strings.HasPrefix(q, "INSERT") {
 						res, err := c.ExecContext(ctx, q)
@@ -319,9 +328,9 @@ END $$`,
 			"CREATE TABLE t_rowlock (id bigint PRIMARY KEY DEFAULT rowlock_next_id(), v bigint)",
 		}
 		vs = []variant{
-			{"flurry_next_id()", "SELECT count(flurry_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_flurry (v) VALUES ($1)"},
-			{"nextval()", "SELECT count(nextval('peer_seq')) FROM generate_series(1, %d)", "INSERT INTO t_serial (v) VALUES ($1)"},
-			{"row lock", "SELECT count(rowlock_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_rowlock (v) VALUES ($1)"},
+			{"flurry_next_id()", "SELECT count(flurry_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_flurry (v) VALUES ($1)", false},
+			{"nextval()", "SELECT count(nextval('peer_seq')) FROM generate_series(1, %d)", "INSERT INTO t_serial (v) VALUES ($1)", false},
+			{"row lock", "SELECT count(rowlock_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_rowlock (v) VALUES ($1)", true},
 		}
 	} else {
 		stmts = []string{
@@ -333,10 +342,10 @@ END $$`,
 		// first two compare INSERT ... SELECT of the batch, through flurry's
 		// trigger and through AUTO_INCREMENT; the last two take IDs without rows.
 		vs = []variant{
-			{"flurry trigger, INSERT…SELECT", "INSERT INTO t_flurry (v) SELECT seq FROM seq_1_to_%d", "INSERT INTO t_flurry (v) VALUES (?)"},
-			{"AUTO_INCREMENT, INSERT…SELECT", "INSERT INTO t_auto (v) SELECT seq FROM seq_1_to_%d", "INSERT INTO t_auto (v) VALUES (?)"},
-			{"SELECT flurry_next_id()", "SELECT COUNT(flurry_next_id()) FROM seq_1_to_%d", ""},
-			{"SELECT NEXTVAL(seq)", "SELECT COUNT(NEXTVAL(peer_seq)) FROM seq_1_to_%d", ""},
+			{"flurry trigger, INSERT…SELECT", "INSERT INTO t_flurry (v) SELECT seq FROM seq_1_to_%d", "INSERT INTO t_flurry (v) VALUES (?)", false},
+			{"AUTO_INCREMENT, INSERT…SELECT", "INSERT INTO t_auto (v) SELECT seq FROM seq_1_to_%d", "INSERT INTO t_auto (v) VALUES (?)", false},
+			{"SELECT flurry_next_id()", "SELECT COUNT(flurry_next_id()) FROM seq_1_to_%d", "", false},
+			{"SELECT NEXTVAL(seq)", "SELECT COUNT(NEXTVAL(peer_seq)) FROM seq_1_to_%d", "", false},
 		}
 	}
 	for _, s := range stmts {
