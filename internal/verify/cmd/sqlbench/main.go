@@ -370,10 +370,7 @@ func measure(ctx context.Context, db *sql.DB, n int, dur time.Duration, step fun
 		if err != nil {
 			return 0, err
 		}
-		defer func() {
-			c.ExecContext(context.Background(), "COMMIT") // ends a transaction step left open
-			c.Close()
-		}()
+		defer c.Close()
 		conns[i] = c
 	}
 	var total atomic.Int64
@@ -386,6 +383,9 @@ func measure(ctx context.Context, db *sql.DB, n int, dur time.Duration, step fun
 		wg.Add(1)
 		go func(c *sql.Conn) {
 			defer wg.Done()
+			// A transaction step left open would hold its locks (the row lock's
+			// row) while the other sessions wait for them: end it here.
+			defer c.ExecContext(context.Background(), "COMMIT")
 			for time.Now().Before(deadline) {
 				got, err := step(c)
 				if err != nil {
