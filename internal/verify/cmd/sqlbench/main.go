@@ -239,7 +239,7 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 	}
 	fmt.Printf("| sessions |")
 	for _, v := range ins {
-		fmt.Printf(" %s |", v.name)
+		fmt.Printf(" %s |", strings.TrimSuffix(v.name, ", INSERT…SELECT"))
 	}
 	fmt.Println(" added per insert, 1 session |")
 	fmt.Printf("|---|")
@@ -288,7 +288,7 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 		}
 		if n == 1 {
 			added := (1/median(rates[0]) - 1/median(rates[1])) * 1e6
-			fmt.Printf(" %+.1f µs (%s mean %.1f µs, %s %.1f µs) |\n", added, ins[0].name, 1e6/median(rates[0]), ins[1].name, 1e6/median(rates[1]))
+			fmt.Printf(" %+.1f µs (%s mean %.1f µs, %s %.1f µs) |\n", added, strings.TrimSuffix(ins[0].name, ", INSERT…SELECT"), 1e6/median(rates[0]), strings.TrimSuffix(ins[1].name, ", INSERT…SELECT"), 1e6/median(rates[1]))
 		} else {
 			fmt.Println(" |")
 		}
