@@ -219,7 +219,8 @@ const MaxPinTTL = 100 * 365 * 24 * time.Hour
 // Pinner is implemented by stores that can extend a lease far beyond MaxTTL, for
 // a holder that cannot renew: a database that makes IDs itself (package indb)
 // holds its node value for as long as its function is installed, and releases it
-// when the function is removed. Every store of this module implements it.
+// when the function is removed. It is optional, found by a type assertion;
+// the file, SQL, Redis, etcd and memory stores implement it.
 type Pinner interface {
 	// Pin extends the live lease l to ttl from now, by the store's clock, and
 	// raises the value's mark to mark if that is higher, as Renew does; ttl may be

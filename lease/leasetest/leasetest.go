@@ -398,7 +398,8 @@ func testPin(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	s, s2 := open(t, newStore), open(t, newStore)
 	p, ok := s.(lease.Pinner)
 	if !ok {
-		t.Fatalf("%T does not implement lease.Pinner; a database that makes IDs (flurry sql) cannot hold a node value in it", s)
+		// Optional, as database/sql's upgrades are: flurry sql refuses such a store.
+		t.Skipf("%T does not implement lease.Pinner, so flurry sql cannot hold a node value in it", s)
 	}
 	scope := Scope(t)
 	l, err := s.AcquireValue(ctx(t), scope, 2, "database", ttl)
