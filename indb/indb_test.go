@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -414,15 +415,37 @@ func copyDB(t *testing.T, how string, e indb.Engine, srcURL string, src *sql.DB)
 		if _, err := admin.ExecContext(ctx(t), "CREATE DATABASE "+name); err != nil {
 			t.Fatal(err)
 		}
-		pipe(t, []string{tool(t, "pg_dump"), "-h", "127.0.0.1", "-U", "postgres", srcName}, []string{tool(t, "psql"), "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-U", "postgres", "-d", name})
+		conn := clientArgs(t, base, "-h", "-p", "-U", "PGPASSWORD")
+		pipe(t, append(append([]string{tool(t, "pg_dump")}, conn...), srcName), append(append([]string{tool(t, "psql"), "-q", "-v", "ON_ERROR_STOP=1"}, conn...), "-d", name))
 	case "mariadb-dump":
 		if _, err := admin.ExecContext(ctx(t), "CREATE DATABASE "+name); err != nil {
 			t.Fatal(err)
 		}
-		pipe(t, []string{tool(t, "mariadb-dump"), "-h", "127.0.0.1", "-u", "root", "--routines", "--triggers", srcName}, []string{tool(t, "mariadb"), "-h", "127.0.0.1", "-u", "root", name})
+		conn := clientArgs(t, base, "-h", "-P", "-u", "MYSQL_PWD")
+		pipe(t, append(append([]string{tool(t, "mariadb-dump"), "--routines", "--triggers"}, conn...), srcName), append(append([]string{tool(t, "mariadb")}, conn...), name))
 	}
 	_, dst := openAt(t, base, name)
 	return dst, src
+}
+
+// clientArgs returns the host, port and user flags of a client tool for the
+// server of rawURL, and sets the password variable the tool reads.
+func clientArgs(t *testing.T, rawURL, host, port, user, passEnv string) []string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{host, u.Hostname()}
+	if u.Port() != "" {
+		args = append(args, port, u.Port())
+	}
+	if u.User != nil {
+		args = append(args, user, u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			t.Setenv(passEnv, p)
+		}
+	}
+	return args
 }
 
 // TestLeaseStoreWithoutPin refuses a store that cannot pin.
