@@ -13,20 +13,24 @@
 //	st, err := indb.Install(ctx, db, indb.Postgres, opts, leases) // flurry sql install
 //	err = indb.Uninstall(ctx, db, indb.Postgres, indb.UninstallOptions{Leases: leases})
 //
-// How it works. The counter is one non-transactional sequence whose value is a
-// slot, tick << seqBits | seq: every call takes the next slot with one nextval
-// (NEXTVAL on MariaDB), so two calls never share one, and the ID is composed from
-// the slot's tick and sequence and the database's node value. A slot whose tick is
-// the clock's is returned at once; a slot ahead of the clock (its tick's sequence
+// How it works. The counter holds a slot, tick << seqBits | seq: every call takes
+// the next slot, so two calls never share one, and the ID is composed from the
+// slot's tick and sequence and the database's node value. A slot whose tick is the
+// clock's is returned at once; a slot ahead of the clock (its tick's sequence
 // values were used up, or the clock stepped back) is returned after the clock
 // reaches its tick, within Options.MaxWait, else the call fails naming the gap; a
 // slot behind the clock moves the counter to the start of the current tick.
-// MariaDB's SETVAL never moves a sequence back, so that move is one statement.
-// PostgreSQL's setval does, so there the move is made under an advisory lock and
-// announced on a second sequence (odd while a move is under way): a call takes its
-// slot without a lock, and keeps it only when that sequence read the same even
-// value before and after its nextval, so no slot a move could hand out again is
-// ever returned. docs/in-database.md has the argument and the measured costs.
+//
+// On PostgreSQL the counter is a sequence (nextval is not transactional). setval
+// can move it back, so a move is made under an advisory lock and announced on a
+// second sequence (odd while a move is under way): a call takes its slot without
+// a lock, and keeps it only when that sequence read the same even value before
+// and after its nextval, so no slot a move could hand out again is ever returned.
+// On MariaDB, whose SETVAL takes only literals and whose stored functions run no
+// dynamic SQL, the counter is a row of an Aria table (not undone by a rollback),
+// raised by one UPDATE ... GREATEST(slot + 1, tick << seqBits); MariaDB locks it for
+// each statement that calls the function, so those statements take turns.
+// docs/in-database.md has the argument, the tests that check it and the costs.
 //
 // The node value is leased from a flurry lease store (any of lease/leaseurl's) and
 // pinned there (lease.Pinner) for as long as the function is installed; Uninstall
