@@ -9,9 +9,13 @@
 // original's IDs.
 //
 //	script, err := indb.Emit(indb.Options{Engine: indb.Postgres, Layout: l, Node: nv})
-//	fmt.Print(script)                                  // flurry sql emit
-//	st, err := indb.Install(ctx, db, indb.Postgres, opts, leases) // flurry sql install
-//	err = indb.Uninstall(ctx, db, indb.Postgres, indb.UninstallOptions{Leases: leases})
+//	fmt.Print(script) // flurry sql emit
+//
+//	db, e, _, err := indb.Open(ctx, "postgres://app@db1:5432/shop")
+//	in, err := indb.Install(ctx, db, indb.InstallOptions{ // flurry sql install
+//		Options: indb.Options{Engine: e, Layout: l, Targets: []indb.Target{{Table: "orders", Column: "id"}}},
+//		Leases:  leases, LeaseName: "etcd://10.0.0.5:2379"})
+//	out, err := indb.Uninstall(ctx, db, e, indb.UninstallOptions{Leases: leases}) // flurry sql uninstall
 //
 // How it works. The counter holds a slot, tick << seqBits | seq: every call takes
 // the next slot, so two calls never share one, and the ID is composed from the
