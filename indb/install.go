@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -435,12 +436,21 @@ func Install(ctx context.Context, db *sql.DB, o InstallOptions) (Installed, erro
 		o.Targets = mergeTargets(prev.Targets, o.Targets)
 	}
 	script, err := Emit(o.Options)
-	if err == nil && !fresh {
-		// The copy's row takes this database's identity: the new function issues here.
-		_, err = db.ExecContext(ctx, "UPDATE "+stateName(e, o.Schema)+" SET identity = "+lit(e, here)+" WHERE function_name = "+lit(e, functionName(o.Function)))
-	}
 	if err == nil {
-		err = run(ctx, db, e, script.Install)
+		stmts := script.Install
+		if !fresh {
+			// The copy's row takes this database's identity and the new lease, last:
+			// only once the function with the new node value is in place may the
+			// identity check pass here. (On PostgreSQL all of it is one transaction;
+			// on MariaDB a failure before this leaves the copy refusing, as before.)
+			l := o.Lease
+			stmts = append(stmts[:len(stmts):len(stmts)], "UPDATE "+stateName(e, o.Schema)+" SET identity = "+lit(e, here)+
+				", node = "+lit(e, nodeText(o.Layout, o.Node))+", lease_store = "+lit(e, l.Store)+", lease_scope = "+lit(e, l.Scope)+
+				", lease_value = "+strconv.FormatInt(l.Value, 10)+", lease_owner = "+lit(e, l.Owner)+", lease_token = "+lit(e, l.Token)+
+				", targets = "+lit(e, targetsText(o.Targets))+", until_ms = "+strconv.FormatInt(o.Until.UnixMilli(), 10)+
+				" WHERE function_name = "+lit(e, functionName(o.Function)))
+		}
+		err = run(ctx, db, e, stmts)
 	}
 	if err != nil {
 		// Nothing issued with the value: hand it back with the mark it had.
