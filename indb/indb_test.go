@@ -458,3 +458,46 @@ func TestLeaseStoreWithoutPin(t *testing.T) {
 }
 
 type noPin struct{ lease.Store }
+
+// TestCanceledMove cancels a call in the middle of a move of the counter (a
+// statement timeout while TestClock's flurry.test_move_delay_ms holds it there):
+// the advisory lock must not stay held, and the move sequence it left odd must be
+// repaired by the next move, or every later move would wait forever.
+func TestCanceledMove(t *testing.T) {
+	_, db := freshDB(t, indb.Postgres)
+	l := mustLayout(t, tiny)
+	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: indb.Postgres, Layout: l, TestClock: true}})
+	a, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	before := next(t, a, indb.DefaultFunction, 3)
+	for _, q := range []string{"SELECT set_config('flurry.test_move_delay_ms', '5000', false)", "SET statement_timeout = 300"} {
+		if _, err := a.ExecContext(ctx(t), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(5 * time.Millisecond) // the counter falls behind the clock: the next call moves it
+	var id int64
+	err = a.QueryRowContext(ctx(t), "SELECT "+indb.DefaultFunction+"()").Scan(&id)
+	if err == nil || !strings.Contains(err.Error(), "statement timeout") {
+		t.Fatalf("a call held in its move for 5 s under a 300 ms statement timeout = %d, %v; want a timeout", id, err)
+	}
+	// Another session moves the counter (it is behind again) within a few seconds.
+	b, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.ExecContext(ctx(t), "SET lock_timeout = 5000"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	after := next(t, b, indb.DefaultFunction, 20)
+	var j int64
+	if err := db.QueryRowContext(ctx(t), "SELECT last_value FROM "+indb.DefaultFunction+"_jump").Scan(&j); err != nil || j%2 != 0 {
+		t.Errorf("the move sequence is %d (%v) after the next moves; want it even", j, err)
+	}
+	checkIDs(t, l, in.Node, append(before, after...))
+}
