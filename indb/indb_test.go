@@ -1,6 +1,7 @@
 package indb_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -500,4 +501,50 @@ func TestCanceledMove(t *testing.T) {
 		t.Errorf("the move sequence is %d (%v) after the next moves; want it even", j, err)
 	}
 	checkIDs(t, l, in.Node, append(before, after...))
+}
+
+// TestGrant lets a role that owns nothing call the function (Options.Grants), and
+// checks that without the grant it cannot.
+func TestGrant(t *testing.T) {
+	base := testenv.Postgres.URL(t)
+	admin, _, _, err := indb.Open(ctx(t), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role, other := randName("flurry_indb_role_"), randName("flurry_indb_role_")
+	for _, r := range []string{role, other} {
+		if _, err := admin.ExecContext(ctx(t), "CREATE ROLE "+r+" NOLOGIN"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Registered before the database: cleanups run last first, and a role can be
+	// dropped only once the database that grants it something is gone.
+	t.Cleanup(func() {
+		for _, r := range []string{role, other} {
+			if _, err := admin.ExecContext(context.Background(), "DROP ROLE IF EXISTS "+r); err != nil {
+				t.Errorf("DROP ROLE %s: %v", r, err)
+			}
+		}
+		admin.Close()
+	})
+	_, db := freshDB(t, indb.Postgres)
+	l := mustLayout(t, "instagram")
+	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: indb.Postgres, Layout: l, Grants: []string{role}}})
+	c, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx(t), "SET ROLE "+role); err != nil {
+		t.Fatal(err)
+	}
+	checkIDs(t, l, in.Node, next(t, c, indb.DefaultFunction, 3))
+	if _, err := c.ExecContext(ctx(t), "SET ROLE "+other); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := c.QueryRowContext(ctx(t), "SELECT "+indb.DefaultFunction+"()").Scan(&id); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("a role without the grant = %d, %v; want permission denied", id, err)
+	}
+	c.ExecContext(ctx(t), "RESET ROLE")
 }

@@ -230,6 +230,10 @@ func (p *plan) postgres() Script {
 	for _, t := range p.o.Targets {
 		add(`ALTER TABLE ` + pgQuote(t.Table) + ` ALTER COLUMN ` + pgQuote(t.Column) + ` SET DEFAULT {S}.{F}()`)
 	}
+	for _, g := range p.o.Grants {
+		add(`GRANT SELECT ON {S}.{STATE} TO ` + pgQuote(g))
+		add(`GRANT USAGE, SELECT, UPDATE ON SEQUENCE {S}.{SEQ}, {S}.{SEQJUMP} TO ` + pgQuote(g))
+	}
 	del := func(t string) { s.Uninstall = append(s.Uninstall, r.Replace(t)) }
 	for _, t := range p.o.Targets {
 		del(`ALTER TABLE IF EXISTS ` + pgQuote(t.Table) + ` ALTER COLUMN ` + pgQuote(t.Column) + ` DROP DEFAULT`)

@@ -62,6 +62,7 @@ func newSQLCmd() *cobra.Command {
 type sqlFlags struct {
 	layoutText, node, function, schema, table, column string
 	maxWait                                           time.Duration
+	grants                                            []string
 }
 
 func (sf *sqlFlags) register(cmd *cobra.Command, nodeHelp string) {
@@ -72,11 +73,12 @@ func (sf *sqlFlags) register(cmd *cobra.Command, nodeHelp string) {
 	f.StringVar(&sf.schema, "schema", "", "PostgreSQL: the schema of the function and its objects (default: the connection's current schema; emit: public)")
 	f.StringVar(&sf.table, "table", "", "attach the function to this table's --column: its DEFAULT (PostgreSQL) or a BEFORE INSERT trigger (MariaDB)")
 	f.StringVar(&sf.column, "column", "", "with --table: the column that takes the IDs")
+	f.StringSliceVar(&sf.grants, "grant", nil, "PostgreSQL: let these roles call the function (SELECT on flurry_sql_state, USAGE, SELECT and UPDATE on its sequences); repeat or separate with commas")
 	f.DurationVar(&sf.maxWait, "max-wait", 0, "how long one call may wait for the database clock to reach its ID's tick before it fails naming the gap (default: 1s, or two ticks if longer)")
 }
 
 func (sf *sqlFlags) options(e indb.Engine) (indb.Options, error) {
-	o := indb.Options{Engine: e, Function: sf.function, Schema: sf.schema, MaxWait: sf.maxWait}
+	o := indb.Options{Engine: e, Function: sf.function, Schema: sf.schema, MaxWait: sf.maxWait, Grants: sf.grants}
 	if sf.layoutText == "" {
 		return o, usageErr("--layout is required: a preset such as instagram, or a text form (flurry layouts)")
 	}
