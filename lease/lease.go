@@ -190,3 +190,21 @@ func short(d time.Duration) string {
 
 // RedactURL returns a store URL with its password replaced by "xxxxx", for messages.
 func RedactURL(rawURL string) string { return storeurl.Redact(rawURL) }
+
+// MaxPinTTL is the longest ttl Pinner.Pin takes: a century, far beyond any
+// layout's use, and within what every engine takes (etcd refuses more than 9e9 s)
+// and what a deadline in nanoseconds holds.
+const MaxPinTTL = 100 * 365 * 24 * time.Hour
+
+// Pinner is implemented by stores that can extend a lease far beyond MaxTTL, for
+// a holder that cannot renew: a database that makes IDs itself (package indb)
+// holds its node value for as long as its function is installed, and releases it
+// when the function is removed. It is optional, found by a type assertion;
+// the file, SQL, Redis, etcd and memory stores implement it.
+type Pinner interface {
+	// Pin extends the live lease l to ttl from now, by the store's clock, and
+	// raises the value's mark to mark if that is higher, as Renew does; ttl may be
+	// from MinTTL to MaxPinTTL. It returns the updated lease (etcd's has a new
+	// Token), or an error wrapping ErrLost when l is not live.
+	Pin(ctx context.Context, l Lease, ttl time.Duration, mark int64) (Lease, error)
+}

@@ -59,7 +59,7 @@ Errors are printed as one line, "flurry: <reason>". Exit codes: 0 success, 1 fai
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
-	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newLeaseCmd(), newRedisCmd(), newSegmentCmd(), newVersionCmd())
+	root.AddCommand(newLayoutsCmd(), newGenCmd(), newDecodeCmd(), newPlanCmd(), newLeaseCmd(), newRedisCmd(), newSegmentCmd(), newSQLCmd(), newVersionCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newGetCmd(), newBenchCmd())
 	root.AddCommand(newCompletionCmd(), newManCmd(), newHealthCmd())

@@ -435,12 +435,22 @@ func (s *Store) raise(ctx context.Context, hk, mk string, heldRev int64, m markK
 // Renew keeps the lease's etcd lease alive and raises the mark; see lease.Store.
 // A ttl longer than the etcd lease was granted with moves the value to a new etcd
 // lease, with a new Token.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	return s.renew(ctx, l, ttl, mark, checkTTL)
+}
+
+// Pin implements lease.Pinner: Renew with a ttl of up to lease.MaxPinTTL, which
+// moves the value to a new etcd lease of that TTL, with a new Token.
+func (s *Store) Pin(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	return s.renew(ctx, l, ttl, mark, leasestore.CheckPinTTL)
+}
+
+func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64, check func(time.Duration) error) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	id, err := checkLease(l)
 	if err == nil {
-		err = checkTTL(ttl)
+		err = check(ttl)
 	}
 	if err != nil {
 		return lease.Lease{}, err

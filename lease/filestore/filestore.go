@@ -239,10 +239,22 @@ func (s *Store) live(f *file, l lease.Lease, now int64, op string) (string, reco
 
 // Renew implements lease.Store.
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
-	if err := leasestore.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return l, err
 	}
-	if err := leasestore.CheckTTL(ttl); err != nil {
+	return s.renew(ctx, l, ttl, mark)
+}
+
+// Pin implements lease.Pinner: Renew with a ttl of up to lease.MaxPinTTL.
+func (s *Store) Pin(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckPinTTL(ttl); err != nil {
+		return l, err
+	}
+	return s.renew(ctx, l, ttl, mark)
+}
+
+func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return l, err
 	}
 	out := l

@@ -53,6 +53,15 @@ func CheckTTL(ttl time.Duration) error {
 	return nil
 }
 
+// CheckPinTTL checks the ttl of Pinner.Pin: a whole number of milliseconds from
+// MinTTL to MaxPinTTL.
+func CheckPinTTL(ttl time.Duration) error {
+	if ttl < lease.MinTTL || ttl > lease.MaxPinTTL || ttl%time.Millisecond != 0 {
+		return bad("lease: pin ttl %v must be a whole number of milliseconds from %s to 100 years", ttl, short(lease.MinTTL))
+	}
+	return nil
+}
+
 // CheckAcquire checks the arguments of Store.Acquire: scope (CheckScope), a pool
 // size from 1 to 2^22, an owner of 1 to 200 bytes, and ttl (CheckTTL).
 func CheckAcquire(scope string, size int64, owner string, ttl time.Duration) error {

@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	t.Run("ScopesAreSeparate", func(t *testing.T) { testScopes(t, newStore) })
 	t.Run("BadArguments", func(t *testing.T) { testBadArgs(t, newStore) })
 	t.Run("AcquireValue", func(t *testing.T) { testAcquireValue(t, newStore) })
+	t.Run("Pin", func(t *testing.T) { testPin(t, newStore) })
 }
 
 // Scope returns a fresh scope name for a test.
@@ -416,4 +417,54 @@ func FuzzURL(f *testing.F, seeds []string, parse func(raw string) error) {
 			}
 		}
 	})
+}
+
+// testPin checks lease.Pinner: a pinned lease is held far beyond MaxTTL, by the
+// store's own record, and is released like any other.
+func testPin(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s, s2 := open(t, newStore), open(t, newStore)
+	p, ok := s.(lease.Pinner)
+	if !ok {
+		// Optional, as database/sql's upgrades are: flurry sql refuses such a store.
+		t.Skipf("%T does not implement lease.Pinner, so flurry sql cannot hold a node value in it", s)
+	}
+	scope := Scope(t)
+	l, err := s.AcquireValue(ctx(t), scope, 2, "database", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pin(ctx(t), l, lease.MaxPinTTL+time.Millisecond, 0); !errors.Is(err, lease.ErrBadConfig) {
+		t.Errorf("Pin past MaxPinTTL: %v; want ErrBadConfig", err)
+	}
+	mark := time.Now().UnixMilli() + 5000
+	pinned, err := p.Pin(ctx(t), l, lease.MaxPinTTL, mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned.Mark != mark || pinned.Value != 2 || pinned.Token == "" {
+		t.Errorf("Pin = %+v; want value 2, mark %d", pinned, mark)
+	}
+	if least := time.Now().Add(lease.MaxPinTTL - 24*time.Hour); pinned.Expires.Before(least) {
+		t.Errorf("pinned lease expires %v; want after %v", pinned.Expires, least)
+	}
+	recs, err := s2.List(ctx(t), scope)
+	if err != nil || len(recs) != 1 || !recs[0].Held || recs[0].Expires.Before(time.Now().Add(lease.MaxTTL)) {
+		t.Errorf("List after Pin = %+v, %v; want value 2 held for a century", recs, err)
+	}
+	if _, err := s2.AcquireValue(ctx(t), scope, 2, "other", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Errorf("AcquireValue of a pinned value: %v", err)
+	}
+	if _, err := p.Pin(ctx(t), lease.Lease{Scope: scope, Value: 2, Token: "stale"}, lease.MaxPinTTL, mark); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Pin with a stale token: %v; want ErrLost", err)
+	}
+	if err := s.Release(ctx(t), pinned, mark-1000); err != nil {
+		t.Fatal(err)
+	}
+	if l := acquire(t, s2, scope, 3, "pool"); l.Value != 0 {
+		t.Errorf("pool after the pin's release took %d; want 0 (never used)", l.Value)
+	}
+	got, err := s2.AcquireValue(ctx(t), scope, 2, "next", ttl)
+	if err != nil || got.Mark != mark-1000 {
+		t.Errorf("AcquireValue after release = %+v, %v; want the released mark %d", got, err, mark-1000)
+	}
 }

@@ -145,10 +145,22 @@ func (s *Store) held(l lease.Lease, op string) (*record, int64, error) {
 
 // Renew implements lease.Store.
 func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
-	if err := leasestore.CheckScope(l.Scope); err != nil {
+	if err := leasestore.CheckTTL(ttl); err != nil {
 		return l, err
 	}
-	if err := leasestore.CheckTTL(ttl); err != nil {
+	return s.renew(ctx, l, ttl, mark)
+}
+
+// Pin implements lease.Pinner: Renew with a ttl of up to lease.MaxPinTTL.
+func (s *Store) Pin(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckPinTTL(ttl); err != nil {
+		return l, err
+	}
+	return s.renew(ctx, l, ttl, mark)
+}
+
+func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return l, err
 	}
 	if err := ctx.Err(); err != nil {

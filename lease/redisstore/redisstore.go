@@ -252,13 +252,25 @@ func checkLease(l lease.Lease) error {
 
 // Renew extends a live lease to ttl from now, by Redis's clock, and raises the
 // mark; see lease.Store.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckTTL(ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	return s.extend(ctx, l, ttl, mark)
+}
+
+// Pin implements lease.Pinner: Renew with a ttl of up to lease.MaxPinTTL.
+func (s *Store) Pin(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckPinTTL(ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	return s.extend(ctx, l, ttl, mark)
+}
+
+func (s *Store) extend(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := checkLease(l); err != nil {
-		return lease.Lease{}, err
-	}
-	if err := leasestore.CheckTTL(ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)

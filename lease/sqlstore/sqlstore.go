@@ -292,14 +292,26 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 
 // Renew implements lease.Store. The lease is live while its expiry, by the
 // database's clock, is in the future.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckTTL(ttl); err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	return s.renew(ctx, l, ttl, mark)
+}
+
+// Pin implements lease.Pinner: Renew with a ttl of up to lease.MaxPinTTL.
+func (s *Store) Pin(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckPinTTL(ttl); err != nil {
+		return l, fmt.Errorf("lease/sqlstore: pin %s/%d: %w", l.Scope, l.Value, err)
+	}
+	return s.renew(ctx, l, ttl, mark)
+}
+
+func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
 	if err := leasestore.CheckScope(l.Scope); err != nil {
 		return l, err
-	}
-	if err := leasestore.CheckTTL(ttl); err != nil {
-		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
 	lost := fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
 	if l.Token == "" {

@@ -528,13 +528,24 @@ func (s *Store) held(ctx context.Context, l lease.Lease) (node, error) {
 
 // Renew extends a live lease to ttl from now, by the ZooKeeper leader's clock, and
 // raises the mark; see lease.Store.
-func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	return s.renew(ctx, l, ttl, mark, leasestore.CheckTTL)
+}
+
+// Pin implements lease.Pinner: Renew with a ttl of up to lease.MaxPinTTL. The
+// lease's expiry is data in its persistent node, so a pinned lease outlives any
+// ZooKeeper session.
+func (s *Store) Pin(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64) (lease.Lease, error) {
+	return s.renew(ctx, l, ttl, mark, leasestore.CheckPinTTL)
+}
+
+func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64, check func(time.Duration) error) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	if err := leasestore.CheckTTL(ttl); err != nil {
+	if err := check(ttl); err != nil {
 		return lease.Lease{}, err
 	}
 	fail := func(err error) (lease.Lease, error) {

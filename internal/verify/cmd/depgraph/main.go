@@ -59,11 +59,11 @@ var layers = []layer{
 		// than among the leaf helpers.
 		"internal/fence",
 	}},
-	{"leases, segments, Redis-native IDs (and their stores)", []string{
+	{"leases, segments, IDs made in Redis or a SQL database (and their stores)", []string{
 		// With the stores: lease/leasestore and segment/segmentstore, the checks
 		// every store makes of its arguments, which import lease and segment as
 		// the stores do.
-		"lease/...", "segment/...", "redisgen/...",
+		"lease/...", "segment/...", "redisgen/...", "indb/...",
 	}},
 	{"server and client", []string{
 		"server/...", "client/...",
