@@ -272,11 +272,32 @@ func (c *Conn) do(ctx context.Context, f func(*zk.Conn) error) error {
 	}
 }
 
+// read is do for calls that change nothing: when the connection they went out on
+// was lost (closed because it went silent, or dropped by the member), they are
+// sent again on the next one while ctx allows, so a read right after a member
+// comes back is answered rather than failed by the old connection's end.
+func (c *Conn) read(ctx context.Context, f func(*zk.Conn) error) error {
+	for attempt := 0; ; attempt++ {
+		err := c.do(ctx, f)
+		lost := errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || errors.Is(err, bound.ErrClosedSilent)
+		if !lost || attempt == 3 || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(time.Duration(attempt+1) * 25 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
 // Get returns a node's data and stat.
 func (c *Conn) Get(ctx context.Context, path string) (data []byte, st *zk.Stat, err error) {
 	var d []byte
 	var s *zk.Stat
-	err = c.do(ctx, func(z *zk.Conn) (err error) { d, s, err = z.Get(path); return err })
+	err = c.read(ctx, func(z *zk.Conn) (err error) { d, s, err = z.Get(path); return err })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -341,7 +362,7 @@ func (c *Conn) GetAll(ctx context.Context, paths []string) ([]Node, error) {
 // Children returns the names of a node's children.
 func (c *Conn) Children(ctx context.Context, path string) ([]string, error) {
 	var names []string
-	err := c.do(ctx, func(z *zk.Conn) (err error) { names, _, err = z.Children(path); return err })
+	err := c.read(ctx, func(z *zk.Conn) (err error) { names, _, err = z.Children(path); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +411,7 @@ func (c *Conn) CreatePath(ctx context.Context, path string) error {
 func (c *Conn) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
 	var ok bool
 	var s *zk.Stat
-	err := c.do(ctx, func(z *zk.Conn) (err error) { ok, s, err = z.Exists(path); return err })
+	err := c.read(ctx, func(z *zk.Conn) (err error) { ok, s, err = z.Exists(path); return err })
 	if err != nil {
 		return false, nil, err
 	}
