@@ -27,6 +27,7 @@ type Generator struct {
 	l         *layout.Layout
 	codec     *bitcodec.Codec // l's field positions
 	clk       clock.Clock
+	sys       *clock.System // clk when it is the system clock, read without an interface call
 	epochNs   int64
 	unitNs    int64
 	unit      fastdiv.Divisor // unitNs, divided by without a hardware divide
@@ -41,6 +42,7 @@ type Generator struct {
 	stateShift uint
 	stateSeq   uint64 // mask of the sequence and guard bits
 	fastAdd    bool   // the guard bits hold at least 2^16 overflowing adds
+	fastSeq    uint64 // laneMask with fastAdd, else 0: next's fast path issues below it
 	overflow   OverflowPolicy
 	behind     BehindPolicy
 	aheadTicks int64 // how many ticks ahead of the clock Borrow/Logical may issue
@@ -87,7 +89,8 @@ type lane struct {
 	state       atomic.Uint64
 	mu          sync.Mutex
 	serialUntil atomic.Int64 // hybrid: clock ns until which callers take mu; 0: lock-free
-	_           [40]byte
+	bits        int64        // the lane's index in the ID: laneIdx << laneBits << seqShift
+	_           [32]byte
 }
 
 // contention names how a lane serves callers on several CPUs at once. The variants
@@ -187,6 +190,7 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	if g.clk == nil {
 		g.clk = clock.NewSystem()
 	}
+	g.sys, _ = g.clk.(*clock.System)
 	if opts.Overflow > Borrow {
 		return nil, fmt.Errorf("snowflake: unknown overflow policy %d", opts.Overflow)
 	}
@@ -213,6 +217,9 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
 	g.stateSeq = 1<<g.stateShift - 1
+	if g.fastAdd {
+		g.fastSeq = uint64(g.laneMask)
+	}
 
 	drift := opts.MaxDrift
 	if drift < 0 {
@@ -333,6 +340,11 @@ func (g *Generator) Close() error {
 	}
 	g.grantMu.Lock()
 	defer g.grantMu.Unlock()
+	// The fast path does not look at closed: a fence ended at the beginning of time
+	// sends every later call to the slow path, which does.
+	for _, n := range g.nodes {
+		n.until.Store(math.MinInt64)
+	}
 	registry.Lock()
 	defer registry.Unlock()
 	if g.managed {
@@ -398,8 +410,7 @@ func (g *Generator) tickAt(ns int64) (int64, error) {
 // returned before the call started. It blocks only to wait for a tick (at most one
 // tick, or WaitThreshold for a clock step), and returns ctx.Err() if ctx ends first.
 func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
-	id, _, err := g.reserve(ctx, 0, 1)
-	return id, err
+	return g.next(ctx, 0)
 }
 
 // NextN fills dst with new IDs, in increasing order, and returns how many it filled:
@@ -463,20 +474,103 @@ var errMoved = errors.New("snowflake: retry on the active node")
 // takes a larger one: with one lane, Next is linearizable. No lock is held while a
 // caller waits: it sleeps between attempts, holding nothing.
 func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurry.ID, int64, error) {
+	if want == 1 {
+		id, err := g.next(ctx, laneIdx)
+		if err != nil {
+			return 0, 0, err
+		}
+		return id, 1, nil
+	}
+	return g.reserveSlow(ctx, laneIdx, want)
+}
+
+// next issues one ID from lane laneIdx. Its first half is the fast path, the common
+// case of a lane whose last ID is in the clock's current tick with sequence values
+// left: one clock read, one atomic add, and the checks that the add may issue. It
+// is written out in one function, the system clock's read included, because each
+// call it made would cost a call's overhead on every ID: Next is inlined into its
+// caller, so an ID costs one call into next, one into time.Since, and the add.
+// Every other case goes to slowNext.
+//
+// Next on a closed generator must refuse, but next does not load closed: Close ends
+// every node's fence (until), which sends the call to slowNext, which does. The
+// warning window (warnTick) is not checked here either: the fast path issues only
+// in a tick that reserveOn has already issued in, and reserveOn warns.
+func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
+	nd := g.active.Load()
+	if nd == nil {
+		return g.slowNext(ctx, laneIdx) // a generator fed by a lease, before its first grant
+	}
+	ln := &nd.lanes[laneIdx]
+	if ln.serialUntil.Load() != 0 {
+		// The mutex or hybrid variant serialises the lane; the clock is read under
+		// its mutex.
+		return g.slowNext(ctx, laneIdx)
+	}
+	var nowNs int64
+	if g.sys != nil {
+		nowNs = g.sys.Now()
+	} else {
+		nowNs = g.clk.Now()
+	}
+	d := nowNs - g.epochNs
+	if d < 0 || nowNs >= nd.until.Load() {
+		return g.slowNext(ctx, laneIdx) // a clock before the epoch, or a fence that has ended
+	}
+	now := g.unit.Div(d)
+	old := ln.state.Load()
+	// old is in tick now with sequence values left exactly when old - now<<stateShift,
+	// the sequence field, is below fastSeq (laneMask, or 0 without the guard bits that
+	// the add needs): an earlier tick wraps around to a huge number, a later one leaves
+	// at least 1<<stateShift. The fence's through is at most maxTick, which keeps
+	// now<<stateShift from overflowing. Every shift count is below 64 by
+	// construction; &63 says so to the compiler, which otherwise adds a compare and a
+	// mask to each shift.
+	if old-uint64(now)<<(g.stateShift&63) >= g.fastSeq || now > nd.through.Load() {
+		return g.slowNext(ctx, laneIdx)
+	}
+	v := ln.state.Add(1)
+	if v != old+1 {
+		// Another CPU's add landed between the load and this add.
+		return g.fastContended(ctx, nd, ln, laneIdx, old, v, nowNs, now)
+	}
+	// v is old+1: the same tick, and a sequence value at most laneMask.
+	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | int64(v&g.stateSeq)<<(g.seqShift&63)), nil
+}
+
+// fastContended finishes a fast-path add that found another CPU's add between its
+// load and its add: the lane's cache line is moving between CPUs (the hybrid
+// variant serialises the lane for a while), and the add issues only if it is still
+// in the tick it loaded with a sequence value left.
+func (g *Generator) fastContended(ctx context.Context, nd *node, ln *lane, laneIdx int, old, v uint64, nowNs, now int64) (flurry.ID, error) {
+	g.contended(ln, nowNs)
+	stateShift := g.stateShift & 63
+	seq := int64(v & g.stateSeq)
+	if v>>stateShift != old>>stateShift || seq > g.laneMask {
+		return g.slowNext(ctx, laneIdx)
+	}
+	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63)), nil
+}
+
+// slowNext is next when the fast path did not issue.
+func (g *Generator) slowNext(ctx context.Context, laneIdx int) (flurry.ID, error) {
+	id, _, err := g.reserveSlow(ctx, laneIdx, 1)
+	return id, err
+}
+
+// reserveSlow is reserve without the lock-free fast path: a closed generator, a
+// lane serialised by its mutex (the mutex and hybrid variants), a new tick, a full
+// tick, a clock behind, a fence, or more than one ID.
+func (g *Generator) reserveSlow(ctx context.Context, laneIdx int, want int64) (flurry.ID, int64, error) {
 	if g.closed.Load() {
 		return 0, 0, ErrClosed
 	}
 	if want == 1 && g.fastAdd {
-		// The fast path: one ID in the clock's tick. A lane is lock-free
-		// (serialUntil 0) unless the mutex or hybrid variant serialises it.
 		if nd := g.active.Load(); nd != nil {
-			ln := &nd.lanes[laneIdx]
-			if ln.serialUntil.Load() == 0 {
-				if id, _, ok := g.fast(nd, ln, laneIdx); ok {
+			if ln := &nd.lanes[laneIdx]; ln.serialUntil.Load() != 0 {
+				if id, ok := g.fastSerial(nd, ln); ok {
 					return id, 1, nil
 				}
-			} else if id, ok := g.fastSerial(nd, ln, laneIdx); ok {
-				return id, 1, nil
 			}
 		}
 	}
@@ -558,6 +652,9 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		// the clock (until), nor in a tick past the reservation the store holds
 		// (through): past either, another process may hold the node value.
 		if nowNs >= nd.until.Load() || tick > nd.through.Load() {
+			if g.closed.Load() {
+				return 0, 0, ErrClosed // Close ended the fence
+			}
 			return 0, 0, g.lostErr(nd, tick)
 		}
 
@@ -622,17 +719,16 @@ func (g *Generator) exhausted() error {
 
 // compose builds the ID of sequence value seq of tick in a lane of nd.
 func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
-	full := seq | int64(laneIdx)<<g.laneBits // lanes split the sequence field, lane 0 lowest
-	return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift)
+	return flurry.ID(tick<<g.timeShift | nd.mask | nd.lanes[laneIdx].bits | seq<<g.seqShift)
 }
 
 // fastSerial is the fast path under a lane's mutex: always under the mutex
 // variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
 // is read inside the lock, so a caller keeps the lock, and the lane's cache line,
 // for runs of calls while the others wait, as bwmarrin's generator does.
-func (g *Generator) fastSerial(nd *node, ln *lane, laneIdx int) (flurry.ID, bool) {
+func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
 	ln.mu.Lock()
-	id, nowNs, ok := g.fast(nd, ln, laneIdx)
+	id, nowNs, ok := g.fast(nd, ln)
 	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
 			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
@@ -655,8 +751,10 @@ func (g *Generator) contended(ln *lane, nowNs int64) {
 // good.
 func (g *Generator) newLanes() []lane {
 	lanes := make([]lane, g.lanesN)
-	if g.contention == contendMutex {
-		for i := range lanes {
+	for i := range lanes {
+		// Lanes split the sequence field, lane 0 lowest.
+		lanes[i].bits = int64(i) << g.laneBits << g.seqShift
+		if g.contention == contendMutex {
 			lanes[i].serialUntil.Store(math.MaxInt64)
 		}
 	}
@@ -667,26 +765,22 @@ func (g *Generator) newLanes() []lane {
 // CPUs add to a lane at once.
 const hybridHold = int64(time.Millisecond)
 
-// fast issues one ID by fetch-and-add when the lane's last ID is in the clock's
-// current tick with sequence values left: one atomic add that never fails, where a
-// compare-and-swap fails and retries whenever another CPU got there first. An add
-// that finds the tick used up lands in the guard bits above the sequence, issues
-// nothing, and leaves the tick change to reserveOn, so the fast path never moves the
-// state to another tick. It returns its clock reading and whether it issued. An add
-// that finds another CPU's add between its load and its add tells the hybrid
-// variant (contended), here rather than in the caller, so that the common path
-// returns two words fewer.
-func (g *Generator) fast(nd *node, ln *lane, laneIdx int) (id flurry.ID, nowNs int64, ok bool) {
+// fast is next's fast path for a lane held under its mutex. It issues one ID by
+// fetch-and-add when the lane's last ID is in the clock's current tick with
+// sequence values left: one atomic add that never fails, where a compare-and-swap
+// fails and retries whenever another CPU got there first. An add that finds the
+// tick used up lands in the guard bits above the sequence, issues nothing, and
+// leaves the tick change to reserveOn, so the fast path never moves the state to
+// another tick. It returns its clock reading and whether it issued.
+func (g *Generator) fast(nd *node, ln *lane) (id flurry.ID, nowNs int64, ok bool) {
 	nowNs = g.clk.Now()
 	if nowNs < g.epochNs || nowNs >= nd.until.Load() {
 		return 0, nowNs, false
 	}
 	now := g.unit.Div(nowNs - g.epochNs)
-	// Every shift count is below 64 by construction; &63 says so to the compiler,
-	// which otherwise adds a compare and a mask to each shift.
 	stateShift := g.stateShift & 63
 	old := ln.state.Load()
-	if int64(old>>stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now >= g.warnTick || now > nd.through.Load() {
+	if int64(old>>stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now > nd.through.Load() {
 		return 0, nowNs, false
 	}
 	v := ln.state.Add(1)
@@ -697,8 +791,7 @@ func (g *Generator) fast(nd *node, ln *lane, laneIdx int) (id flurry.ID, nowNs i
 	if v>>stateShift != old>>stateShift || seq > g.laneMask {
 		return 0, nowNs, false
 	}
-	full := seq | int64(laneIdx)<<(g.laneBits&63)
-	return flurry.ID(now<<(g.timeShift&63) | nd.mask | full<<(g.seqShift&63)), nowNs, true
+	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63)), nowNs, true
 }
 
 // noteDrift records how far ahead of the clock an ID was issued, and counts a tick
@@ -809,8 +902,7 @@ func (g *Generator) Lane() *Lane {
 
 // Next returns a new ID from the lane: larger than every ID the lane returned before.
 func (l *Lane) Next(ctx context.Context) (flurry.ID, error) {
-	id, _, err := l.g.reserve(ctx, l.idx, 1)
-	return id, err
+	return l.g.next(ctx, l.idx)
 }
 
 // NextN fills dst from the lane, like Generator.NextN.
