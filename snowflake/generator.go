@@ -42,7 +42,7 @@ type Generator struct {
 	stateShift uint
 	stateSeq   uint64 // mask of the sequence and guard bits
 	fastAdd    bool   // the guard bits hold at least 2^16 overflowing adds
-	fastSeq    uint64 // laneMask with fastAdd, else 0: next's fast path issues below it
+	fastSeq    uint64 // laneMask with fastAdd and unit.Shifts, else 0: the fast path issues below it
 	overflow   OverflowPolicy
 	behind     BehindPolicy
 	aheadTicks int64 // how many ticks ahead of the clock Borrow/Logical may issue
@@ -73,7 +73,7 @@ type Generator struct {
 type node struct {
 	values layout.NodeValues
 	mask   int64
-	lanes  []lane
+	lanes  []*lane
 	// until (clock ns) and through (tick) fence a managed generator: it issues
 	// nothing at or after until, and no tick after through. Unmanaged: no limit.
 	until   atomic.Int64
@@ -217,7 +217,9 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
 	g.stateSeq = 1<<g.stateShift - 1
-	if g.fastAdd {
+	if g.fastAdd && g.unit.Shifts() {
+		// Units are whole milliseconds, so unit.Shifts fails only for a tick of 146
+		// years or more.
 		g.fastSeq = uint64(g.laneMask)
 	}
 
@@ -484,27 +486,35 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 	return g.reserveSlow(ctx, laneIdx, want)
 }
 
-// next issues one ID from lane laneIdx. Its first half is the fast path, the common
-// case of a lane whose last ID is in the clock's current tick with sequence values
-// left: one clock read, one atomic add, and the checks that the add may issue. It
-// is written out in one function, the system clock's read included, because each
-// call it made would cost a call's overhead on every ID: Next is inlined into its
-// caller, so an ID costs one call into next, one into time.Since, and the add.
-// Every other case goes to slowNext.
+// next issues one ID from lane laneIdx. Its first half is the fast path, for the
+// common case of a lane whose last ID is in the clock's current tick with sequence
+// values left: one clock read and one fetch-and-add, an add that never fails where
+// a compare-and-swap fails and retries whenever another CPU got there first. An
+// add that finds the tick used up lands in the guard bits above the sequence,
+// issues nothing, and leaves the tick change to reserveOn, so the fast path never
+// moves the state to another tick. Every other case goes to slowNext.
 //
-// Next on a closed generator must refuse, but next does not load closed: Close ends
-// every node's fence (until), which sends the call to slowNext, which does. The
-// warning window (warnTick) is not checked here either: the fast path issues only
-// in a tick that reserveOn has already issued in, and reserveOn warns.
+// The fast path is written for its cost per ID, which is what a caller pays beside
+// the clock read: Next is inlined into its caller, so the calls are next, the
+// system clock's Now (a direct call: sys saves the interface's), and time.Since
+// inside it; each check below is a load and a compare; and there is one atomic
+// operation, where a mutex takes two. What the fast path does not check, it gets
+// from elsewhere: Next on a closed generator must refuse, and Close ends every
+// node's fence (until), which sends the call to slowNext, which looks at closed;
+// the warning window (warnTick) needs no check because the fast path issues only
+// in a tick that reserveOn has issued in, and reserveOn warns.
 func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	nd := g.active.Load()
 	if nd == nil {
 		return g.slowNext(ctx, laneIdx) // a generator fed by a lease, before its first grant
 	}
-	ln := &nd.lanes[laneIdx]
+	ln := nd.lanes[laneIdx]
 	if ln.serialUntil.Load() != 0 {
 		// The mutex or hybrid variant serialises the lane; the clock is read under
 		// its mutex.
+		if id, ok := g.fastSerial(nd, ln); ok {
+			return id, nil
+		}
 		return g.slowNext(ctx, laneIdx)
 	}
 	var nowNs int64
@@ -517,7 +527,7 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	if d < 0 || nowNs >= nd.until.Load() {
 		return g.slowNext(ctx, laneIdx) // a clock before the epoch, or a fence that has ended
 	}
-	now := g.unit.Div(d)
+	now := g.unit.DivShift(d) // fastSeq is 0 unless unit.Shifts
 	old := ln.state.Load()
 	// old is in tick now with sequence values left exactly when old - now<<stateShift,
 	// the sequence field, is below fastSeq (laneMask, or 0 without the guard bits that
@@ -558,21 +568,11 @@ func (g *Generator) slowNext(ctx context.Context, laneIdx int) (flurry.ID, error
 	return id, err
 }
 
-// reserveSlow is reserve without the lock-free fast path: a closed generator, a
-// lane serialised by its mutex (the mutex and hybrid variants), a new tick, a full
-// tick, a clock behind, a fence, or more than one ID.
+// reserveSlow is reserve without the fast path: a closed generator, a new tick, a
+// full tick, a clock behind, a fence, or more than one ID.
 func (g *Generator) reserveSlow(ctx context.Context, laneIdx int, want int64) (flurry.ID, int64, error) {
 	if g.closed.Load() {
 		return 0, 0, ErrClosed
-	}
-	if want == 1 && g.fastAdd {
-		if nd := g.active.Load(); nd != nil {
-			if ln := &nd.lanes[laneIdx]; ln.serialUntil.Load() != 0 {
-				if id, ok := g.fastSerial(nd, ln); ok {
-					return id, 1, nil
-				}
-			}
-		}
 	}
 	for {
 		nd := g.active.Load()
@@ -600,7 +600,7 @@ func (g *Generator) reserveSlow(ctx context.Context, laneIdx int, want int64) (f
 //  5. Commit: compare-and-swap the state from what step 1 loaded to the new ID. If
 //     another caller moved it first, go back to step 1 with the same clock reading.
 func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want int64) (flurry.ID, int64, error) {
-	ln := &nd.lanes[laneIdx]
+	ln := nd.lanes[laneIdx]
 	nowNs, now, err := g.readClock()
 	if err != nil {
 		return 0, 0, err
@@ -726,9 +726,31 @@ func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
 // variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
 // is read inside the lock, so a caller keeps the lock, and the lane's cache line,
 // for runs of calls while the others wait, as bwmarrin's generator does.
-func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
+func (g *Generator) fastSerial(nd *node, ln *lane) (id flurry.ID, ok bool) {
 	ln.mu.Lock()
-	id, nowNs, ok := g.fast(nd, ln)
+	var nowNs int64
+	if g.sys != nil {
+		nowNs = g.sys.Now()
+	} else {
+		nowNs = g.clk.Now()
+	}
+	// next's fast path, under the mutex. The add is still atomic: callers that
+	// loaded serialUntil before it was set add without the mutex, and reserveOn
+	// moves the state to a new tick by compare-and-swap.
+	if d := nowNs - g.epochNs; d >= 0 && nowNs < nd.until.Load() {
+		now := g.unit.DivShift(d)
+		stateShift := g.stateShift & 63
+		old := ln.state.Load()
+		if old-uint64(now)<<stateShift < g.fastSeq && now <= nd.through.Load() {
+			v := ln.state.Add(1)
+			if v != old+1 {
+				g.contended(ln, nowNs)
+			}
+			if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
+				id, ok = flurry.ID(now<<(g.timeShift&63)|nd.mask|ln.bits|seq<<(g.seqShift&63)), true
+			}
+		}
+	}
 	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
 			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
@@ -749,9 +771,10 @@ func (g *Generator) contended(ln *lane, nowNs int64) {
 
 // newLanes makes a node's lanes; under the mutex variant they are serialised for
 // good.
-func (g *Generator) newLanes() []lane {
-	lanes := make([]lane, g.lanesN)
+func (g *Generator) newLanes() []*lane {
+	lanes := make([]*lane, g.lanesN)
 	for i := range lanes {
+		lanes[i] = new(lane)
 		// Lanes split the sequence field, lane 0 lowest.
 		lanes[i].bits = int64(i) << g.laneBits << g.seqShift
 		if g.contention == contendMutex {
@@ -764,35 +787,6 @@ func (g *Generator) newLanes() []lane {
 // hybridHold is how long the hybrid variant serialises callers after it saw two
 // CPUs add to a lane at once.
 const hybridHold = int64(time.Millisecond)
-
-// fast is next's fast path for a lane held under its mutex. It issues one ID by
-// fetch-and-add when the lane's last ID is in the clock's current tick with
-// sequence values left: one atomic add that never fails, where a compare-and-swap
-// fails and retries whenever another CPU got there first. An add that finds the
-// tick used up lands in the guard bits above the sequence, issues nothing, and
-// leaves the tick change to reserveOn, so the fast path never moves the state to
-// another tick. It returns its clock reading and whether it issued.
-func (g *Generator) fast(nd *node, ln *lane) (id flurry.ID, nowNs int64, ok bool) {
-	nowNs = g.clk.Now()
-	if nowNs < g.epochNs || nowNs >= nd.until.Load() {
-		return 0, nowNs, false
-	}
-	now := g.unit.Div(nowNs - g.epochNs)
-	stateShift := g.stateShift & 63
-	old := ln.state.Load()
-	if int64(old>>stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now > nd.through.Load() {
-		return 0, nowNs, false
-	}
-	v := ln.state.Add(1)
-	if v != old+1 {
-		g.contended(ln, nowNs)
-	}
-	seq := int64(v & g.stateSeq)
-	if v>>stateShift != old>>stateShift || seq > g.laneMask {
-		return 0, nowNs, false
-	}
-	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63)), nowNs, true
-}
 
 // noteDrift records how far ahead of the clock an ID was issued, and counts a tick
 // taken ahead of the clock by Borrow. It is reached only when a tick is taken ahead

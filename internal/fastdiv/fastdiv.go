@@ -57,5 +57,16 @@ func (v Divisor) Div(n int64) int64 {
 	return int64(uint64(n) / v.d)
 }
 
+// Shifts reports whether Div is a multiply and a shift, as it is for every d from 2
+// to 2^62; DivShift is then Div without its one branch.
+func (v Divisor) Shifts() bool { return v.m != 0 }
+
+// DivShift returns n / d for 0 <= n, for a Divisor whose Shifts is true (for
+// another it returns 0).
+func (v Divisor) DivShift(n int64) int64 {
+	hi, _ := bits.Mul64(uint64(n)&(1<<63-1), v.m)
+	return int64(hi >> (v.shift & 63))
+}
+
 // Divisor returns d.
 func (v Divisor) Divisor() int64 { return int64(v.d) }
