@@ -529,23 +529,23 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	}
 	now := g.unit.DivShift(d) // fastSeq is 0 unless unit.Shifts
 	old := ln.state.Load()
-	// old is in tick now with sequence values left exactly when old - now<<stateShift,
-	// the sequence field, is below fastSeq (laneMask, or 0 without the guard bits that
-	// the add needs): an earlier tick wraps around to a huge number, a later one leaves
-	// at least 1<<stateShift. The fence's through is at most maxTick, which keeps
-	// now<<stateShift from overflowing. Every shift count is below 64 by
-	// construction; &63 says so to the compiler, which otherwise adds a compare and a
-	// mask to each shift.
-	if old-uint64(now)<<(g.stateShift&63) >= g.fastSeq || now > nd.through.Load() {
+	// old is in tick now with sequence values left exactly when seq = old -
+	// now<<stateShift, its sequence field, is below fastSeq (laneMask, or 0 without
+	// the guard bits that the add needs): an earlier tick wraps around to a huge
+	// number, a later one leaves at least 1<<stateShift. The fence's through is at
+	// most maxTick, which keeps now<<stateShift from overflowing. Every shift count
+	// is below 64 by construction; &63 says so to the compiler, which otherwise adds
+	// a compare and a mask to each shift.
+	seq := old - uint64(now)<<(g.stateShift&63)
+	if seq >= g.fastSeq || now > nd.through.Load() {
 		return g.slowNext(ctx, laneIdx)
 	}
-	v := ln.state.Add(1)
-	if v != old+1 {
+	if v := ln.state.Add(1); v != old+1 {
 		// Another CPU's add landed between the load and this add.
 		return g.fastContended(ctx, nd, ln, laneIdx, old, v, nowNs, now)
 	}
-	// v is old+1: the same tick, and a sequence value at most laneMask.
-	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | int64(v&g.stateSeq)<<(g.seqShift&63)), nil
+	// The add took old+1: the same tick, and sequence value seq+1, at most laneMask.
+	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | int64(seq+1)<<(g.seqShift&63)), nil
 }
 
 // fastContended finishes a fast-path add that found another CPU's add between its
