@@ -43,6 +43,7 @@ type Generator struct {
 	stateSeq   uint64 // mask of the sequence and guard bits
 	fastAdd    bool   // the guard bits hold at least 2^16 overflowing adds
 	fastSeq    uint64 // laneMask with fastAdd and unit.Shifts, else 0: the fast path issues below it
+	stateIsID  bool   // stateShift is timeShift and seqShift 0: an issued state | node | lane bits is the ID
 	overflow   OverflowPolicy
 	behind     BehindPolicy
 	aheadTicks int64 // how many ticks ahead of the clock Borrow/Logical may issue
@@ -215,6 +216,13 @@ func newGenerator(opts Options, c contention, managed bool) (*Generator, error) 
 	if guard := 63 - int(codec.TimeBits) - int(g.laneBits); guard > 0 {
 		g.stateShift += uint(guard)
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
+	}
+	if codec.SeqShift == 0 && g.fastAdd && 1<<codec.TimeShift-1<<g.laneBits >= 1<<16 {
+		// The sequence is the ID's lowest field: put the state's tick where the ID's
+		// time is (fewer guard bits, still enough), and a state word the fast path
+		// moved to is its ID without the node and lane bits.
+		g.stateShift = codec.TimeShift
+		g.stateIsID = true
 	}
 	g.stateSeq = 1<<g.stateShift - 1
 	if g.fastAdd && g.unit.Shifts() {
@@ -545,7 +553,10 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 		return g.fastContended(ctx, nd, ln, laneIdx, old, v, nowNs, now)
 	}
 	// The add took old+1: the same tick, and sequence value seq+1, at most laneMask.
-	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | int64(seq+1)<<(g.seqShift&63)), nil
+	if g.stateIsID {
+		return flurry.ID(old+1) | flurry.ID(nd.mask|ln.bits), nil // compose, written out
+	}
+	return g.compose(nd, ln, now, int64(seq+1), old+1), nil
 }
 
 // fastContended finishes a fast-path add that found another CPU's add between its
@@ -559,7 +570,7 @@ func (g *Generator) fastContended(ctx context.Context, nd *node, ln *lane, laneI
 	if v>>stateShift != old>>stateShift || seq > g.laneMask {
 		return g.slowNext(ctx, laneIdx)
 	}
-	return flurry.ID(now<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63)), nil
+	return g.compose(nd, ln, now, seq, v), nil
 }
 
 // slowNext is next when the fast path did not issue.
@@ -669,7 +680,7 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		if tick >= g.warnTick && !g.warned.Load() {
 			g.warn(tick)
 		}
-		return g.compose(nd, laneIdx, tick, seq), n, nil
+		return g.compose(nd, ln, tick, seq, uint64(tick)<<g.stateShift|uint64(seq)), n, nil
 	}
 }
 
@@ -717,9 +728,14 @@ func (g *Generator) exhausted() error {
 	return fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
 }
 
-// compose builds the ID of sequence value seq of tick in a lane of nd.
-func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
-	return flurry.ID(tick<<g.timeShift | nd.mask | nd.lanes[laneIdx].bits | seq<<g.seqShift)
+// compose builds the ID of sequence value seq of tick in lane ln of nd; state is
+// tick<<stateShift | seq.
+func (g *Generator) compose(nd *node, ln *lane, tick, seq int64, state uint64) flurry.ID {
+	if g.stateIsID {
+		return flurry.ID(state) | flurry.ID(nd.mask|ln.bits)
+	}
+	// Every shift count is below 64 by construction; &63 says so to the compiler.
+	return flurry.ID(tick<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63))
 }
 
 // fastSerial is the fast path under a lane's mutex: always under the mutex
@@ -747,7 +763,7 @@ func (g *Generator) fastSerial(nd *node, ln *lane) (id flurry.ID, ok bool) {
 				g.contended(ln, nowNs)
 			}
 			if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
-				id, ok = flurry.ID(now<<(g.timeShift&63)|nd.mask|ln.bits|seq<<(g.seqShift&63)), true
+				id, ok = g.compose(nd, ln, now, seq, v), true
 			}
 		}
 	}

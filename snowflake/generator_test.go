@@ -689,15 +689,22 @@ func TestStaleReadingIsNotClockBehind(t *testing.T) {
 // room for them use compare-and-swap alone, and both issue unique, ordered IDs.
 func TestFastPathGuardBits(t *testing.T) {
 	for _, tc := range []struct {
-		layout string
-		fast   bool
-	}{{"twitter", true}, {"gameserver", true}, {"mastodon", false}, {"time:46:1ms:2020-01-01T00:00:00Z,seq:16", true}} {
+		layout          string
+		fast, stateIsID bool
+	}{{"twitter", true, true}, {"gameserver", true, true}, {"mastodon", false, false},
+		{"time:46:1ms:2020-01-01T00:00:00Z,seq:16", true, false},
+		// The sequence above the machine ID: the state word is not the ID.
+		{"sonyflake", true, false},
+		// 53 bits: the state's tick moves down to the ID's time field.
+		{"jssafe", true, true},
+		// Too few bits below the time field for the guard bits there.
+		{"time:41:1ms:2020-01-01T00:00:00Z,seq:12", true, false}} {
 		for _, c := range variants {
 			l := lay(t, tc.layout)
 			f := clock.NewFake(t0)
 			g := newGenVariant(t, Options{Layout: l, Clock: f, Namespace: tc.layout + c.String()}, c)
-			if fast := g.fastSeq != 0; fast != tc.fast {
-				t.Errorf("%s: fast path %v, want %v", tc.layout, fast, tc.fast)
+			if fast := g.fastSeq != 0; fast != tc.fast || g.stateIsID != tc.stateIsID {
+				t.Errorf("%s: fast path %v, state is the ID %v; want %v, %v", tc.layout, fast, g.stateIsID, tc.fast, tc.stateIsID)
 			}
 			var mu sync.Mutex
 			seen := map[flurry.ID]bool{}
