@@ -741,39 +741,45 @@ func (g *Generator) compose(nd *node, ln *lane, tick, seq int64, state uint64) f
 // fastSerial is the fast path under a lane's mutex: always under the mutex
 // variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
 // is read inside the lock, so a caller keeps the lock, and the lane's cache line,
-// for runs of calls while the others wait, as bwmarrin's generator does.
-func (g *Generator) fastSerial(nd *node, ln *lane) (id flurry.ID, ok bool) {
+// for runs of calls while the others wait, as bwmarrin's generator does. Only the
+// clock read and the add are inside: what follows them needs no lock, and every
+// instruction inside is one the callers waiting for the lock wait for.
+func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
+	var nowNs, now int64
+	var old, v uint64
 	ln.mu.Lock()
-	var nowNs int64
 	if g.sys != nil {
 		nowNs = g.sys.Now()
 	} else {
 		nowNs = g.clk.Now()
 	}
-	// next's fast path, under the mutex. The add is still atomic: callers that
-	// loaded serialUntil before it was set add without the mutex, and reserveOn
-	// moves the state to a new tick by compare-and-swap.
+	// next's fast path. The add is still atomic: callers that loaded serialUntil
+	// before it was set add without the mutex, and reserveOn moves the state to a
+	// new tick by compare-and-swap.
 	if d := nowNs - g.epochNs; d >= 0 && nowNs < nd.until.Load() {
-		now := g.unit.DivShift(d)
-		stateShift := g.stateShift & 63
-		old := ln.state.Load()
-		if old-uint64(now)<<stateShift < g.fastSeq && now <= nd.through.Load() {
-			v := ln.state.Add(1)
-			if v != old+1 {
-				g.contended(ln, nowNs)
-			}
-			if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
-				id, ok = g.compose(nd, ln, now, seq, v), true
-			}
+		now = g.unit.DivShift(d)
+		old = ln.state.Load()
+		if old-uint64(now)<<(g.stateShift&63) < g.fastSeq && now <= nd.through.Load() {
+			v = ln.state.Add(1)
 		}
 	}
+	ln.mu.Unlock()
 	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
 			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
 		}
 	}
-	ln.mu.Unlock()
-	return id, ok
+	if v == 0 {
+		return 0, false // no add (a state word after an add is never 0)
+	}
+	if v != old+1 {
+		g.contended(ln, nowNs)
+	}
+	stateShift := g.stateShift & 63
+	if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
+		return g.compose(nd, ln, now, seq, v), true
+	}
+	return 0, false
 }
 
 // contended is called when another CPU's add landed between a caller's load and
