@@ -134,3 +134,33 @@ func BenchmarkPathCostParallel(b *testing.B) {
 		})
 	})
 }
+
+// TestBwAlgo checks the rig against bwmarrin's own node: the same fields in the
+// same places, steps that increase inside a millisecond, and a millisecond that
+// runs out moving to the next one on the constant clock instead of spinning.
+func TestBwAlgo(t *testing.T) {
+	f := constantClock()
+	n := newBwAlgo(f)
+	wantMs := (f.Now() - n.epochNs) / int64(time.Millisecond)
+	first := n.Generate()
+	peer := int64(bwNode22.Generate())
+	for _, id := range []int64{first, peer} {
+		if ms := id >> 22; ms < wantMs-1000 || ms > wantMs+1000 {
+			t.Fatalf("ID %d: %d ms since the epoch, want about %d", id, ms, wantMs)
+		}
+		if node := id >> 21 & 1; node != 1 {
+			t.Fatalf("ID %d: node %d, want 1", id, node)
+		}
+	}
+	last := first
+	for i := 1; i < 1<<21+10; i++ {
+		id := n.Generate()
+		if id <= last {
+			t.Fatalf("ID %d after %d", id, last)
+		}
+		last = id
+	}
+	if ms := last >> 22; ms != wantMs+1 {
+		t.Fatalf("after 2^21+10 IDs on a constant clock: %d ms, want %d", ms, wantMs+1)
+	}
+}
