@@ -21,12 +21,17 @@
 #   PathCost-2      BenchmarkPathCostParallel with -cpu 2
 # A ratio below 1 means flurry took less time per ID than the peer in that round.
 #
-# Environment: ROUNDS (8), BENCHTIME (1s), CASES (the cases above, space-separated).
+# Environment: ROUNDS (8), BENCHTIME (1s), CASES (the cases above, space-separated),
+# IMPLS (the implementations of the Next cases, default "flurry bwmarrin sonyflake
+# xid"; any sub-benchmark of BenchmarkNext, e.g. yitter, uuidv7, ulid, flurry-coarse,
+# flurry-lanes; one missing from a case, such as flurry-lanes-coarse serially, is
+# skipped there).
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds=${ROUNDS:-8}
 benchtime=${BENCHTIME:-1s}
 cases=${CASES:-Next NextParallel-1 NextParallel-2 PathCost PathCost-2}
+impls_next=${IMPLS:-flurry bwmarrin sonyflake xid}
 mkdir -p results
 out=results/peers-$(date -u +%F-%H%M%S).txt
 tmp=$(mktemp -d /tmp/flurry-peers.XXXXXX)
@@ -44,7 +49,7 @@ read -r t0 s0 < <(stat)
 	echo "go: $(go version)"
 	echo "flurry-commit: $(git rev-parse --short HEAD) (plus any uncommitted changes)"
 	echo "loadavg-before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "command: ROUNDS=$rounds BENCHTIME=$benchtime CASES='$cases' ./peers.sh"
+	echo "command: ROUNDS=$rounds BENCHTIME=$benchtime CASES='$cases' IMPLS='$impls_next' ./peers.sh"
 	echo
 } >"$out"
 
@@ -62,7 +67,7 @@ run() {
 	local line
 	line=$("$tmp/bench.test" -test.run '^$' -test.bench "^$bench\$/^$2\$" -test.cpu "$cpu" \
 		-test.benchtime "$benchtime" -test.benchmem -test.count 1 2>&1 | grep '^Benchmark') || {
-		echo "peers.sh: $bench/$2 printed no result" >&2; exit 1; }
+		echo "peers.sh: no $bench/$2, skipped" >&2; return 0; }
 	echo "$line" >>"$out"
 	echo "$round $1 $2 $(echo "$line" | awk '{print $3}')" >>"$tmp/ns.txt"
 }
@@ -70,7 +75,7 @@ run() {
 for round in $(seq "$rounds"); do
 	for c in $cases; do
 		impls="flurry bwmarrin"
-		[[ $c == Next* ]] && impls="flurry bwmarrin sonyflake xid"
+		[[ $c == Next* ]] && impls=$impls_next
 		# First place alternates by round: odd rounds flurry first, even rounds last.
 		[ $((round % 2)) -eq 0 ] && impls=$(echo "$impls" | tr ' ' '\n' | tac | tr '\n' ' ')
 		for i in $impls; do run "$c" "$i"; done
@@ -89,13 +94,18 @@ read -r t1 s1 < <(stat)
 python3 - "$tmp/ns.txt" "$cases" <<'PY' | tee -a "$out"
 import collections, statistics as st, sys
 ns = collections.defaultdict(dict)  # (case, impl) -> round -> ns/ID
+impls = []
 for line in open(sys.argv[1]):
     r, c, i, v = line.split()
     ns[(c, i)][int(r)] = float(v)
+    if i not in impls:
+        impls.append(i)
+peers = [p for p in ("bwmarrin", "sonyflake", "xid") if p in impls]
+cases = sys.argv[2].split()
 print("flurry's ns/ID over the peer's, per round (below 1: flurry cheaper), and the median")
-for c in sys.argv[2].split():
+for c in cases:
     f = ns[(c, "flurry")]
-    for peer in ("bwmarrin", "sonyflake", "xid"):
+    for peer in peers:
         p = ns.get((c, peer))
         if not p:
             continue
@@ -103,9 +113,21 @@ for c in sys.argv[2].split():
         print(f"{c:15} vs {peer:9} {st.median(rs):5.2f}   rounds {' '.join(f'{x:.2f}' for x in rs)}")
 print()
 print("ns/ID, median of the rounds")
-impls = ("flurry", "bwmarrin", "sonyflake", "xid")
-print(f"{'':15} " + " ".join(f"{i:>9}" for i in impls))
-for c in sys.argv[2].split():
-    print(f"{c:15} " + " ".join(f"{st.median(ns[(c, i)].values()):9.2f}" if (c, i) in ns else f"{'':>9}" for i in impls))
+w = {i: max(9, len(i)) for i in impls}
+print(f"{'':15} " + " ".join(f"{i:>{w[i]}}" for i in impls))
+for c in cases:
+    print(f"{c:15} " + " ".join(f"{st.median(ns[(c, i)].values()):{w[i]}.2f}" if (c, i) in ns else f"{'':>{w[i]}}" for i in impls))
+if len(impls) > 4:
+    print()
+    print("each one's ns/ID over bwmarrin's, median of the per-round ratios")
+    print(f"{'':15} " + " ".join(f"{i:>{w[i]}}" for i in impls))
+    for c in cases:
+        b = ns.get((c, "bwmarrin"), {})
+        row = []
+        for i in impls:
+            v = ns.get((c, i), {})
+            rs = [v[r] / b[r] for r in v if r in b]
+            row.append(f"{st.median(rs):{w[i]}.2f}" if rs else f"{'':>{w[i]}}")
+        print(f"{c:15} " + " ".join(row))
 PY
 echo "raw output in bench/$out" >&2

@@ -19,7 +19,7 @@
 #    benchmark per run of the binary, PEER_ROUNDS rounds, default 8; the constant-
 #    clock path cost). Targets: the median of flurry's ratio to bwmarrin <= 1.00
 #    serial and with two goroutines, <= 0.8 for the path cost; 0 allocs. Then
-#    snowflake.txt: BenchmarkNext and BenchmarkNextParallel once for every peer, and
+#    all.txt: peers.sh over every implementation, 3 rounds, and
 #    snowflake-variants.txt: BenchmarkContention of ./snowflake (-cpu 1,2), the
 #    contention variants side by side.
 # 4. latency: latency.sh (ROUNDS 5, DURATION 10s) at 5k, 10k and 20k req/s.
@@ -122,12 +122,8 @@ idle
 ROUNDS=${PEER_ROUNDS:-8} ./peers.sh
 mv "$(ls -t results/peers-*.txt | head -1)" "$out/peers.txt"
 idle
-{
-	header "bench.test -test.run '^\$' -test.bench '^Benchmark(Next|NextParallel)\$' -test.benchmem -test.count 1 (bench module): every peer once"
-	go test -c -o "$tmp/bench.test" . 2>&1
-	"$tmp/bench.test" -test.run '^$' -test.bench '^Benchmark(Next|NextParallel)$' -test.benchmem -test.count 1 2>&1
-	footer
-} | tee "$out/snowflake.txt"
+ROUNDS=3 CASES="Next NextParallel-2" IMPLS="flurry flurry-coarse flurry-lanes flurry-lanes-coarse bwmarrin sonyflake yitter xid uuidv7 ulid" ./peers.sh
+mv "$(ls -t results/peers-*.txt | head -1)" "$out/all.txt"
 # The contention variants the default was chosen from (add: fetch-and-add, the old
 # default; mutex; hybrid: the default; a per-P lanes-merge variant measured 185 ns/ID
 # and is not offered), serial and two goroutines,
