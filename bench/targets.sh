@@ -15,17 +15,18 @@
 #    Next and INCR alternate, INCR first in even rounds), and redis-benchmark's INCR pipelined 16 deep for
 #    NextN's per-ID cost. Targets: Next >= 0.9 x INCR's ids/s from 1 and from 64
 #    goroutines; NextN per ID at least as cheap as INCR -P16.
-# 3. snowflake.txt: BenchmarkNext and BenchmarkNextParallel of the bench module
-#    (flurry and bwmarrin, one benchmark per run of the binary, five rounds,
-#    bwmarrin first in even rounds; then every peer once). Targets: the default's
-#    two-goroutine cost <= 60 ns/ID in 5 of 5; serial <= bwmarrin; 0 allocs. Then
+# 3. peers.txt: peers.sh (flurry beside bwmarrin, sonyflake and rs/xid, one
+#    benchmark per run of the binary, PEER_ROUNDS rounds, default 8; the constant-
+#    clock path cost). Targets: the median of flurry's ratio to bwmarrin <= 1.00
+#    serial and with two goroutines, <= 0.8 for the path cost; 0 allocs. Then
+#    all.txt: peers.sh over every implementation, 3 rounds, and
 #    snowflake-variants.txt: BenchmarkContention of ./snowflake (-cpu 1,2), the
 #    contention variants side by side.
 # 4. latency: latency.sh (ROUNDS 5, DURATION 10s) at 5k, 10k and 20k req/s.
 #    Target: flurry p99 <= 1.1 x bare at each rate.
 #
 # Environment: PARTS (default "client redisgen snowflake latency"), WAIT_IDLE (wait up to 10 minutes for < 5% busy before each part),
-# COUNT (5), FLURRY_TEST_REDIS (the Redis to use; default redis://127.0.0.1:6379/0).
+# COUNT (5), PEER_ROUNDS (8), FLURRY_TEST_REDIS (the Redis to use; default redis://127.0.0.1:6379/0).
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(git rev-parse --show-toplevel)
@@ -118,24 +119,11 @@ fi
 # 3. The default snowflake generator, serial and two goroutines, beside the peers.
 if want snowflake; then
 idle
-{
-	header "bench.test -test.bench '^Benchmark(Next|NextParallel)\$/^(flurry|bwmarrin)\$' one benchmark a run, $count rounds (flurry and bwmarrin alternate, bwmarrin first in even rounds); then the whole of ^Benchmark(Next|NextParallel)\$ once, for the other peers (bench module)"
-	go test -c -o "$tmp/bench.test" . 2>&1
-	# flurry and bwmarrin alternate, and which runs first alternates by round:
-	# go test -count N runs each benchmark N times in a row, so a drift of the
-	# machine's speed during the run fell on one side only.
-	for round in $(seq "$count"); do
-		order="flurry bwmarrin"
-		[ $((round % 2)) -eq 0 ] && order="bwmarrin flurry"
-		for top in Next NextParallel; do
-			for b in $order; do
-				"$tmp/bench.test" -test.run '^$' -test.bench "^Benchmark$top\$/^$b\$" -test.benchmem -test.count 1 2>&1 | grep -E '^Benchmark|^(ok|FAIL|---)'
-			done
-		done
-	done
-	"$tmp/bench.test" -test.run '^$' -test.bench '^Benchmark(Next|NextParallel)$' -test.benchmem -test.count 1 2>&1
-	footer
-} | tee "$out/snowflake.txt"
+ROUNDS=${PEER_ROUNDS:-8} ./peers.sh
+mv "$(ls -t results/peers-*.txt | head -1)" "$out/peers.txt"
+idle
+ROUNDS=3 CASES="Next NextParallel-2" IMPLS="flurry flurry-coarse flurry-lanes flurry-lanes-coarse bwmarrin sonyflake yitter xid uuidv7 ulid" ./peers.sh
+mv "$(ls -t results/peers-*.txt | head -1)" "$out/all.txt"
 # The contention variants the default was chosen from (add: fetch-and-add, the old
 # default; mutex; hybrid: the default; a per-P lanes-merge variant measured 185 ns/ID
 # and is not offered), serial and two goroutines,
@@ -157,6 +145,6 @@ fi
 
 benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
 if [ -x "$benchstat" ]; then
-	for f in client redisgen snowflake snowflake-variants; do [ -e "$out/$f.txt" ] || continue; "$benchstat" "$out/$f.txt" >"$out/$f.benchstat.txt" 2>&1 || true; done
+	for f in client redisgen snowflake-variants; do [ -e "$out/$f.txt" ] || continue; "$benchstat" "$out/$f.txt" >"$out/$f.benchstat.txt" 2>&1 || true; done
 fi
 echo "raw output in bench/$out" >&2

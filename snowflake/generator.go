@@ -28,6 +28,7 @@ type Generator struct {
 	l         *layout.Layout
 	codec     *bitcodec.Codec // l's field positions
 	clk       clock.Clock
+	sys       *clock.System // clk when it is the system clock, read without an interface call
 	epochNs   int64
 	unitNs    int64
 	unit      fastdiv.Divisor // unitNs, divided by without a hardware divide
@@ -42,6 +43,8 @@ type Generator struct {
 	stateShift uint
 	stateSeq   uint64 // mask of the sequence and guard bits
 	fastAdd    bool   // the guard bits hold at least 2^16 overflowing adds
+	fastSeq    uint64 // laneMask with fastAdd and unit.Shifts, else 0: the fast path issues below it
+	stateIsID  bool   // stateShift is timeShift and seqShift 0: an issued state | node | lane bits is the ID
 	overflow   OverflowPolicy
 	behind     BehindPolicy
 	aheadTicks int64 // how many ticks ahead of the clock Borrow/Logical may issue
@@ -76,7 +79,7 @@ type Generator struct {
 type node struct {
 	values layout.NodeValues
 	mask   int64
-	lanes  []lane
+	lanes  []*lane
 	// until (clock ns) and through (tick) fence a managed generator: it issues
 	// nothing at or after until, and no tick after through. Unmanaged: no limit.
 	until   atomic.Int64
@@ -92,7 +95,8 @@ type lane struct {
 	state       atomic.Uint64
 	mu          sync.Mutex
 	serialUntil atomic.Int64 // hybrid: clock ns until which callers take mu; 0: lock-free
-	_           [40]byte
+	bits        int64        // the lane's index in the ID: laneIdx << laneBits << seqShift
+	_           [32]byte
 }
 
 // contention names how a lane serves callers on several CPUs at once. The variants
@@ -191,6 +195,7 @@ func newGenerator(opts Options, c contention) (*Generator, error) {
 	if g.clk == nil {
 		g.clk = clock.NewSystem()
 	}
+	g.sys, _ = g.clk.(*clock.System)
 	if opts.Overflow > Borrow {
 		return nil, fmt.Errorf("snowflake: unknown overflow policy %d", opts.Overflow)
 	}
@@ -216,7 +221,19 @@ func newGenerator(opts Options, c contention) (*Generator, error) {
 		g.stateShift += uint(guard)
 		g.fastAdd = 1<<g.stateShift-1<<g.laneBits >= 1<<16
 	}
+	if codec.SeqShift == 0 && g.fastAdd && 1<<codec.TimeShift-1<<g.laneBits >= 1<<16 {
+		// The sequence is the ID's lowest field: put the state's tick where the ID's
+		// time is (fewer guard bits, still enough), and a state word the fast path
+		// moved to is its ID without the node and lane bits.
+		g.stateShift = codec.TimeShift
+		g.stateIsID = true
+	}
 	g.stateSeq = 1<<g.stateShift - 1
+	if g.fastAdd && g.unit.Shifts() {
+		// Units are whole milliseconds, so unit.Shifts fails only for a tick of 146
+		// years or more.
+		g.fastSeq = uint64(g.laneMask)
+	}
 
 	drift := opts.MaxDrift
 	if drift < 0 {
@@ -344,6 +361,11 @@ func (g *Generator) Close() error {
 	}
 	g.grantMu.Lock()
 	defer g.grantMu.Unlock()
+	// The fast path does not look at closed: a fence ended at the beginning of time
+	// sends every later call to the slow path, which does.
+	for _, n := range g.nodes {
+		n.until.Store(math.MinInt64)
+	}
 	registry.Lock()
 	defer registry.Unlock()
 	if g.managed {
@@ -409,8 +431,7 @@ func (g *Generator) tickAt(ns int64) (int64, error) {
 // returned before the call started. It blocks only to wait for a tick (at most one
 // tick, or WaitThreshold for a clock step), and returns ctx.Err() if ctx ends first.
 func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
-	id, _, err := g.reserve(ctx, 0, 1)
-	return id, err
+	return g.next(ctx, 0)
 }
 
 // NextN fills dst with new IDs, in increasing order, and returns how many it filled:
@@ -474,22 +495,106 @@ var errMoved = errors.New("snowflake: retry on the active node")
 // takes a larger one: with one lane, Next is linearizable. No lock is held while a
 // caller waits: it sleeps between attempts, holding nothing.
 func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurry.ID, int64, error) {
+	if want == 1 {
+		id, err := g.next(ctx, laneIdx)
+		if err != nil {
+			return 0, 0, err
+		}
+		return id, 1, nil
+	}
+	return g.reserveSlow(ctx, laneIdx, want)
+}
+
+// next issues one ID from lane laneIdx. Its first half is the fast path, for the
+// common case of a lane whose last ID is in the clock's current tick with sequence
+// values left: one clock read and one fetch-and-add, an add that never fails where
+// a compare-and-swap fails and retries whenever another CPU got there first. An
+// add that finds the tick used up lands in the guard bits above the sequence,
+// issues nothing, and leaves the tick change to reserveOn, so the fast path never
+// moves the state to another tick. Every other case goes to slowNext.
+//
+// The fast path is written for its cost per ID, which is what a caller pays beside
+// the clock read: Next is inlined into its caller, so the calls are next, the
+// system clock's Now (a direct call: sys saves the interface's), and time.Since
+// inside it; each check below is a load and a compare; and there is one atomic
+// operation, where a mutex takes two. What the fast path does not check, it gets
+// from elsewhere: Next on a closed generator must refuse, and Close ends every
+// node's fence (until), which sends the call to slowNext, which looks at closed;
+// the warning window (warnTick) needs no check because the fast path issues only
+// in a tick that reserveOn has issued in, and reserveOn warns.
+func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
+	nd := g.active.Load()
+	if nd == nil {
+		return g.slowNext(ctx, laneIdx) // a generator fed by a lease, before its first grant
+	}
+	ln := nd.lanes[laneIdx]
+	if ln.serialUntil.Load() != 0 {
+		// The mutex or hybrid variant serialises the lane; the clock is read under
+		// its mutex.
+		if id, ok := g.fastSerial(nd, ln); ok {
+			return id, nil
+		}
+		return g.slowNext(ctx, laneIdx)
+	}
+	var nowNs int64
+	if g.sys != nil {
+		nowNs = g.sys.Now()
+	} else {
+		nowNs = g.clk.Now()
+	}
+	d := nowNs - g.epochNs
+	if d < 0 || nowNs >= nd.until.Load() {
+		return g.slowNext(ctx, laneIdx) // a clock before the epoch, or a fence that has ended
+	}
+	now := g.unit.DivShift(d) // fastSeq is 0 unless unit.Shifts
+	old := ln.state.Load()
+	// old is in tick now with sequence values left exactly when seq = old -
+	// now<<stateShift, its sequence field, is below fastSeq (laneMask, or 0 without
+	// the guard bits that the add needs): an earlier tick wraps around to a huge
+	// number, a later one leaves at least 1<<stateShift. The fence's through is at
+	// most maxTick, which keeps now<<stateShift from overflowing. Every shift count
+	// is below 64 by construction; &63 says so to the compiler, which otherwise adds
+	// a compare and a mask to each shift.
+	seq := old - uint64(now)<<(g.stateShift&63)
+	if seq >= g.fastSeq || now > nd.through.Load() {
+		return g.slowNext(ctx, laneIdx)
+	}
+	if v := ln.state.Add(1); v != old+1 {
+		// Another CPU's add landed between the load and this add.
+		return g.fastContended(ctx, nd, ln, laneIdx, old, v, nowNs, now)
+	}
+	// The add took old+1: the same tick, and sequence value seq+1, at most laneMask.
+	if g.stateIsID {
+		return flurry.ID(old+1) | flurry.ID(nd.mask|ln.bits), nil // compose, written out
+	}
+	return g.compose(nd, ln, now, int64(seq+1), old+1), nil
+}
+
+// fastContended finishes a fast-path add that found another CPU's add between its
+// load and its add: the lane's cache line is moving between CPUs (the hybrid
+// variant serialises the lane for a while), and the add issues only if it is still
+// in the tick it loaded with a sequence value left.
+func (g *Generator) fastContended(ctx context.Context, nd *node, ln *lane, laneIdx int, old, v uint64, nowNs, now int64) (flurry.ID, error) {
+	g.contended(ln, nowNs)
+	stateShift := g.stateShift & 63
+	seq := int64(v & g.stateSeq)
+	if v>>stateShift != old>>stateShift || seq > g.laneMask {
+		return g.slowNext(ctx, laneIdx)
+	}
+	return g.compose(nd, ln, now, seq, v), nil
+}
+
+// slowNext is next when the fast path did not issue.
+func (g *Generator) slowNext(ctx context.Context, laneIdx int) (flurry.ID, error) {
+	id, _, err := g.reserveSlow(ctx, laneIdx, 1)
+	return id, err
+}
+
+// reserveSlow is reserve without the fast path: a closed generator, a new tick, a
+// full tick, a clock behind, a fence, or more than one ID.
+func (g *Generator) reserveSlow(ctx context.Context, laneIdx int, want int64) (flurry.ID, int64, error) {
 	if g.closed.Load() {
 		return 0, 0, ErrClosed
-	}
-	if want == 1 && g.fastAdd {
-		// The fast path: one ID in the clock's tick. A lane is lock-free
-		// (serialUntil 0) unless the mutex or hybrid variant serialises it.
-		if nd := g.active.Load(); nd != nil {
-			ln := &nd.lanes[laneIdx]
-			if ln.serialUntil.Load() == 0 {
-				if id, _, ok := g.fast(nd, ln, laneIdx); ok {
-					return id, 1, nil
-				}
-			} else if id, ok := g.fastSerial(nd, ln, laneIdx); ok {
-				return id, 1, nil
-			}
-		}
 	}
 	for {
 		nd := g.active.Load()
@@ -517,7 +622,7 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 //  5. Commit: compare-and-swap the state from what step 1 loaded to the new ID. If
 //     another caller moved it first, go back to step 1 with the same clock reading.
 func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want int64) (flurry.ID, int64, error) {
-	ln := &nd.lanes[laneIdx]
+	ln := nd.lanes[laneIdx]
 	nowNs, now, err := g.readClock()
 	if err != nil {
 		return 0, 0, err
@@ -569,6 +674,9 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		// the clock (until), nor in a tick past the reservation the store holds
 		// (through): past either, another process may hold the node value.
 		if nowNs >= nd.until.Load() || tick > nd.through.Load() {
+			if g.closed.Load() {
+				return 0, 0, ErrClosed // Close ended the fence
+			}
 			return 0, 0, g.lostErr(nd, tick)
 		}
 
@@ -583,7 +691,7 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		if tick >= g.warnTick && !g.warned.Load() {
 			g.warn(tick)
 		}
-		return g.compose(nd, laneIdx, tick, seq), n, nil
+		return g.compose(nd, ln, tick, seq, uint64(tick)<<g.stateShift|uint64(seq)), n, nil
 	}
 }
 
@@ -631,26 +739,58 @@ func (g *Generator) exhausted() error {
 	return fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
 }
 
-// compose builds the ID of sequence value seq of tick in a lane of nd.
-func (g *Generator) compose(nd *node, laneIdx int, tick, seq int64) flurry.ID {
-	full := seq | int64(laneIdx)<<g.laneBits // lanes split the sequence field, lane 0 lowest
-	return flurry.ID(tick<<g.timeShift | nd.mask | full<<g.seqShift)
+// compose builds the ID of sequence value seq of tick in lane ln of nd; state is
+// tick<<stateShift | seq.
+func (g *Generator) compose(nd *node, ln *lane, tick, seq int64, state uint64) flurry.ID {
+	if g.stateIsID {
+		return flurry.ID(state) | flurry.ID(nd.mask|ln.bits)
+	}
+	// Every shift count is below 64 by construction; &63 says so to the compiler.
+	return flurry.ID(tick<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63))
 }
 
 // fastSerial is the fast path under a lane's mutex: always under the mutex
 // variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
 // is read inside the lock, so a caller keeps the lock, and the lane's cache line,
-// for runs of calls while the others wait, as bwmarrin's generator does.
-func (g *Generator) fastSerial(nd *node, ln *lane, laneIdx int) (flurry.ID, bool) {
+// for runs of calls while the others wait, as bwmarrin's generator does. Only the
+// clock read and the add are inside: what follows them needs no lock, and every
+// instruction inside is one the callers waiting for the lock wait for.
+func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
+	var nowNs, now int64
+	var old, v uint64
 	ln.mu.Lock()
-	id, nowNs, ok := g.fast(nd, ln, laneIdx)
+	if g.sys != nil {
+		nowNs = g.sys.Now()
+	} else {
+		nowNs = g.clk.Now()
+	}
+	// next's fast path. The add is still atomic: callers that loaded serialUntil
+	// before it was set add without the mutex, and reserveOn moves the state to a
+	// new tick by compare-and-swap.
+	if d := nowNs - g.epochNs; d >= 0 && nowNs < nd.until.Load() {
+		now = g.unit.DivShift(d)
+		old = ln.state.Load()
+		if old-uint64(now)<<(g.stateShift&63) < g.fastSeq && now <= nd.through.Load() {
+			v = ln.state.Add(1)
+		}
+	}
+	ln.mu.Unlock()
 	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
 			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
 		}
 	}
-	ln.mu.Unlock()
-	return id, ok
+	if v == 0 {
+		return 0, false // no add (a state word after an add is never 0)
+	}
+	if v != old+1 {
+		g.contended(ln, nowNs)
+	}
+	stateShift := g.stateShift & 63
+	if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
+		return g.compose(nd, ln, now, seq, v), true
+	}
+	return 0, false
 }
 
 // contended is called when another CPU's add landed between a caller's load and
@@ -664,10 +804,13 @@ func (g *Generator) contended(ln *lane, nowNs int64) {
 
 // newLanes makes a node's lanes; under the mutex variant they are serialised for
 // good.
-func (g *Generator) newLanes() []lane {
-	lanes := make([]lane, g.lanesN)
-	if g.contention == contendMutex {
-		for i := range lanes {
+func (g *Generator) newLanes() []*lane {
+	lanes := make([]*lane, g.lanesN)
+	for i := range lanes {
+		lanes[i] = new(lane)
+		// Lanes split the sequence field, lane 0 lowest.
+		lanes[i].bits = int64(i) << g.laneBits << g.seqShift
+		if g.contention == contendMutex {
 			lanes[i].serialUntil.Store(math.MaxInt64)
 		}
 	}
@@ -677,40 +820,6 @@ func (g *Generator) newLanes() []lane {
 // hybridHold is how long the hybrid variant serialises callers after it saw two
 // CPUs add to a lane at once.
 const hybridHold = int64(time.Millisecond)
-
-// fast issues one ID by fetch-and-add when the lane's last ID is in the clock's
-// current tick with sequence values left: one atomic add that never fails, where a
-// compare-and-swap fails and retries whenever another CPU got there first. An add
-// that finds the tick used up lands in the guard bits above the sequence, issues
-// nothing, and leaves the tick change to reserveOn, so the fast path never moves the
-// state to another tick. It returns its clock reading and whether it issued. An add
-// that finds another CPU's add between its load and its add tells the hybrid
-// variant (contended), here rather than in the caller, so that the common path
-// returns two words fewer.
-func (g *Generator) fast(nd *node, ln *lane, laneIdx int) (id flurry.ID, nowNs int64, ok bool) {
-	nowNs = g.clk.Now()
-	if nowNs < g.epochNs || nowNs >= nd.until.Load() {
-		return 0, nowNs, false
-	}
-	now := g.unit.Div(nowNs - g.epochNs)
-	// Every shift count is below 64 by construction; &63 says so to the compiler,
-	// which otherwise adds a compare and a mask to each shift.
-	stateShift := g.stateShift & 63
-	old := ln.state.Load()
-	if int64(old>>stateShift) != now || int64(old&g.stateSeq) >= g.laneMask || now >= g.warnTick || now > nd.through.Load() {
-		return 0, nowNs, false
-	}
-	v := ln.state.Add(1)
-	if v != old+1 {
-		g.contended(ln, nowNs)
-	}
-	seq := int64(v & g.stateSeq)
-	if v>>stateShift != old>>stateShift || seq > g.laneMask {
-		return 0, nowNs, false
-	}
-	full := seq | int64(laneIdx)<<(g.laneBits&63)
-	return flurry.ID(now<<(g.timeShift&63) | nd.mask | full<<(g.seqShift&63)), nowNs, true
-}
 
 // noteDrift records how far ahead of the clock an ID was issued, and counts a tick
 // taken ahead of the clock by Borrow. It is reached only when a tick is taken ahead
@@ -820,8 +929,7 @@ func (g *Generator) Lane() *Lane {
 
 // Next returns a new ID from the lane: larger than every ID the lane returned before.
 func (l *Lane) Next(ctx context.Context) (flurry.ID, error) {
-	id, _, err := l.g.reserve(ctx, l.idx, 1)
-	return id, err
+	return l.g.next(ctx, l.idx)
 }
 
 // NextN fills dst from the lane, like Generator.NextN.

@@ -185,6 +185,74 @@ func TestInProcessGuard(t *testing.T) {
 	g2.Close()
 }
 
+// Next refuses once Close returns, also when the lane's last ID is in the clock's
+// tick with values left, the case the fast path serves without looking at closed.
+func TestCloseRefusesOnFastPath(t *testing.T) {
+	for _, c := range variants {
+		for _, managed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/managed=%v", c, managed), func(t *testing.T) {
+				f := clock.NewFake(t0)
+				o := Options{Layout: lay(t, "twitter"), Clock: f, Lanes: 2}
+				if !managed {
+					o.Node = layout.NodeValues{1, 2}
+				}
+				g := newGenWith(t, o, c, managed)
+				if managed {
+					far := t0.Add(time.Hour)
+					if err := g.grant(fence.Grant{Node: layout.NodeValues{1, 2}, Through: far.UnixMilli(), Until: far.UnixNano()}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				lane := g.Lane()
+				for range 3 { // the first opens the tick, the others take the fast path
+					next(t, g)
+					if _, err := lane.Next(bg); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := g.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := g.Next(bg); !errors.Is(err, ErrClosed) {
+					t.Errorf("Next after Close: %v", err)
+				}
+				if _, err := lane.Next(bg); !errors.Is(err, ErrClosed) {
+					t.Errorf("Lane.Next after Close: %v", err)
+				}
+				if _, err := g.NextN(bg, make([]flurry.ID, 3)); !errors.Is(err, ErrClosed) {
+					t.Errorf("NextN after Close: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// A grant that moves the reservation's end (Through) below the tick in use stops
+// the generator at once: also the calls that the fast path serves, which issue in a
+// tick that a call before them opened.
+func TestLowerThroughStopsFastPath(t *testing.T) {
+	for _, c := range variants {
+		t.Run(c.String(), func(t *testing.T) {
+			f := clock.NewFake(t0)
+			g := newGenWith(t, Options{Layout: lay(t, "twitter"), Clock: f}, c, true)
+			node := layout.NodeValues{1, 2}
+			gr := fence.Grant{Node: node, Through: t0.Add(10 * time.Second).UnixMilli(), Until: t0.Add(time.Hour).UnixNano()}
+			if err := g.grant(gr); err != nil {
+				t.Fatal(err)
+			}
+			next(t, g)
+			next(t, g)
+			gr.Through = t0.Add(-time.Second).UnixMilli()
+			if err := g.grant(gr); err != nil {
+				t.Fatal(err)
+			}
+			if id, err := g.Next(bg); !errors.Is(err, fence.ErrLost) {
+				t.Errorf("Next in the tick in use after Through moved below it: %v, %v", id, err)
+			}
+		})
+	}
+}
+
 func TestOverflowWait(t *testing.T) {
 	f := clock.NewFake(t0)
 	l := lay(t, "twitter")
@@ -624,15 +692,22 @@ func TestStaleReadingIsNotClockBehind(t *testing.T) {
 // room for them use compare-and-swap alone, and both issue unique, ordered IDs.
 func TestFastPathGuardBits(t *testing.T) {
 	for _, tc := range []struct {
-		layout string
-		fast   bool
-	}{{"twitter", true}, {"gameserver", true}, {"mastodon", false}, {"time:46:1ms:2020-01-01T00:00:00Z,seq:16", true}} {
+		layout          string
+		fast, stateIsID bool
+	}{{"twitter", true, true}, {"gameserver", true, true}, {"mastodon", false, false},
+		{"time:46:1ms:2020-01-01T00:00:00Z,seq:16", true, false},
+		// The sequence above the machine ID: the state word is not the ID.
+		{"sonyflake", true, false},
+		// 53 bits: the state's tick moves down to the ID's time field.
+		{"jssafe", true, true},
+		// Too few bits below the time field for the guard bits there.
+		{"time:41:1ms:2020-01-01T00:00:00Z,seq:12", true, false}} {
 		for _, c := range variants {
 			l := lay(t, tc.layout)
 			f := clock.NewFake(t0)
 			g := newGenVariant(t, Options{Layout: l, Clock: f, Namespace: tc.layout + c.String()}, c)
-			if g.fastAdd != tc.fast {
-				t.Errorf("%s: fast path %v, want %v", tc.layout, g.fastAdd, tc.fast)
+			if fast := g.fastSeq != 0; fast != tc.fast || g.stateIsID != tc.stateIsID {
+				t.Errorf("%s: fast path %v, state is the ID %v; want %v, %v", tc.layout, fast, g.stateIsID, tc.fast, tc.stateIsID)
 			}
 			var mu sync.Mutex
 			seen := map[flurry.ID]bool{}

@@ -10,10 +10,10 @@
 //	2^(63+l) < m*d <= 2^(63+l) + d <= 2^(63+l) + 2^l,
 //
 // and for every n < 2^63 that makes floor(m*n / 2^(63+l)) = floor(n/d). m is
-// below 2^64 when d is not a power of two (d > 2^(l-1) gives m <= 2^64, with
-// equality only for l near 64, which New checks), so the product is one
-// bits.Mul64 and the quotient its high word shifted right by l-1. A power of two
-// is a shift.
+// below 2^64 (d > 2^(l-1) gives m <= 2^64, with equality only for l near 64, which
+// New checks), so the product is one bits.Mul64 and the quotient its high word
+// shifted right by l-1. Powers of two take the same path (m = 2^63 + 1), so that Div
+// has one branch; only d = 1 (l = 0) is a shift.
 package fastdiv
 
 import "math/bits"
@@ -22,9 +22,8 @@ import "math/bits"
 // Divisor is not usable; make one with New.
 type Divisor struct {
 	d     uint64
-	m     uint64 // 0: d is a power of two, or m would not fit (divide)
-	shift uint8  // l-1 with m; log2 d for a power of two
-	pow2  bool
+	m     uint64 // 0: d is 1, or m would not fit (divide)
+	shift uint8  // l-1 with m
 }
 
 // New returns a Divisor for d, which must be positive.
@@ -33,10 +32,10 @@ func New(d int64) Divisor {
 		panic("fastdiv: divisor must be positive")
 	}
 	u := uint64(d)
-	if u&(u-1) == 0 {
-		return Divisor{d: u, shift: uint8(bits.TrailingZeros64(u)), pow2: true}
+	if u == 1 {
+		return Divisor{d: u}
 	}
-	l := uint(bits.Len64(u - 1)) // ceil(log2 d), at least 2 here
+	l := uint(bits.Len64(u - 1)) // ceil(log2 d), at least 1 here
 	// 2^(63+l) as a 128-bit number is hi = 2^(l-1), lo = 0; hi < d, so Div64 is
 	// defined and its quotient fits in 64 bits.
 	q, _ := bits.Div64(uint64(1)<<(l-1), 0, u)
@@ -48,14 +47,25 @@ func New(d int64) Divisor {
 
 // Div returns n / d for 0 <= n (the result for a negative n is unspecified).
 func (v Divisor) Div(n int64) int64 {
-	switch {
-	case v.pow2:
-		return int64(uint64(n) >> (v.shift & 63))
-	case v.m != 0:
+	if v.m != 0 {
 		hi, _ := bits.Mul64(uint64(n)&(1<<63-1), v.m)
 		return int64(hi >> (v.shift & 63))
 	}
+	if v.d == 1 {
+		return n
+	}
 	return int64(uint64(n) / v.d)
+}
+
+// Shifts reports whether Div is a multiply and a shift, as it is for every d from 2
+// to 2^62; DivShift is then Div without its one branch.
+func (v Divisor) Shifts() bool { return v.m != 0 }
+
+// DivShift returns n / d for 0 <= n, for a Divisor whose Shifts is true (for
+// another it returns 0).
+func (v Divisor) DivShift(n int64) int64 {
+	hi, _ := bits.Mul64(uint64(n)&(1<<63-1), v.m)
+	return int64(hi >> (v.shift & 63))
 }
 
 // Divisor returns d.

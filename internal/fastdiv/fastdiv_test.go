@@ -25,6 +25,12 @@ func check(t *testing.T, v Divisor, d, n int64) {
 	if got, want := v.Div(n), n/d; got != want {
 		t.Fatalf("Div(%d) by %d = %d, want %d", n, d, got, want)
 	}
+	if d == 1 && v.Shifts() || d > 1 && d < 1<<62 && !v.Shifts() {
+		t.Fatalf("Shifts() for %d = %v", d, v.Shifts())
+	}
+	if got, want := v.DivShift(n), n/d; v.Shifts() && got != want {
+		t.Fatalf("DivShift(%d) by %d = %d, want %d", n, d, got, want)
+	}
 }
 
 func TestDivAgainstHardware(t *testing.T) {
