@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/bitcodec"
+	"github.com/flurryid/flurry/internal/nodepool"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasestore"
@@ -253,79 +254,34 @@ func counter(ctx context.Context, db *sql.DB, e Engine, schema, fn string) (int6
 	return v, nil
 }
 
-// pool is how a leased value fills the node fields.
+// pool is how a leased value fills the node fields, as in a lease session, and the
+// scope the value is leased in.
 type pool struct {
-	leased []int  // indexes of the leased node fields
-	bits   []uint // their widths
-	size   int64
-	scope  string
+	nodepool.Pool
+	scope string
 }
 
 func newPool(o InstallOptions) (pool, error) {
-	l := o.Layout
-	fields := l.NodeFields()
-	var p pool
-	names := o.Leased
-	if len(names) == 0 {
-		for _, f := range fields {
-			names = append(names, f.Name)
-		}
+	np, err := nodepool.Plan(o.Layout, o.Leased, o.Node)
+	var wide *nodepool.WideError
+	switch {
+	case errors.As(err, &wide):
+		return pool{}, optErr("%v: give some of them with --node", err)
+	case err != nil:
+		return pool{}, optErr("%v", err)
 	}
-	var total uint
-	for _, name := range names {
-		i := -1
-		for j, f := range fields {
-			if f.Name == name {
-				i = j
-			}
-		}
-		if i < 0 {
-			return p, optErr("layout %s has no node field %q to lease", l, name)
-		}
-		if o.Node[i] != 0 {
-			return p, optErr("node field %q is leased, so its value cannot be given too", name)
-		}
-		p.leased = append(p.leased, i)
-		p.bits = append(p.bits, uint(fields[i].Bits))
-		total += uint(fields[i].Bits)
-	}
-	if total > 22 {
-		return p, optErr("the leased node fields take %d bits; at most 22 can be leased from one pool: give some of them with --node", total)
-	}
-	if err := l.CheckNodeValues(o.Node); err != nil {
-		return p, optErr("%v", err)
-	}
-	p.size = 1 << total
-	p.scope = o.Scope
+	p := pool{Pool: np, scope: o.Scope}
 	if p.scope == "" {
 		p.scope = DefaultScope
 	}
-	for j, f := range fields {
-		fixed := true
-		for _, k := range p.leased {
-			fixed = fixed && k != j
-		}
-		if fixed {
-			p.scope += fmt.Sprintf("/%s=%d", f.Name, o.Node[j])
-		}
-	}
+	p.scope += np.Fixed
 	if err := leasestore.CheckScope(p.scope); err != nil {
 		return p, optErr("%v", err)
 	}
-	if o.Fixed != nil && (*o.Fixed < 0 || *o.Fixed >= p.size) {
-		return p, optErr("node value %d is outside the pool 0..%d of the leased fields", *o.Fixed, p.size-1)
+	if o.Fixed != nil && (*o.Fixed < 0 || *o.Fixed >= p.Size) {
+		return p, optErr("node value %d is outside the pool 0..%d of the leased fields", *o.Fixed, p.Size-1)
 	}
 	return p, nil
-}
-
-// nodeOf fills the leased fields with v, most significant first, as lease.Session does.
-func (p pool) nodeOf(base layout.NodeValues, v int64) layout.NodeValues {
-	shift := uint(0)
-	for k := len(p.leased) - 1; k >= 0; k-- {
-		base[p.leased[k]] = v >> shift & (1<<p.bits[k] - 1)
-		shift += p.bits[k]
-	}
-	return base
 }
 
 // Install installs the function o describes in db, or replaces it. It
@@ -417,7 +373,7 @@ func Install(ctx context.Context, db *sql.DB, o InstallOptions) (Installed, erro
 	if o.Fixed != nil {
 		l, err = o.Leases.AcquireValue(ctx, p.scope, *o.Fixed, owner, time.Minute)
 	} else {
-		l, err = o.Leases.Acquire(ctx, p.scope, p.size, owner, time.Minute)
+		l, err = o.Leases.Acquire(ctx, p.scope, p.Size, owner, time.Minute)
 	}
 	if err != nil {
 		return Installed{}, fmt.Errorf("indb: leasing a node value from %s (scope %s): %w", o.LeaseName, p.scope, err)
@@ -429,7 +385,7 @@ func Install(ctx context.Context, db *sql.DB, o InstallOptions) (Installed, erro
 		o.Leases.Release(ctx, l, floor)
 		return Installed{}, fmt.Errorf("indb: pinning node value %d in %s: %w", l.Value, o.LeaseName, err)
 	}
-	o.Node = p.nodeOf(o.Node, pinned.Value)
+	o.Node = p.NodeOf(o.Node, pinned.Value)
 	o.Floor = floor
 	o.Until = until
 	o.Lease = LeaseInfo{Store: o.LeaseName, Scope: pinned.Scope, Value: pinned.Value, Owner: pinned.Owner, Token: pinned.Token}

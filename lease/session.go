@@ -14,6 +14,7 @@ import (
 
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/fence"
+	"github.com/flurryid/flurry/internal/nodepool"
 	"github.com/flurryid/flurry/internal/simhook"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/snowflake"
@@ -131,8 +132,7 @@ type Session struct {
 	g      fence.Target
 	scope  string
 	size   int64
-	leased []int // indexes of the leased node fields
-	bits   []uint
+	pool   nodepool.Pool // how a leased value fills the node fields
 	margin time.Duration
 	every  time.Duration
 	log    *slog.Logger
@@ -246,41 +246,19 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 			names = append(names, f.Name)
 		}
 	}
-	var total uint
-	var fixedParts []string
-	for _, name := range names {
-		i := -1
-		for j, f := range fields {
-			if f.Name == name {
-				i = j
-			}
-		}
-		if i < 0 {
-			return nil, badConfig("lease: layout %s has no node field %q to lease", l, name)
-		}
-		if opts.Node[i] != 0 {
-			return nil, badConfig("lease: node field %q is leased, so Node must leave it zero", name)
-		}
-		s.leased = append(s.leased, i)
-		s.bits = append(s.bits, uint(fields[i].Bits))
-		total += uint(fields[i].Bits)
-	}
-	if total > 22 {
-		return nil, badConfig("lease: the leased fields take %d bits; at most 22 (4,194,304 values) can be leased from one pool: fix some fields with Node", total)
-	}
-	if err := l.CheckNodeValues(opts.Node); err != nil {
+	pool, err := nodepool.Plan(l, names, opts.Node)
+	var given *nodepool.GivenError
+	var wide *nodepool.WideError
+	switch {
+	case errors.As(err, &given):
+		return nil, badConfig("lease: node field %q is leased, so Node must leave it zero", given.Field)
+	case errors.As(err, &wide):
+		return nil, badConfig("lease: %v: fix some fields with Node", err)
+	case err != nil:
 		return nil, &configError{msg: "lease: " + err.Error(), err: err}
 	}
-	for j, f := range fields {
-		if !containsInt(s.leased, j) {
-			fixedParts = append(fixedParts, fmt.Sprintf("%s=%d", f.Name, opts.Node[j]))
-		}
-	}
-	s.size = 1 << total
-	s.scope = opts.Scope
-	if len(fixedParts) > 0 {
-		s.scope += "/" + strings.Join(fixedParts, "/")
-	}
+	s.pool, s.size = pool, pool.Size
+	s.scope = opts.Scope + pool.Fixed
 	if opts.Fixed != nil {
 		if *opts.Fixed < 0 || *opts.Fixed >= s.size {
 			return nil, badConfig("lease: fixed value %d is outside the pool 0..%d of the leased fields %s", *opts.Fixed, s.size-1, strings.Join(names, ", "))
@@ -296,15 +274,6 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	return s, nil
 }
 
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 // DefaultOwner names this process: host, pid and a random suffix.
 func DefaultOwner() string {
 	host, _ := os.Hostname()
@@ -315,13 +284,7 @@ func DefaultOwner() string {
 
 // nodeOf spreads a leased value over the leased fields, high bits first.
 func (s *Session) nodeOf(v int64) layout.NodeValues {
-	nv := s.opts.Node
-	shift := uint(0)
-	for k := len(s.leased) - 1; k >= 0; k-- {
-		nv[s.leased[k]] = v >> shift & (1<<s.bits[k] - 1)
-		shift += s.bits[k]
-	}
-	return nv
+	return s.pool.NodeOf(s.opts.Node, v)
 }
 
 // acquire loops until a lease is held and granted. It returns at once, wrapped, an

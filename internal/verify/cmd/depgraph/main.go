@@ -58,6 +58,9 @@ var layers = []layer{
 		// it speaks in layout.NodeValues, so it sits beside the generators rather
 		// than among the leaf helpers.
 		"internal/fence",
+		// How a leased value fills a layout's node fields, shared by lease
+		// sessions and in-database installs; it too speaks in layout.NodeValues.
+		"internal/nodepool",
 	}},
 	{"leases, segments, IDs made in Redis or a SQL database (and their stores)", []string{
 		// With the stores: lease/leasestore and segment/segmentstore, the checks
