@@ -242,6 +242,20 @@ func (p *pendingStore) Tags(ctx context.Context) ([]Tag, error) {
 	return s.Tags(ctx)
 }
 
+// Identity is the store's, once it opened; until then an error wrapping
+// ErrNotOpen. A store without an Identity method is reported as such.
+func (p *pendingStore) Identity(ctx context.Context) (StoreIdentity, error) {
+	s, err := p.store()
+	if err != nil {
+		return StoreIdentity{}, err
+	}
+	id, ok := s.(Identifier)
+	if !ok {
+		return StoreIdentity{}, fmt.Errorf("segment: %s cannot name its data (no Identity method)", p.name)
+	}
+	return id.Identity(ctx)
+}
+
 // Close stops the attempts at opening the store and closes it if it opened.
 func (p *pendingStore) Close() error {
 	if p.closed.Swap(true) {

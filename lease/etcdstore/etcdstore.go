@@ -593,3 +593,12 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	slices.SortFunc(out, func(a, b lease.Record) int { return cmp.Compare(a.Value, b.Value) })
 	return out, nil
 }
+
+// Identity is the etcd cluster's ID and the prefix.
+func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {
+	id, err := s.conn.Identity(ctx)
+	if err != nil {
+		return lease.StoreIdentity{}, fmt.Errorf("lease/etcdstore: %w", err)
+	}
+	return lease.StoreIdentity{ID: id}, nil
+}

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/lockedfile"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasestore"
 )
@@ -331,3 +332,14 @@ func (s *Store) Scopes() ([]string, error) {
 
 // Close implements lease.Store; the file store holds nothing open between calls.
 func (s *Store) Close() error { return nil }
+
+// Identity is private: only the processes of this machine can use the directory,
+// and a server with a data directory of its own leases the same values. Its ID is
+// the host and a random value kept in the directory's identity file.
+func (s *Store) Identity(context.Context) (lease.StoreIdentity, error) {
+	id, err := storeid.File(s.dir)
+	if err != nil {
+		return lease.StoreIdentity{}, fmt.Errorf("lease/filestore: %w", err)
+	}
+	return lease.StoreIdentity{ID: id, Private: true}, nil
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasestore"
@@ -793,4 +794,15 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// Identity is a random value the first caller writes under flurry's records of
+// this Leaf name ({root}/flurry/identity), and that path: the same for every
+// flurry on this ensemble and name.
+func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {
+	id, err := s.conn.Identity(ctx, s.meta+"/identity", storeid.Random())
+	if err != nil {
+		return lease.StoreIdentity{}, s.errorf("identity: %w", err)
+	}
+	return lease.StoreIdentity{ID: id}, nil
 }

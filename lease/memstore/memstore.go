@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasestore"
 )
@@ -30,6 +31,7 @@ type Store struct {
 	scopes map[string]map[int64]*record
 	tokens int64
 	closed bool
+	id     string // Identity's, made on its first call
 }
 
 type record struct {
@@ -246,4 +248,15 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	return nil
+}
+
+// Identity is private: the store lives in this process only. Its ID is random,
+// made on the first call.
+func (s *Store) Identity(context.Context) (lease.StoreIdentity, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		s.id = "mem:" + storeid.Random()
+	}
+	return lease.StoreIdentity{ID: s.id, Private: true}, nil
 }

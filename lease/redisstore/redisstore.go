@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry/internal/redisconn"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasestore"
 )
@@ -386,4 +387,14 @@ func records(scope string, res any) ([]lease.Record, error) {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Value < recs[j].Value })
 	return recs, nil
+}
+
+// Identity is a random value the first caller writes at {prefix}:identity, and the
+// prefix: the same for every process on this Redis (and its replicas) and prefix.
+func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {
+	id, err := s.conn.Identity(ctx, "{"+s.conn.Settings.Prefix+"}:identity", storeid.Random())
+	if err != nil {
+		return lease.StoreIdentity{}, fmt.Errorf("lease/redisstore: %w", err)
+	}
+	return lease.StoreIdentity{ID: id}, nil
 }

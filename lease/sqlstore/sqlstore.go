@@ -390,3 +390,14 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 	}
 	return nil
 }
+
+// Identity names the table: the database server's own identifier, the database
+// and the table (see the package documentation). A SQLite file is private to its
+// machine.
+func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {
+	id, private, err := s.h.Identity(ctx)
+	if err != nil {
+		return lease.StoreIdentity{}, fmt.Errorf("lease/sqlstore: %w", err)
+	}
+	return lease.StoreIdentity{ID: id, Private: private}, nil
+}

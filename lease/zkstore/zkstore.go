@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leasestore"
@@ -650,4 +651,18 @@ func anyHeld(nodes map[int64]node) bool {
 		}
 	}
 	return false
+}
+
+// identityNode holds the store's random identity, under the root. No scope's
+// node can have its name: a scope's only '%' come from its escaped slashes.
+const identityNode = "%identity"
+
+// Identity is a random value the first caller writes in the root's %identity
+// node, and the root: the same for every process on this ensemble and prefix.
+func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {
+	id, err := s.conn.Identity(ctx, s.root+"/"+identityNode, storeid.Random())
+	if err != nil {
+		return lease.StoreIdentity{}, fmt.Errorf("lease/zkstore: %w", err)
+	}
+	return lease.StoreIdentity{ID: id}, nil
 }

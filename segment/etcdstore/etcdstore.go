@@ -454,3 +454,12 @@ func (s *Store) Tags(ctx context.Context) (_ []segment.Tag, err error) {
 	}
 	return tags, nil
 }
+
+// Identity is the etcd cluster's ID and the prefix.
+func (s *Store) Identity(ctx context.Context) (segment.StoreIdentity, error) {
+	id, err := s.conn.Identity(ctx)
+	if err != nil {
+		return segment.StoreIdentity{}, fmt.Errorf("segment/etcdstore: %w", err)
+	}
+	return segment.StoreIdentity{ID: id}, nil
+}

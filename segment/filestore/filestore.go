@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/lockedfile"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmentstore"
 )
@@ -360,4 +361,15 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 func (s *Store) Close() error {
 	s.closed.Store(true)
 	return nil
+}
+
+// Identity is private: only the processes of this machine can use the directory,
+// and a server with a data directory of its own hands out the same values. Its ID
+// is the host and a random value kept in the directory's identity file.
+func (s *Store) Identity(context.Context) (segment.StoreIdentity, error) {
+	id, err := storeid.File(s.dir)
+	if err != nil {
+		return segment.StoreIdentity{}, fmt.Errorf("segment/filestore: %w", err)
+	}
+	return segment.StoreIdentity{ID: id, Private: true}, nil
 }

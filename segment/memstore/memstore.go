@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmentstore"
 )
@@ -20,6 +21,7 @@ type Store struct {
 	mu     sync.Mutex
 	tags   map[string]*tag
 	closed bool
+	id     string // Identity's, made on its first call
 }
 
 type tag struct {
@@ -160,4 +162,15 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	return nil
+}
+
+// Identity is private: the store lives in this process only. Its ID is random,
+// made on the first call.
+func (s *Store) Identity(context.Context) (segment.StoreIdentity, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		s.id = "mem:" + storeid.Random()
+	}
+	return segment.StoreIdentity{ID: s.id, Private: true}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry/internal/redisconn"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmentstore"
 )
@@ -415,4 +416,14 @@ func tagOf(name string, h map[string]string, returned []string) (segment.Tag, er
 		t.Returned += last - first + 1
 	}
 	return t, nil
+}
+
+// Identity is a random value the first caller writes at {prefix}:identity, and the
+// prefix: the same for every process on this Redis (and its replicas) and prefix.
+func (s *Store) Identity(ctx context.Context) (segment.StoreIdentity, error) {
+	id, err := s.conn.Identity(ctx, "{"+s.conn.Settings.Prefix+"}:identity", storeid.Random())
+	if err != nil {
+		return segment.StoreIdentity{}, fmt.Errorf("segment/redisstore: %w", err)
+	}
+	return segment.StoreIdentity{ID: id}, nil
 }
