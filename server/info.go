@@ -76,7 +76,7 @@ func clipQ(s string) string { return strconv.Quote(clip(s)) }
 // admin token, or anyone on a server without tokens. A caller that may see no
 // namespace on a server with tokens gets 401.
 func (s *Server) info(ctx context.Context, only, auth string) (*flurryv1.InfoResponse, *apiError) {
-	res := &flurryv1.InfoResponse{Version: s.opts.Version, Started: s.started.UTC().Format(time.RFC3339)}
+	res := &flurryv1.InfoResponse{Version: s.opts.Version, Started: s.started.UTC().Format(time.RFC3339), Instance: s.instance}
 	admin := s.isAdmin(auth)
 	operator := admin || !s.protected
 	var bkt *bucket
@@ -183,6 +183,7 @@ func (s *Server) nsInfo(ctx context.Context, ns *namespace, operator bool) *flur
 		}
 		ni.Segment = si
 	}
+	s.identityInfo(ctx, ns, ni)
 	return ni
 }
 

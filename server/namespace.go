@@ -50,6 +50,7 @@ type namespace struct {
 	sess       *lease.Session
 	leaseStore lease.Store
 	leaseURL   string
+	leased     []string // the layout's node fields the lease fills
 	// behindSlack is how far the clock may stand behind the lease's mark while the
 	// generator still issues at once: MaxDrift under the Logical policy, the wait
 	// threshold under the others.
@@ -62,6 +63,9 @@ type namespace struct {
 	// server/redisstrategy), and what its errors mean
 	ext      strategy.Source
 	extClass func(error) strategy.Class
+
+	// what the lease and segment stores report of their data
+	ids identities
 
 	// closers run in reverse order on close, after the sources above.
 	closers []func(ctx context.Context) error
@@ -291,6 +295,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	}
 	ns.closers = append(ns.closers, func(context.Context) error { return store.Close() })
 	ns.leaseStore = store
+	ns.ids.setLease(store)
 	scope := c.Lease.Scope
 	if scope == "" {
 		scope = ns.name
@@ -315,6 +320,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)
 	}
 	ns.gen, ns.sess, ns.ints = g, s, g
+	ns.leased = leased
 	return nil
 }
 
@@ -378,6 +384,7 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 		return err
 	}
 	ns.alloc, ns.ints = a, a
+	ns.ids.setSegments(ns.segStores)
 	if embedded {
 		// The tag exists, so segments.json does: from now on a start that
 		// finds no segments directory is refused (defaultSegmentURL).

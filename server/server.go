@@ -42,6 +42,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	"github.com/flurryid/flurry/segment"
@@ -92,6 +93,7 @@ type Server struct {
 	cfg      *config.Config
 	log      *slog.Logger
 	started  time.Time
+	instance string // random, made by New: info's instance
 	maxCount int
 	maxBody  int64
 	shutdown time.Duration
@@ -150,6 +152,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, cfg: cfg, log: opts.Logger, started: time.Now(),
+		instance: storeid.Random(),
 		maxCount: cfg.MaxCount, maxBody: cfg.MaxBodyBytes,
 		shutdown:   cfg.ShutdownTimeout.Or(config.DefaultShutdown),
 		namespaces: map[string]*namespace{}, segByTag: map[string]*namespace{},
@@ -205,6 +208,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.namespaces[name] = ns
 		s.order = append(s.order, ns)
+		s.readIdentities(ctx, ns)
 		ns.tokens = newTokenSet(c.Resolved, lim)
 		s.protected = s.protected || !ns.tokens.empty()
 		ns.maxCount = c.MaxCount

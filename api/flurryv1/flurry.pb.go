@@ -416,7 +416,9 @@ type InfoResponse struct {
 	Namespaces []*NamespaceInfo       `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
 	Version    string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// When the server started, RFC 3339 UTC.
-	Started       string `protobuf:"bytes,3,opt,name=started,proto3" json:"started,omitempty"`
+	Started string `protobuf:"bytes,3,opt,name=started,proto3" json:"started,omitempty"`
+	// Random, made at each start: two addresses of one server answer the same.
+	Instance      string `protobuf:"bytes,4,opt,name=instance,proto3" json:"instance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -472,6 +474,13 @@ func (x *InfoResponse) GetStarted() string {
 	return ""
 }
 
+func (x *InfoResponse) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
 type NamespaceInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -487,6 +496,9 @@ type NamespaceInfo struct {
 	Lease         *LeaseInfo   `protobuf:"bytes,7,opt,name=lease,proto3" json:"lease,omitempty"`
 	Segment       *SegmentInfo `protobuf:"bytes,8,opt,name=segment,proto3" json:"segment,omitempty"`
 	TokenRequired bool         `protobuf:"varint,9,opt,name=token_required,json=tokenRequired,proto3" json:"token_required,omitempty"`
+	// What an operator should know, such as a lease or segment store that only this
+	// server can use.
+	Warnings      []string `protobuf:"bytes,10,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -584,6 +596,131 @@ func (x *NamespaceInfo) GetTokenRequired() bool {
 	return false
 }
 
+func (x *NamespaceInfo) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+// Names the data a lease or segment store keeps.
+type StoreIdentity struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Equal for two servers that use one store, different for two stores.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Only this server can use the store (the embedded file store in its data
+	// directory): a second server with a store of its own issues the same IDs.
+	Private       bool `protobuf:"varint,2,opt,name=private,proto3" json:"private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreIdentity) Reset() {
+	*x = StoreIdentity{}
+	mi := &file_flurry_v1_flurry_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreIdentity) ProtoMessage() {}
+
+func (x *StoreIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_flurry_v1_flurry_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreIdentity.ProtoReflect.Descriptor instead.
+func (*StoreIdentity) Descriptor() ([]byte, []int) {
+	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *StoreIdentity) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StoreIdentity) GetPrivate() bool {
+	if x != nil {
+		return x.Private
+	}
+	return false
+}
+
+// One segment store of a namespace: it hands out the IDs of residue class
+// residue mod modulus (0 mod 1 with one store).
+type SegmentStore struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Identity      *StoreIdentity         `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	Residue       int64                  `protobuf:"varint,2,opt,name=residue,proto3" json:"residue,omitempty"`
+	Modulus       int64                  `protobuf:"varint,3,opt,name=modulus,proto3" json:"modulus,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SegmentStore) Reset() {
+	*x = SegmentStore{}
+	mi := &file_flurry_v1_flurry_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SegmentStore) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SegmentStore) ProtoMessage() {}
+
+func (x *SegmentStore) ProtoReflect() protoreflect.Message {
+	mi := &file_flurry_v1_flurry_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SegmentStore.ProtoReflect.Descriptor instead.
+func (*SegmentStore) Descriptor() ([]byte, []int) {
+	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SegmentStore) GetIdentity() *StoreIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *SegmentStore) GetResidue() int64 {
+	if x != nil {
+		return x.Residue
+	}
+	return 0
+}
+
+func (x *SegmentStore) GetModulus() int64 {
+	if x != nil {
+		return x.Modulus
+	}
+	return 0
+}
+
 type LayoutInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Text form, e.g. time:41:1ms:2010-11-04T01:42:54.657Z,datacenter:5,worker:5,seq:12
@@ -602,7 +739,7 @@ type LayoutInfo struct {
 
 func (x *LayoutInfo) Reset() {
 	*x = LayoutInfo{}
-	mi := &file_flurry_v1_flurry_proto_msgTypes[8]
+	mi := &file_flurry_v1_flurry_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -614,7 +751,7 @@ func (x *LayoutInfo) String() string {
 func (*LayoutInfo) ProtoMessage() {}
 
 func (x *LayoutInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_flurry_v1_flurry_proto_msgTypes[8]
+	mi := &file_flurry_v1_flurry_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -627,7 +764,7 @@ func (x *LayoutInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LayoutInfo.ProtoReflect.Descriptor instead.
 func (*LayoutInfo) Descriptor() ([]byte, []int) {
-	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{8}
+	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LayoutInfo) GetText() string {
@@ -689,14 +826,19 @@ type LeaseInfo struct {
 	// The high-water mark, RFC 3339 with milliseconds.
 	Mark string `protobuf:"bytes,5,opt,name=mark,proto3" json:"mark,omitempty"`
 	// held | lost | acquiring | static
-	State         string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	State string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// The lease store's identity; absent while the store does not answer.
+	Identity *StoreIdentity `protobuf:"bytes,7,opt,name=identity,proto3" json:"identity,omitempty"`
+	// The layout's node fields the leased value fills; the others are fixed
+	// by configuration.
+	Leased        []string `protobuf:"bytes,8,rep,name=leased,proto3" json:"leased,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LeaseInfo) Reset() {
 	*x = LeaseInfo{}
-	mi := &file_flurry_v1_flurry_proto_msgTypes[9]
+	mi := &file_flurry_v1_flurry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +850,7 @@ func (x *LeaseInfo) String() string {
 func (*LeaseInfo) ProtoMessage() {}
 
 func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_flurry_v1_flurry_proto_msgTypes[9]
+	mi := &file_flurry_v1_flurry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +863,7 @@ func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseInfo.ProtoReflect.Descriptor instead.
 func (*LeaseInfo) Descriptor() ([]byte, []int) {
-	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{9}
+	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LeaseInfo) GetStore() string {
@@ -766,6 +908,20 @@ func (x *LeaseInfo) GetState() string {
 	return ""
 }
 
+func (x *LeaseInfo) GetIdentity() *StoreIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *LeaseInfo) GetLeased() []string {
+	if x != nil {
+		return x.Leased
+	}
+	return nil
+}
+
 type SegmentInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tag           string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
@@ -780,13 +936,16 @@ type SegmentInfo struct {
 	Step          int64                  `protobuf:"varint,10,opt,name=step,proto3" json:"step,omitempty"`
 	Fetches       int64                  `protobuf:"varint,11,opt,name=fetches,proto3" json:"fetches,omitempty"`
 	LastError     string                 `protobuf:"bytes,12,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The stores in the order of stores, each with its identity (absent while it
+	// does not answer) and residue class.
+	StoreIdentities []*SegmentStore `protobuf:"bytes,13,rep,name=store_identities,json=storeIdentities,proto3" json:"store_identities,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SegmentInfo) Reset() {
 	*x = SegmentInfo{}
-	mi := &file_flurry_v1_flurry_proto_msgTypes[10]
+	mi := &file_flurry_v1_flurry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +957,7 @@ func (x *SegmentInfo) String() string {
 func (*SegmentInfo) ProtoMessage() {}
 
 func (x *SegmentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_flurry_v1_flurry_proto_msgTypes[10]
+	mi := &file_flurry_v1_flurry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +970,7 @@ func (x *SegmentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentInfo.ProtoReflect.Descriptor instead.
 func (*SegmentInfo) Descriptor() ([]byte, []int) {
-	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{10}
+	return file_flurry_v1_flurry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SegmentInfo) GetTag() string {
@@ -898,6 +1057,13 @@ func (x *SegmentInfo) GetLastError() string {
 	return ""
 }
 
+func (x *SegmentInfo) GetStoreIdentities() []*SegmentStore {
+	if x != nil {
+		return x.StoreIdentities
+	}
+	return nil
+}
+
 var File_flurry_v1_flurry_proto protoreflect.FileDescriptor
 
 const file_flurry_v1_flurry_proto_rawDesc = "" +
@@ -929,13 +1095,14 @@ const file_flurry_v1_flurry_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value\"+\n" +
 	"\vInfoRequest\x12\x1c\n" +
-	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"|\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"\x98\x01\n" +
 	"\fInfoResponse\x128\n" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\v2\x18.flurry.v1.NamespaceInfoR\n" +
 	"namespaces\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
-	"\astarted\x18\x03 \x01(\tR\astarted\"\xcb\x02\n" +
+	"\astarted\x18\x03 \x01(\tR\astarted\x12\x1a\n" +
+	"\binstance\x18\x04 \x01(\tR\binstance\"\xe7\x02\n" +
 	"\rNamespaceInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bstrategy\x18\x02 \x01(\tR\bstrategy\x12\x14\n" +
@@ -945,7 +1112,16 @@ const file_flurry_v1_flurry_proto_rawDesc = "" +
 	"\x06layout\x18\x06 \x01(\v2\x15.flurry.v1.LayoutInfoR\x06layout\x12*\n" +
 	"\x05lease\x18\a \x01(\v2\x14.flurry.v1.LeaseInfoR\x05lease\x120\n" +
 	"\asegment\x18\b \x01(\v2\x16.flurry.v1.SegmentInfoR\asegment\x12%\n" +
-	"\x0etoken_required\x18\t \x01(\bR\rtokenRequired\"\xf2\x01\n" +
+	"\x0etoken_required\x18\t \x01(\bR\rtokenRequired\x12\x1a\n" +
+	"\bwarnings\x18\n" +
+	" \x03(\tR\bwarnings\"9\n" +
+	"\rStoreIdentity\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aprivate\x18\x02 \x01(\bR\aprivate\"x\n" +
+	"\fSegmentStore\x124\n" +
+	"\bidentity\x18\x01 \x01(\v2\x18.flurry.v1.StoreIdentityR\bidentity\x12\x18\n" +
+	"\aresidue\x18\x02 \x01(\x03R\aresidue\x12\x18\n" +
+	"\amodulus\x18\x03 \x01(\x03R\amodulus\"\xf2\x01\n" +
 	"\n" +
 	"LayoutInfo\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x16\n" +
@@ -954,14 +1130,16 @@ const file_flurry_v1_flurry_proto_rawDesc = "" +
 	"\blifetime\x18\x04 \x01(\tR\blifetime\x12*\n" +
 	"\x11life_left_seconds\x18\x05 \x01(\x03R\x0flifeLeftSeconds\x124\n" +
 	"\x17ids_per_second_per_node\x18\x06 \x01(\x01R\x13idsPerSecondPerNode\x12$\n" +
-	"\x04node\x18\a \x03(\v2\x10.flurry.v1.FieldR\x04node\"\x8d\x01\n" +
+	"\x04node\x18\a \x03(\v2\x10.flurry.v1.FieldR\x04node\"\xdb\x01\n" +
 	"\tLeaseInfo\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\x03R\x05value\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x12\n" +
 	"\x04mark\x18\x05 \x01(\tR\x04mark\x12\x14\n" +
-	"\x05state\x18\x06 \x01(\tR\x05state\"\xda\x02\n" +
+	"\x05state\x18\x06 \x01(\tR\x05state\x124\n" +
+	"\bidentity\x18\a \x01(\v2\x18.flurry.v1.StoreIdentityR\bidentity\x12\x16\n" +
+	"\x06leased\x18\b \x03(\tR\x06leased\"\x9e\x03\n" +
 	"\vSegmentInfo\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x16\n" +
 	"\x06stores\x18\x02 \x03(\tR\x06stores\x12#\n" +
@@ -977,7 +1155,8 @@ const file_flurry_v1_flurry_proto_rawDesc = "" +
 	" \x01(\x03R\x04step\x12\x18\n" +
 	"\afetches\x18\v \x01(\x03R\afetches\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\f \x01(\tR\tlastError2\xbc\x01\n" +
+	"last_error\x18\f \x01(\tR\tlastError\x12B\n" +
+	"\x10store_identities\x18\r \x03(\v2\x17.flurry.v1.SegmentStoreR\x0fstoreIdentities2\xbc\x01\n" +
 	"\tIDService\x127\n" +
 	"\x04Next\x12\x16.flurry.v1.NextRequest\x1a\x17.flurry.v1.NextResponse\x12=\n" +
 	"\x06Decode\x12\x18.flurry.v1.DecodeRequest\x1a\x19.flurry.v1.DecodeResponse\x127\n" +
@@ -995,7 +1174,7 @@ func file_flurry_v1_flurry_proto_rawDescGZIP() []byte {
 	return file_flurry_v1_flurry_proto_rawDescData
 }
 
-var file_flurry_v1_flurry_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_flurry_v1_flurry_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_flurry_v1_flurry_proto_goTypes = []any{
 	(*NextRequest)(nil),    // 0: flurry.v1.NextRequest
 	(*NextResponse)(nil),   // 1: flurry.v1.NextResponse
@@ -1005,28 +1184,33 @@ var file_flurry_v1_flurry_proto_goTypes = []any{
 	(*InfoRequest)(nil),    // 5: flurry.v1.InfoRequest
 	(*InfoResponse)(nil),   // 6: flurry.v1.InfoResponse
 	(*NamespaceInfo)(nil),  // 7: flurry.v1.NamespaceInfo
-	(*LayoutInfo)(nil),     // 8: flurry.v1.LayoutInfo
-	(*LeaseInfo)(nil),      // 9: flurry.v1.LeaseInfo
-	(*SegmentInfo)(nil),    // 10: flurry.v1.SegmentInfo
+	(*StoreIdentity)(nil),  // 8: flurry.v1.StoreIdentity
+	(*SegmentStore)(nil),   // 9: flurry.v1.SegmentStore
+	(*LayoutInfo)(nil),     // 10: flurry.v1.LayoutInfo
+	(*LeaseInfo)(nil),      // 11: flurry.v1.LeaseInfo
+	(*SegmentInfo)(nil),    // 12: flurry.v1.SegmentInfo
 }
 var file_flurry_v1_flurry_proto_depIdxs = []int32{
 	4,  // 0: flurry.v1.DecodeResponse.fields:type_name -> flurry.v1.Field
 	7,  // 1: flurry.v1.InfoResponse.namespaces:type_name -> flurry.v1.NamespaceInfo
-	8,  // 2: flurry.v1.NamespaceInfo.layout:type_name -> flurry.v1.LayoutInfo
-	9,  // 3: flurry.v1.NamespaceInfo.lease:type_name -> flurry.v1.LeaseInfo
-	10, // 4: flurry.v1.NamespaceInfo.segment:type_name -> flurry.v1.SegmentInfo
-	4,  // 5: flurry.v1.LayoutInfo.node:type_name -> flurry.v1.Field
-	0,  // 6: flurry.v1.IDService.Next:input_type -> flurry.v1.NextRequest
-	2,  // 7: flurry.v1.IDService.Decode:input_type -> flurry.v1.DecodeRequest
-	5,  // 8: flurry.v1.IDService.Info:input_type -> flurry.v1.InfoRequest
-	1,  // 9: flurry.v1.IDService.Next:output_type -> flurry.v1.NextResponse
-	3,  // 10: flurry.v1.IDService.Decode:output_type -> flurry.v1.DecodeResponse
-	6,  // 11: flurry.v1.IDService.Info:output_type -> flurry.v1.InfoResponse
-	9,  // [9:12] is the sub-list for method output_type
-	6,  // [6:9] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	10, // 2: flurry.v1.NamespaceInfo.layout:type_name -> flurry.v1.LayoutInfo
+	11, // 3: flurry.v1.NamespaceInfo.lease:type_name -> flurry.v1.LeaseInfo
+	12, // 4: flurry.v1.NamespaceInfo.segment:type_name -> flurry.v1.SegmentInfo
+	8,  // 5: flurry.v1.SegmentStore.identity:type_name -> flurry.v1.StoreIdentity
+	4,  // 6: flurry.v1.LayoutInfo.node:type_name -> flurry.v1.Field
+	8,  // 7: flurry.v1.LeaseInfo.identity:type_name -> flurry.v1.StoreIdentity
+	9,  // 8: flurry.v1.SegmentInfo.store_identities:type_name -> flurry.v1.SegmentStore
+	0,  // 9: flurry.v1.IDService.Next:input_type -> flurry.v1.NextRequest
+	2,  // 10: flurry.v1.IDService.Decode:input_type -> flurry.v1.DecodeRequest
+	5,  // 11: flurry.v1.IDService.Info:input_type -> flurry.v1.InfoRequest
+	1,  // 12: flurry.v1.IDService.Next:output_type -> flurry.v1.NextResponse
+	3,  // 13: flurry.v1.IDService.Decode:output_type -> flurry.v1.DecodeResponse
+	6,  // 14: flurry.v1.IDService.Info:output_type -> flurry.v1.InfoResponse
+	12, // [12:15] is the sub-list for method output_type
+	9,  // [9:12] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_flurry_v1_flurry_proto_init() }
@@ -1040,7 +1224,7 @@ func file_flurry_v1_flurry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_flurry_v1_flurry_proto_rawDesc), len(file_flurry_v1_flurry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
