@@ -48,11 +48,15 @@ type Client struct {
 	mu         sync.Mutex // guards closed and writers of namespaces
 	closed     bool
 	namespaces atomic.Pointer[map[string]*Namespace] // copy on write
+
+	mixMu sync.Mutex
+	mixes map[string]*mixCheck // by namespace: what the servers said of it (vet)
 }
 
 // server is one server and its failure state.
 type server struct {
 	url string
+	idx int // in Client.servers
 	rpc flurryv1connect.IDServiceClient
 
 	requests  atomic.Int64
@@ -155,7 +159,7 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("client: server %s is listed twice", u)
 		}
 		seen[u] = true
-		c.servers = append(c.servers, &server{url: u, rpc: flurryv1connect.NewIDServiceClient(hc, u, copts...)})
+		c.servers = append(c.servers, &server{url: u, idx: len(c.servers), rpc: flurryv1connect.NewIDServiceClient(hc, u, copts...)})
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	empty := map[string]*Namespace{}
@@ -383,6 +387,9 @@ func (c *Client) auth(h http.Header, namespace string) {
 func nextRPC[T any](c *Client, ctx context.Context, namespace string, count int, take func(*flurryv1.NextResponse) (T, error)) (T, error) {
 	return failover(c, ctx, namespace, func(ctx context.Context, s *server) (T, error) {
 		var zero T
+		if err := c.vet(ctx, namespace, s.idx); err != nil {
+			return zero, err
+		}
 		req := connect.NewRequest(&flurryv1.NextRequest{Namespace: namespace, Count: uint32(count), PackedIds: true})
 		c.auth(req.Header(), namespace)
 		resp, err := s.rpc.Next(ctx, req)
@@ -644,6 +651,9 @@ func (w *wrongKind) Error() string { return w.msg }
 // refusal returns the error to give the caller at once when err is a refusal that
 // failover cannot fix, else nil.
 func refusal(err error, namespace, url string) error {
+	if me, ok := errors.AsType[*MixError](err); ok {
+		return me
+	}
 	if wk, ok := errors.AsType[*wrongKind](err); ok {
 		return &RefusedError{Namespace: namespace, Server: url, Reason: ErrWrongKind, Err: wk}
 	}

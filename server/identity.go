@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -67,18 +69,32 @@ func (ids *identities) read(ctx context.Context) []error {
 	return errs
 }
 
-// warnings says which of the namespace's stores are private to this server.
-func (ns *namespace) identityWarnings() []string {
+// identityWarnings says which of the namespace's stores are private to this
+// server; with operator, naming their URLs.
+func (ns *namespace) identityWarnings(operator bool) []string {
+	url := func(u string) string {
+		if operator {
+			return u
+		}
+		return "in its data directory"
+	}
 	var out []string
 	if id := ns.ids.leaseID.Load(); id != nil && id.Private {
-		out = append(out, fmt.Sprintf(privateWarning, "lease", ns.leaseURL, "lease"))
+		out = append(out, fmt.Sprintf(privateWarning, "lease", url(ns.leaseURL), "lease"))
 	}
 	for i := range ns.ids.segIDs {
 		if id := ns.ids.segIDs[i].Load(); id != nil && id.Private {
-			out = append(out, fmt.Sprintf(privateWarning, "segment", ns.segURLs[i], "segment"))
+			out = append(out, fmt.Sprintf(privateWarning, "segment", url(ns.segURLs[i]), "segment"))
 		}
 	}
 	return out
+}
+
+// digest is what info shows of a store's identity: a hash, equal for equal
+// identities, that shows no host name, path or address to callers.
+func digest(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:16])
 }
 
 // readIdentities reads the namespace's store identities at start and logs a
@@ -91,20 +107,23 @@ func (s *Server) readIdentities(ctx context.Context, ns *namespace) {
 	for _, err := range ns.ids.read(cctx) {
 		log.Warn("a store did not say which data it holds; clients given several servers will not mix this one with others until it does", "err", err)
 	}
-	for _, w := range ns.identityWarnings() {
+	for _, w := range ns.identityWarnings(true) {
 		log.Warn(w)
+	}
+	if id := ns.ids.leaseID.Load(); id != nil {
+		log.Debug("lease store identity", "id", id.ID, "digest", digest(id.ID), "private", id.Private)
 	}
 }
 
 // identityInfo fills the identities and warnings of a namespace's info, asking
 // the stores that have not answered yet (within a second).
-func (s *Server) identityInfo(ctx context.Context, ns *namespace, ni *flurryv1.NamespaceInfo) {
+func (s *Server) identityInfo(ctx context.Context, ns *namespace, ni *flurryv1.NamespaceInfo, operator bool) {
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	ns.ids.read(cctx)
 	cancel()
 	if ni.Lease != nil {
 		if id := ns.ids.leaseID.Load(); id != nil {
-			ni.Lease.Identity = &flurryv1.StoreIdentity{Id: id.ID, Private: id.Private}
+			ni.Lease.Identity = &flurryv1.StoreIdentity{Id: digest(id.ID), Private: id.Private}
 		}
 		ni.Lease.Leased = ns.leased
 	}
@@ -113,10 +132,10 @@ func (s *Server) identityInfo(ctx context.Context, ns *namespace, ni *flurryv1.N
 		for i := range ns.ids.segIDs {
 			st := &flurryv1.SegmentStore{Residue: int64(i), Modulus: n}
 			if id := ns.ids.segIDs[i].Load(); id != nil {
-				st.Identity = &flurryv1.StoreIdentity{Id: id.ID, Private: id.Private}
+				st.Identity = &flurryv1.StoreIdentity{Id: digest(id.ID), Private: id.Private}
 			}
 			ni.Segment.StoreIdentities = append(ni.Segment.StoreIdentities, st)
 		}
 	}
-	ni.Warnings = ns.identityWarnings()
+	ni.Warnings = ns.identityWarnings(operator)
 }

@@ -183,7 +183,7 @@ func (s *Server) nsInfo(ctx context.Context, ns *namespace, operator bool) *flur
 		}
 		ni.Segment = si
 	}
-	s.identityInfo(ctx, ns, ni)
+	s.identityInfo(ctx, ns, ni, operator)
 	return ni
 }
 

@@ -27,23 +27,27 @@ func Random() string {
 	return hex.EncodeToString(b[:])
 }
 
-// File returns the identity of the file store in dir: "file:<host>:<random>", the
-// random part read from dir's identity file, which is created on the first call.
-// Two processes that create it at once agree on one (the file appears whole, by a
-// hard link, or not at all). A copy of the directory carries the same random
-// part; only the host tells two copies on two machines apart, and that is why a
-// file store is private: its identity names it for people, the client refuses to
-// mix two private stores whatever their identities.
+// File returns the identity of the file store in dir:
+// "file:<host>:<dir>:<device.inode>:<random>", the random part read from dir's
+// identity file, which is created on the first call. Two processes that create it
+// at once agree on one (the file appears whole, by a hard link, or not at all).
+// Processes on one machine that share the directory get one identity; a copy of
+// the directory, here or on another machine, gets another (its path, host or
+// inode differs), though it carries the same random part.
 func File(dir string) (string, error) {
-	path := filepath.Join(dir, IdentityFile)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(abs, IdentityFile)
 	id, err := readID(path)
 	if errors.Is(err, os.ErrNotExist) {
-		id, err = createID(dir, path)
+		id, err = createID(abs, path)
 	}
 	if err != nil {
 		return "", err
 	}
-	return "file:" + Host() + ":" + id, nil
+	return "file:" + Host() + ":" + abs + ":" + inode(abs) + ":" + id, nil
 }
 
 func readID(path string) (string, error) {

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package storeid
+
+// inode is unknown off Unix.
+func inode(string) string { return "" }
