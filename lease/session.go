@@ -41,6 +41,12 @@ type Options struct {
 	// address. The lease still guards the value against a second holder and keeps its
 	// high-water mark.
 	Fixed *int64
+	// Prefer, when set and Fixed is not, is the value to try first: Prefer mod the
+	// pool's size when it is free, else any free one as without it. The embedded
+	// default store of flurry serve prefers a value derived from the machine, so
+	// that two servers left on the defaults on two machines, each with a store of
+	// its own, rarely take the same value.
+	Prefer *uint64
 	// Order says which earlier IDs a new holder starts above: those of every
 	// ended lease of the scope (OrderScope, the zero value), or those of its own
 	// value only (OrderValue). See Order.
@@ -581,6 +587,12 @@ func (s *Session) claim(ctx context.Context) (Lease, error) {
 		// In the pool's own scope: a configured holder and a pool holder can never
 		// share the value, and they share its mark.
 		return s.opts.Store.AcquireValue(ctx, s.scope, *s.opts.Fixed, s.opts.Owner, s.opts.TTL)
+	}
+	if s.opts.Prefer != nil {
+		l, err := s.opts.Store.AcquireValue(ctx, s.scope, int64(*s.opts.Prefer%uint64(min(s.size, 1<<22))), s.opts.Owner, s.opts.TTL)
+		if !errors.Is(err, ErrNoFreeValue) {
+			return l, err
+		}
 	}
 	return s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
 }

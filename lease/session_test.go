@@ -502,3 +502,32 @@ func TestSessionRenewsOnItsClock(t *testing.T) {
 		t.Errorf("%d writes; want the reservation and three renewals", n)
 	}
 }
+
+// A session with Prefer takes the preferred value (mod the pool's size) when it is
+// free, and another free one when it is held.
+func TestSessionPrefer(t *testing.T) {
+	st := store(t, t.TempDir())
+	scope := leasetest.Scope(t)
+	prefer := uint64(64*1000 + 37) // the default layout's pool has 64 values
+	l, err := layout.Parse("time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() (*snowflake.Generator, *lease.Session) {
+		g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: l, Namespace: t.Name()},
+			lease.Options{Store: st, Scope: scope, Prefer: &prefer, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close(); s.Close() })
+		return g, s
+	}
+	_, a := open()
+	if v := a.Status().Value; v != 37 {
+		t.Errorf("first session took value %d, want the preferred 37", v)
+	}
+	_, b := open()
+	if v := b.Status().Value; v == 37 {
+		t.Errorf("second session took the held value 37")
+	}
+}

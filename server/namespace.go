@@ -14,6 +14,7 @@ import (
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/engines"
+	"github.com/flurryid/flurry/internal/storeid"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
@@ -281,7 +282,13 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	}
 
 	url := c.Lease.Store
+	// The embedded default prefers a node value derived from the machine: two
+	// servers left on it on two machines then rarely take the same one (they
+	// still can; clients given both refuse to mix them, see identities).
+	var prefer *uint64
 	if url == "" {
+		m := storeid.Machine()
+		prefer = &m
 		dir := filepath.Join(b.dataDir, "leases")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating the lease directory: %w; check --data", err)
@@ -314,7 +321,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
 		Budget: c.Lease.Budget.Or(0), TTL: c.Lease.TTL.Or(0), Window: c.Lease.Window.Or(0),
-		Order: order, Journal: journal, Logger: log,
+		Order: order, Journal: journal, Logger: log, Prefer: prefer,
 	})
 	if err != nil {
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)

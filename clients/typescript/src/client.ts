@@ -5,6 +5,7 @@ import { callTimeout, defaultBatch, IDBuffer, type BufferHost, type Wait } from 
 import {
   BadRequestError,
   ClosedError,
+  MixError,
   OptionsError,
   RefusedError,
   ServerError,
@@ -15,6 +16,7 @@ import {
 } from "./errors.js";
 import { decodedOf, infoOf, type Decoded, type Info } from "./info.js";
 import { Layout } from "./layout.js";
+import { MixCheck } from "./mix.js";
 import { normalizeServer, ServerState } from "./servers.js";
 import { parseNext, unary, type FetchFunction, type NextAnswer } from "./wire.js";
 
@@ -145,6 +147,8 @@ interface Namespace {
  */
 export class Client {
   private readonly servers: ServerState[] = [];
+  /** By namespace: what the servers said of it (MixCheck); none with one server. */
+  private readonly mixes = new Map<string, MixCheck>();
   private last = 0;
   private readonly token: string;
   private readonly tokens: ReadonlyMap<string, string>;
@@ -419,9 +423,34 @@ export class Client {
   /** Asks for count IDs with failover and hedging; signal is the caller's, if any. */
   private nextRPC(namespace: string, count: number, signal: AbortSignal | undefined): Promise<{ answer: NextAnswer; server: string }> {
     return this.failover(namespace, signal, async (s, sig) => {
+      await this.mixFor(namespace)?.vet(this.servers.indexOf(s));
       const m = await unary(this.fetchFn, s.url, "Next", { namespace, count, packedIds: true }, this.tokenFor(namespace), sig);
       return { answer: parseNext(m, count), server: s.url };
     });
+  }
+
+  /** The namespace's MixCheck, made on first use; undefined with one server. */
+  private mixFor(namespace: string): MixCheck | undefined {
+    if (this.servers.length < 2) {
+      return undefined;
+    }
+    let m = this.mixes.get(namespace);
+    if (m === undefined) {
+      m = new MixCheck(namespace, this.servers.map((s) => s.url), async (k) => {
+        const ctl = new AbortController();
+        const timer = setTimeout(() => ctl.abort(new Error(`no answer within ${this.timeoutMs} ms (the timeoutMs option)`)), this.timeoutMs);
+        const onClose = (): void => ctl.abort(new ClosedError());
+        this.closer.signal.addEventListener("abort", onClose, { once: true });
+        try {
+          return infoOf(await unary(this.fetchFn, this.servers[k]!.url, "Info", { namespace }, this.tokenFor(namespace), ctl.signal));
+        } finally {
+          clearTimeout(timer);
+          this.closer.signal.removeEventListener("abort", onClose);
+        }
+      });
+      this.mixes.set(namespace, m);
+    }
+    return m;
   }
 
   /**
@@ -627,8 +656,8 @@ function waitOf(call: CallOptions | undefined): Wait {
  * The error to give the caller at once when err is a refusal that failover
  * cannot fix (another server would say the same), else null.
  */
-function refusal(err: Error, namespace: string, server: string): RefusedError | null {
-  if (err instanceof RefusedError) {
+function refusal(err: Error, namespace: string, server: string): RefusedError | MixError | null {
+  if (err instanceof RefusedError || err instanceof MixError) {
     return err;
   }
   if (!(err instanceof ServerError)) {

@@ -8,6 +8,8 @@
  *   client did not fail over.
  * - {@link UnavailableError}: every server was tried and each failed; `attempts`
  *   says how.
+ * - {@link MixError}: two of the servers can issue the same IDs of the
+ *   namespace, so the client refuses it rather than hand out duplicates.
  * - {@link ClosedError}: the client was closed.
  *
  * A call whose own `signal` ends rejects with the signal's reason (an
@@ -22,6 +24,7 @@ export type ErrorCode =
   | "wrong_kind"
   | "unavailable"
   | "closed"
+  | "mixed"
   | "invalid_options";
 
 /** The base class of every error the client throws itself. */
@@ -144,6 +147,33 @@ export class UnavailableError extends FlurryError {
       { cause: attempts[attempts.length - 1]?.error });
     this.namespace = namespace;
     this.attempts = attempts;
+  }
+}
+
+/**
+ * Two of the client's servers can issue the same IDs of the namespace: each
+ * leases its node value from a store of its own (two servers left on the
+ * embedded default, each with its own data directory), from two different
+ * stores, or with different layouts. The client compares the servers' info
+ * (namespace, layout, node fields, store identities) before it takes a server's
+ * IDs for the first time, and refuses the namespace from then on.
+ */
+export class MixError extends FlurryError {
+  /** The namespace asked for. */
+  readonly namespace: string;
+  /** The two servers' base URLs, in the order of the servers option. */
+  readonly first: string;
+  readonly second: string;
+  /** Why their IDs can collide. */
+  readonly reason: string;
+
+  constructor(namespace: string, first: string, second: string, reason: string) {
+    super("mixed",
+      `servers ${first} and ${second} can issue the same IDs of namespace ${JSON.stringify(namespace)}, so the client uses neither for it: ${reason}; give the servers one shared store (or distinct fixed node values), or give the client only servers that share one`);
+    this.namespace = namespace;
+    this.first = first;
+    this.second = second;
+    this.reason = reason;
   }
 }
 

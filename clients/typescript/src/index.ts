@@ -22,6 +22,7 @@ export {
   BadRequestError,
   ClosedError,
   FlurryError,
+  MixError,
   OptionsError,
   RefusedError,
   ServerError,
@@ -31,7 +32,7 @@ export {
   WrongKindError,
 } from "./errors.js";
 export type { Attempt, ErrorCode } from "./errors.js";
-export type { Decoded, Info, LayoutInfo, LeaseInfo, NamespaceInfo, SegmentInfo } from "./info.js";
+export type { Decoded, Info, LayoutInfo, LeaseInfo, NamespaceInfo, SegmentInfo, SegmentStore, StoreIdentity } from "./info.js";
 export { Layout, presetNames, toID } from "./layout.js";
 export type { FieldKind, LayoutDecoded, LayoutField, NamedValue } from "./layout.js";
 export type { FetchFunction } from "./wire.js";

@@ -28,6 +28,8 @@ export interface Decoded {
 export interface Info {
   readonly version: string;
   readonly started: Date | null;
+  /** Random, made at each start of the server: two addresses of one server answer the same. */
+  readonly instance: string;
   /** In the order of the server's configuration. */
   readonly namespaces: readonly NamespaceInfo[];
 }
@@ -49,6 +51,27 @@ export interface NamespaceInfo {
   readonly lease: LeaseInfo | null;
   /** The buffers of a segment namespace; null for others. */
   readonly segment: SegmentInfo | null;
+  /** What an operator should know, such as a store that only this server can use. */
+  readonly warnings: readonly string[];
+}
+
+/** Names the data a lease or segment store keeps. */
+export interface StoreIdentity {
+  /** Equal for two servers that use one store, different for two stores. */
+  readonly id: string;
+  /**
+   * Only this server can use the store (the embedded file store in its data
+   * directory): a second server with a store of its own issues the same IDs.
+   */
+  readonly private: boolean;
+}
+
+/** One segment store of a namespace: it hands out residue class residue mod modulus. */
+export interface SegmentStore {
+  /** Null while the store does not answer. */
+  readonly identity: StoreIdentity | null;
+  readonly residue: bigint;
+  readonly modulus: bigint;
 }
 
 /** The layout of a namespace's IDs. */
@@ -76,6 +99,10 @@ export interface LeaseInfo {
   readonly mark: Date | null;
   /** held, lost, acquiring or static. */
   readonly state: string;
+  /** The lease store's identity; null while it does not answer, or from a server before identities. */
+  readonly identity: StoreIdentity | null;
+  /** The layout's node fields the leased value fills; the others are fixed by configuration. */
+  readonly leased: readonly string[];
 }
 
 /** The buffers of a segment namespace. */
@@ -92,6 +119,8 @@ export interface SegmentInfo {
   readonly step: bigint;
   readonly fetches: bigint;
   readonly lastError: string;
+  /** The stores in the order of stores, with their identities and residue classes. */
+  readonly storeIdentities: readonly SegmentStore[];
 }
 
 type Obj = Record<string, unknown>;
@@ -138,6 +167,15 @@ function list(m: Obj, k: string): unknown[] {
   return Array.isArray(v) ? v : [];
 }
 
+function identity(v: unknown): StoreIdentity | null {
+  const o = obj(v);
+  return o === null ? null : { id: str(o, "id"), private: bool(o, "private") };
+}
+
+function strings(m: Obj, k: string): string[] {
+  return list(m, k).filter((s): s is string => typeof s === "string");
+}
+
 function named(m: Obj, k: string): NamedValue[] {
   return list(m, k).map((f) => {
     const o = obj(f) ?? {};
@@ -162,6 +200,7 @@ export function infoOf(m: Obj): Info {
   return {
     version: str(m, "version"),
     started: date(m, "started"),
+    instance: str(m, "instance"),
     namespaces: list(m, "namespaces").map((n) => {
       const o = obj(n) ?? {};
       const l = obj(o["layout"]);
@@ -190,6 +229,8 @@ export function infoOf(m: Obj): Info {
           owner: str(ls, "owner"),
           mark: date(ls, "mark"),
           state: str(ls, "state"),
+          identity: identity(ls["identity"]),
+          leased: strings(ls, "leased"),
         },
         segment: sg === null ? null : {
           tag: str(sg, "tag"),
@@ -204,7 +245,12 @@ export function infoOf(m: Obj): Info {
           step: int(sg, "step"),
           fetches: int(sg, "fetches"),
           lastError: str(sg, "lastError"),
+          storeIdentities: list(sg, "storeIdentities").map((x) => {
+            const st = obj(x) ?? {};
+            return { identity: identity(st["identity"]), residue: int(st, "residue"), modulus: int(st, "modulus") };
+          }),
         },
+        warnings: strings(o, "warnings"),
       };
     }),
   };

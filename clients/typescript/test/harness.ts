@@ -155,7 +155,22 @@ namespaces:
     max_count: 100
     snowflake: {lease: {store: "${store}"}}
 `);
-  const proc = spawn(bin, ["serve", "--config", conf], { stdio: ["ignore", "ignore", "pipe"] });
+  return spawnServe(bin, ["serve", "--config", conf], port);
+}
+
+/**
+ * Starts `flurry serve` on the embedded default (no configuration: the
+ * "default" snowflake namespace leased from a file store and the "segment"
+ * namespace, both in a data directory of its own), and waits until /readyz
+ * answers 200.
+ */
+export async function startServeDefault(bin: string): Promise<Serve> {
+  const port = await freePort();
+  return spawnServe(bin, ["serve", "--data", join(tempDir("default"), "data"), "--listen", `127.0.0.1:${port}`], port);
+}
+
+async function spawnServe(bin: string, args: string[], port: number): Promise<Serve> {
+  const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr!.setEncoding("utf8");
   proc.stderr!.on("data", (d: string) => {
