@@ -17,5 +17,5 @@ func (c *Conn) Identity(ctx context.Context) (id string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the etcd cluster's ID: %w", err)
 	}
-	return "etcd:" + strconv.FormatUint(r.Header.ClusterId, 16) + c.Prefix, nil
+	return "etcd:" + strconv.FormatUint(r.Header.ClusterId, 16) + "/" + c.Prefix, nil
 }
