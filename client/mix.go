@@ -257,6 +257,11 @@ func collide(a, b *flurryv1.NamespaceInfo) string {
 			return ""
 		}
 	}
+	// Two values fixed by configuration (lease.fixed) that differ keep them
+	// apart too: each server leases its own value or none.
+	if la.FixedValue && lb.FixedValue && la.Value != lb.Value && slices.Equal(la.Leased, lb.Leased) {
+		return ""
+	}
 	ia, ib := la.Identity, lb.Identity
 	switch {
 	case ia.Id != ib.Id && ia.Private && ib.Private:

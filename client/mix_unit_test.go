@@ -25,6 +25,12 @@ func snow(store string, private bool, scope string, dc int64) *flurryv1.Namespac
 		Lease: &flurryv1.LeaseInfo{Scope: scope, Leased: []string{"worker"}, Identity: &flurryv1.StoreIdentity{Id: store, Private: private}}}
 }
 
+// fixedValue makes ni's leased value v, fixed by configuration.
+func fixedValue(ni *flurryv1.NamespaceInfo, v int64) *flurryv1.NamespaceInfo {
+	ni.Lease.Value, ni.Lease.FixedValue = v, true
+	return ni
+}
+
 // seg describes a segment namespace "segment" on stores, residue class i mod len.
 func seg(private bool, stores ...string) *flurryv1.NamespaceInfo {
 	si := &flurryv1.SegmentInfo{}
@@ -50,6 +56,8 @@ func TestCollide(t *testing.T) {
 		{"two private stores", snow("f1", true, "s", 0), snow("f2", true, "s", 0), "only it can use"},
 		{"one private store on one machine", snow("f1", true, "s", 0), snow("f1", true, "s", 0), ""},
 		{"private stores, fixed datacenters differ", snow("f1", true, "s", 0), snow("f2", true, "s", 1), ""},
+		{"private stores, lease.fixed values differ", fixedValue(snow("f1", true, "s", 0), 1), fixedValue(snow("f2", true, "s", 0), 2), ""},
+		{"private stores, lease.fixed values equal", fixedValue(snow("f1", true, "s", 0), 1), fixedValue(snow("f2", true, "s", 0), 1), "only it can use"},
 		{"one shared store", snow("pg", false, "s", 0), snow("pg", false, "s", 0), ""},
 		{"two shared stores", snow("pg", false, "s", 0), snow("etcd", false, "s", 0), "different stores"},
 		{"a private and a shared store", snow("f1", true, "s", 0), snow("pg", false, "s", 0), "different stores"},

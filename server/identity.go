@@ -125,7 +125,7 @@ func (s *Server) identityInfo(ctx context.Context, ns *namespace, ni *flurryv1.N
 		if id := ns.ids.leaseID.Load(); id != nil {
 			ni.Lease.Identity = &flurryv1.StoreIdentity{Id: digest(id.ID), Private: id.Private}
 		}
-		ni.Lease.Leased = ns.leased
+		ni.Lease.Leased, ni.Lease.FixedValue = ns.leased, ns.fixedValue
 	}
 	if ni.Segment != nil {
 		n := int64(len(ns.ids.segIDs))

@@ -52,6 +52,7 @@ type namespace struct {
 	leaseStore lease.Store
 	leaseURL   string
 	leased     []string // the layout's node fields the lease fills
+	fixedValue bool     // the leased value is configured (lease.fixed)
 	// behindSlack is how far the clock may stand behind the lease's mark while the
 	// generator still issues at once: MaxDrift under the Logical policy, the wait
 	// threshold under the others.
@@ -327,7 +328,7 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		return fmt.Errorf("leasing a node value from %s: %w", ns.leaseURL, err)
 	}
 	ns.gen, ns.sess, ns.ints = g, s, g
-	ns.leased = leased
+	ns.leased, ns.fixedValue = leased, c.Lease.Fixed != nil
 	return nil
 }
 

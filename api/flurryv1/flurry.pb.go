@@ -831,7 +831,10 @@ type LeaseInfo struct {
 	Identity *StoreIdentity `protobuf:"bytes,7,opt,name=identity,proto3" json:"identity,omitempty"`
 	// The layout's node fields the leased value fills; the others are fixed
 	// by configuration.
-	Leased        []string `protobuf:"bytes,8,rep,name=leased,proto3" json:"leased,omitempty"`
+	Leased []string `protobuf:"bytes,8,rep,name=leased,proto3" json:"leased,omitempty"`
+	// The leased value is fixed by configuration (lease.fixed): the server leases
+	// that value or none.
+	FixedValue    bool `protobuf:"varint,9,opt,name=fixed_value,json=fixedValue,proto3" json:"fixed_value,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -920,6 +923,13 @@ func (x *LeaseInfo) GetLeased() []string {
 		return x.Leased
 	}
 	return nil
+}
+
+func (x *LeaseInfo) GetFixedValue() bool {
+	if x != nil {
+		return x.FixedValue
+	}
+	return false
 }
 
 type SegmentInfo struct {
@@ -1130,7 +1140,7 @@ const file_flurry_v1_flurry_proto_rawDesc = "" +
 	"\blifetime\x18\x04 \x01(\tR\blifetime\x12*\n" +
 	"\x11life_left_seconds\x18\x05 \x01(\x03R\x0flifeLeftSeconds\x124\n" +
 	"\x17ids_per_second_per_node\x18\x06 \x01(\x01R\x13idsPerSecondPerNode\x12$\n" +
-	"\x04node\x18\a \x03(\v2\x10.flurry.v1.FieldR\x04node\"\xdb\x01\n" +
+	"\x04node\x18\a \x03(\v2\x10.flurry.v1.FieldR\x04node\"\xfc\x01\n" +
 	"\tLeaseInfo\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x14\n" +
@@ -1139,7 +1149,9 @@ const file_flurry_v1_flurry_proto_rawDesc = "" +
 	"\x04mark\x18\x05 \x01(\tR\x04mark\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x124\n" +
 	"\bidentity\x18\a \x01(\v2\x18.flurry.v1.StoreIdentityR\bidentity\x12\x16\n" +
-	"\x06leased\x18\b \x03(\tR\x06leased\"\x9e\x03\n" +
+	"\x06leased\x18\b \x03(\tR\x06leased\x12\x1f\n" +
+	"\vfixed_value\x18\t \x01(\bR\n" +
+	"fixedValue\"\x9e\x03\n" +
 	"\vSegmentInfo\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x16\n" +
 	"\x06stores\x18\x02 \x03(\tR\x06stores\x12#\n" +

@@ -103,6 +103,8 @@ export interface LeaseInfo {
   readonly identity: StoreIdentity | null;
   /** The layout's node fields the leased value fills; the others are fixed by configuration. */
   readonly leased: readonly string[];
+  /** The leased value is fixed by configuration (lease.fixed): the server leases that value or none. */
+  readonly fixedValue: boolean;
 }
 
 /** The buffers of a segment namespace. */
@@ -231,6 +233,7 @@ export function infoOf(m: Obj): Info {
           state: str(ls, "state"),
           identity: identity(ls["identity"]),
           leased: strings(ls, "leased"),
+          fixedValue: bool(ls, "fixedValue"),
         },
         segment: sg === null ? null : {
           tag: str(sg, "tag"),

@@ -160,6 +160,9 @@ export function collide(a: NamespaceInfo | null, b: NamespaceInfo | null): strin
       return ""; // fixed node fields that differ keep the two apart
     }
   }
+  if (la.fixedValue && lb.fixedValue && la.value !== lb.value && la.leased.join(",") === lb.leased.join(",")) {
+    return ""; // two values fixed by configuration that differ
+  }
   const [ia, ib] = [la.identity, lb.identity];
   if (ia.id !== ib.id && ia.private && ib.private) {
     return `each leases its node value from a store only it can use (${ia.id} and ${ib.id}), so both can take the same value`;
