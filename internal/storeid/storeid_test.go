@@ -43,7 +43,7 @@ func TestFile(t *testing.T) {
 	if other, _ := File(cp); other == ids[0] {
 		t.Errorf("a copy of the directory has the original's identity %q", other)
 	}
-	if Machine() != Machine() {
-		t.Error("Machine differs between two calls")
+	if m1, m2 := Machine(), Machine(); m1 != m2 {
+		t.Errorf("Machine differs between two calls: %d and %d", m1, m2)
 	}
 }
