@@ -41,6 +41,11 @@ func open(ctx context.Context, ns strategy.Namespace) (strategy.Source, error) {
 		URL: c.URL, Namespace: cmp.Or(c.Key, ns.Name), Layout: l, BehindWait: c.BehindWait.Or(0),
 		PlainWindow: c.PlainWindow.Or(0),
 		Logger:      ns.Logger.With("namespace", ns.Name),
+		// The configured node value is written at every start; a Redis that
+		// lost it (restarted empty, a replica promoted before it synced)
+		// gets it back the same way, above a floor, instead of refusing until
+		// the next restart.
+		RestoreNode: c.Node != "",
 	})
 	if err != nil {
 		return nil, err
