@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/redisgen"
@@ -50,6 +52,10 @@ func open(ctx context.Context, ns strategy.Namespace) (strategy.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRedis(ctx, g, c.Checks, ns.Logger.With("namespace", ns.Name)); err != nil {
+		g.Close()
+		return nil, err
+	}
 	if c.Node != "" {
 		nv, err := l.ParseNodeValues(c.Node)
 		if err == nil {
@@ -64,6 +70,36 @@ func open(ctx context.Context, ns strategy.Namespace) (strategy.Source, error) {
 		}
 	}
 	return g, nil
+}
+
+// checkRedis reads the primary's settings that the namespace's uniqueness
+// relies on (redisgen.Generator.CheckRedis) and, by mode (config.Redis.Checks),
+// logs each finding, or refuses to start with them all, or does not look.
+// Refuse also refuses a server that would not tell.
+func checkRedis(ctx context.Context, g *redisgen.Generator, mode string, log *slog.Logger) error {
+	if mode == "off" {
+		return nil
+	}
+	fs, err := g.CheckRedis(ctx)
+	if mode == "refuse" && (len(fs) > 0 || err != nil) {
+		var b strings.Builder
+		b.WriteString("the Redis server is not set up as docs/redisgen.md asks (checks: refuse)")
+		for _, f := range fs {
+			b.WriteString("; " + f.String())
+		}
+		if err != nil {
+			return fmt.Errorf("%s; %w; set checks: warn or off where CONFIG is not available", b.String(), err)
+		}
+		return errors.New(b.String())
+	}
+	for _, f := range fs {
+		log.Warn("redisgen: the Redis server is not set up as docs/redisgen.md asks",
+			"setting", f.Setting, "have", f.Have, "want", f.Want, "risk", f.Risk)
+	}
+	if err != nil {
+		log.Warn("redisgen: could not check the Redis server's settings", "error", err)
+	}
+	return nil
 }
 
 func parseLayout(text string) (*layout.Layout, error) {

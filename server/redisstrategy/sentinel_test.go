@@ -286,3 +286,53 @@ func TestSentinelFailBackToEmptyReplica(t *testing.T) {
 		seen[id] = struct{}{}
 	}
 }
+
+// TestChecks: an rg namespace on a Redis without AOF warns at start naming
+// appendonly and what it risks (checks: warn, the default), does not start
+// with checks: refuse, and says nothing with checks: off.
+func TestChecks(t *testing.T) {
+	port := testenv.FreePort(t)
+	testenv.StartRedis(t, port)
+	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	for _, mode := range []string{"", "warn", "refuse", "off"} {
+		var logs strings.Builder
+		var mu sync.Mutex
+		log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return logs.Write(p)
+		}), nil))
+		src, err := open(context.Background(), strategy.Namespace{Name: "chk" + mode, Logger: log,
+			Config: &config.Namespace{Strategy: "redis", Redis: &config.Redis{URL: url, Node: "worker=1", Checks: mode}}})
+		mu.Lock()
+		text := logs.String()
+		mu.Unlock()
+		switch mode {
+		case "refuse":
+			if err == nil {
+				src.Close()
+				t.Fatal("checks: refuse started on a Redis without AOF")
+			}
+			if !strings.Contains(err.Error(), "appendonly is no (want yes)") {
+				t.Errorf("checks: refuse: %v; want it to name appendonly", err)
+			}
+			continue
+		case "off":
+			if strings.Contains(text, "appendonly") {
+				t.Errorf("checks: off logged %s", text)
+			}
+		default:
+			if !strings.Contains(text, "setting=appendonly") || !strings.Contains(text, "reissues IDs") {
+				t.Errorf("checks: %q logged %q; want a warning naming appendonly and the duplicate it prevents", mode, text)
+			}
+		}
+		if err != nil {
+			t.Fatalf("checks: %q: %v", mode, err)
+		}
+		src.Close()
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
