@@ -82,7 +82,7 @@ func (g *Generator) CheckRedis(ctx context.Context) ([]Finding, error) {
 		unchecked = append(unchecked, "CONFIG GET appendonly: "+err.Error())
 	case v != "yes":
 		fs = append(fs, Finding{Setting: "appendonly", Have: v, Want: "yes",
-			Risk: "a restart (or a replica promoted before it synced) loses the node key and the counter: the namespace then issues above Redis TIME (and, with RestoreNode, above this process's last tick and clock) alone, and reissues IDs if the server that issued them had a clock ahead of those"})
+			Risk: "a restart (or a replica promoted before it synced) loses the node key and the counter: only Redis TIME, and the last tick and the clock of the client that writes the node value back, then keep new IDs above the old ones: a server that issued them with a clock ahead of all of those gets them issued again"})
 	}
 	if len(unchecked) > 0 {
 		return fs, fmt.Errorf("%w: namespace %q on %s: %s (CONFIG may be renamed or forbidden, as on managed services: check these settings by hand)",

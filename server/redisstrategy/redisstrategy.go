@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/redisgen"
@@ -25,7 +26,7 @@ import (
 )
 
 func init() {
-	strategy.Register("redis", strategy.Strategy{Open: open, Classify: classify})
+	strategy.Register("redis", strategy.Strategy{Open: open, Classify: classify, Probe: probe})
 }
 
 // open makes the redisgen generator of a namespace, and writes the configured
@@ -70,6 +71,43 @@ func open(ctx context.Context, ns strategy.Namespace) (strategy.Source, error) {
 		}
 	}
 	return g, nil
+}
+
+// probeTimeout bounds the probe of one namespace: a Redis that does not answer
+// holds `flurry serve --check` no longer than this.
+const probeTimeout = 5 * time.Second
+
+// probe is checkRedis for `flurry serve --check`: it connects, reads the
+// settings and returns one line per finding; checks: refuse makes a finding,
+// or a server that would not tell or does not answer, an error.
+func probe(ctx context.Context, ns strategy.Namespace) ([]string, error) {
+	c := ns.Config.Redis
+	if c == nil || c.Checks == "off" {
+		return nil, nil
+	}
+	l, err := parseLayout(c.Layout)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	g, err := redisgen.New(ctx, redisgen.Options{URL: c.URL, Namespace: cmp.Or(c.Key, ns.Name), Layout: l})
+	var fs []redisgen.Finding
+	if err == nil {
+		fs, err = g.CheckRedis(ctx)
+		g.Close()
+	}
+	var lines []string
+	for _, f := range fs {
+		lines = append(lines, "warning: Redis "+f.String())
+	}
+	if err != nil {
+		lines = append(lines, "warning: could not check the Redis server's settings: "+err.Error())
+	}
+	if c.Checks == "refuse" && (len(fs) > 0 || err != nil) {
+		return lines, errors.New("would not start: checks: refuse and the Redis server is not set up as docs/redisgen.md asks, or could not be checked")
+	}
+	return lines, nil
 }
 
 // checkRedis reads the primary's settings that the namespace's uniqueness

@@ -322,7 +322,7 @@ func TestChecks(t *testing.T) {
 				t.Errorf("checks: off logged %s", text)
 			}
 		default:
-			if !strings.Contains(text, "setting=appendonly") || !strings.Contains(text, "reissues IDs") {
+			if !strings.Contains(text, "setting=appendonly") || !strings.Contains(text, "issued again") {
 				t.Errorf("checks: %q logged %q; want a warning naming appendonly and the duplicate it prevents", mode, text)
 			}
 		}
