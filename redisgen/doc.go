@@ -24,6 +24,10 @@
 // Run Redis with AOF (appendonly yes). Replication is asynchronous: IDs stay unique
 // across a failover while the new primary's clock is past the old one's last tick;
 // for a guarantee across any failover use package snowflake with a lease store.
+// [Generator.CheckRedis] says which of the settings uniqueness relies on the
+// primary lacks ([ErrUnchecked] when it would not tell), and
+// [Options.RestoreNode] writes the node value back into a Redis that lost its
+// data, above a floor, instead of refusing with [ErrNodeUnset].
 //
 // docs/redisgen.md has what the original script gets wrong, what each script does,
 // the plain path (one HINCRBY within Options.PlainWindow of a script call) and why

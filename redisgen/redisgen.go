@@ -108,9 +108,24 @@ type Options struct {
 	// Nil means clock.NewSystem(). Tests pass a clock.Manual.
 	Clock clock.Clock
 	// Logger receives warnings: a layout near the end of its lifetime (once, from
-	// New), and the first clock-behind refusal after an ID was issued (not every
-	// refused call). Nil means no logging.
+	// New), the first clock-behind refusal after an ID was issued (not every
+	// refused call), and each node key written back (RestoreNode). Nil means no
+	// logging.
 	Logger *slog.Logger
+	// RestoreNode has the Generator write the node values it was last given by
+	// SetNode back into Redis when it finds the namespace's node key gone (a
+	// Redis restarted without persistence, a replica promoted before it had
+	// synced, a FLUSHALL), instead of refusing every call with ErrNodeUnset
+	// until someone sets it again. The values go back only while the key does
+	// not exist (never over values someone else set), atomically with a floor in
+	// the last key: no ID starts below the tick after the last one this
+	// Generator issued, nor below this machine's clock, nor below Redis TIME, so
+	// that the IDs issued before the loss are not issued again unless the Redis
+	// that issued them had a clock ahead of all three (docs/redisgen.md,
+	// "Persistence"). Leave it off where deleting the node key is how a Redis is
+	// taken out of a fleet: a Generator still connected to it would put the
+	// value back.
+	RestoreNode bool
 }
 
 // Generator issues IDs built inside one Redis (or one Redis Cluster slot) by a Lua
@@ -131,11 +146,15 @@ type Generator struct {
 	log        *slog.Logger
 	cur        atomic.Pointer[issuer] // nil until the node values are read
 	closed     atomic.Bool
-	behind     atomic.Bool   // a clock-behind refusal was logged; cleared by the next issue
-	where      string        // names the server in messages, without a password
-	clk        clock.Clock   // the plain path's window
-	setNode    *redis.Script // SetNode's script (counter format)
-	window     int64         // ns: how long after a script's send a plain reply is taken; 0: never
+	behind     atomic.Bool                       // a clock-behind refusal was logged; cleared by the next issue
+	where      string                            // names the server in messages, without a password
+	clk        clock.Clock                       // the plain path's window
+	setNode    *redis.Script                     // SetNode's script (counter format)
+	window     int64                             // ns: how long after a script's send a plain reply is taken; 0: never
+	restoreOn  bool                              // Options.RestoreNode
+	restoreNV  atomic.Pointer[layout.NodeValues] // the last values SetNode wrote; nil before
+	restore    *redis.Script                     // writes them back with a floor (restoreScript)
+	lastTick   atomic.Int64                      // the latest tick a script call of this Generator issued in; -1: none
 }
 
 // issuer holds the scripts made for one reading of the node hash: they check that
@@ -266,6 +285,11 @@ func New(ctx context.Context, opts Options) (*Generator, error) {
 		maxBatch:   p.slots(),
 		behindWait: opts.BehindWait,
 		log:        opts.Logger,
+		restoreOn:  opts.RestoreNode && len(p.nodes) > 0,
+	}
+	g.lastTick.Store(-1)
+	if g.restoreOn {
+		g.restore = redis.NewScript(restoreScript(p))
 	}
 	if g.behindWait == 0 {
 		g.behindWait = DefaultBehindWait
@@ -566,6 +590,11 @@ func (g *Generator) NextN(ctx context.Context, dst []flurry.ID) (int, error) {
 			if g.behind.Load() {
 				g.behind.Store(false)
 			}
+			// The plain path issues only in ticks confirmed here, so this is
+			// the latest tick of every ID this Generator issued (RestoreNode's
+			// floor).
+			for old := g.lastTick.Load(); r.tick > old && !g.lastTick.CompareAndSwap(old, r.tick); old = g.lastTick.Load() {
+			}
 			if is.plain != nil {
 				is.confirm(confirmation{tick: r.tick, sent: sent, recv: g.clk.Now()})
 			}
@@ -636,6 +665,12 @@ func (g *Generator) run(ctx context.Context, is *issuer, n int64) (any, error) {
 // readNode reads the node hash, checks its values and makes the issuer for them.
 func (g *Generator) readNode(ctx context.Context) (*issuer, error) {
 	raw, nv, err := g.node(ctx)
+	if errors.Is(err, ErrNodeUnset) && g.restoreOn {
+		var restored bool
+		if restored, err = g.restoreNode(ctx, err); restored {
+			raw, nv, err = g.node(ctx)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -654,6 +689,43 @@ func (g *Generator) readNode(ctx context.Context) (*issuer, error) {
 	}
 	g.cur.Store(is)
 	return is, nil
+}
+
+// restoreNode writes the values SetNode last wrote back into a node key that
+// does not exist, with the floor (see Options.RestoreNode), and reports whether
+// it did; unset is the error to return when it cannot.
+func (g *Generator) restoreNode(ctx context.Context, unset error) (bool, error) {
+	nv := g.restoreNV.Load()
+	if nv == nil {
+		return false, unset // this Generator never set the values
+	}
+	// The floor tick: after everything this Generator issued, and not before
+	// this machine's clock. The script keeps Redis TIME's own lower bound.
+	p := &g.params
+	floor := max(g.lastTick.Load()+1, (time.Now().UnixMilli()-p.epoch)/p.unit, 0)
+	args := make([]any, 0, len(g.nodeNames)+1)
+	for i := range g.nodeNames {
+		args = append(args, itoa(nv[i]))
+	}
+	if p.counter() {
+		args = append(args, itoa(floor*p.slots()))
+	} else {
+		args = append(args, itoa(floor-1))
+	}
+	n, err := g.restore.Run(ctx, g.client, g.keys, args...).Int64()
+	if err != nil {
+		return false, fmt.Errorf("redisgen: namespace %q: writing the node value back: %w (and before: %w)", g.ns, err, unset)
+	}
+	if n == 1 {
+		vals := make([]string, len(g.nodeNames))
+		for i := range vals {
+			vals[i] = itoa(nv[i])
+		}
+		g.log.Warn("redisgen: the namespace's node key was gone from Redis (restarted without persistence, a replica promoted before it synced, or flushed); wrote this Generator's node value back and issue from the floor tick on",
+			"namespace", g.ns, "key", g.keys[0], "node", strings.Join(vals, ","), "floor_tick", floor)
+	}
+	// 0: another Generator wrote the key meanwhile; read what it holds.
+	return true, nil
 }
 
 // node reads the node hash: the values as Redis holds them and as numbers. A
@@ -750,6 +822,9 @@ func (g *Generator) SetNode(ctx context.Context, nv layout.NodeValues) error {
 	}
 	if err != nil {
 		return fmt.Errorf("redisgen: namespace %q: setting the node value: %w", g.ns, err)
+	}
+	if g.restoreOn {
+		g.restoreNV.Store(&nv)
 	}
 	return nil
 }

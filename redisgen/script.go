@@ -336,6 +336,42 @@ func setNodeScript(p scriptParams) string {
 	return strings.ReplaceAll(b.String(), luaQuote("__F__"), "f")
 }
 
+// restoreScript returns the script Options.RestoreNode runs: when the node key
+// does not exist it writes the node values (ARGV, in the order of p.nodes) and
+// raises the namespace's floor to ARGV[#nodes+1] (counter format: the first slot
+// allowed, kept in floor, below which the slow path starts no counter; hash
+// format: the tick before the first one allowed, written as the last tick with
+// its sequence used up),
+// and answers 1; otherwise it changes nothing and answers 0. A last key of an
+// older format or another layout is left alone: the issue script refuses or
+// moves it, from its own state.
+func restoreScript(p scriptParams) string {
+	var b strings.Builder
+	b.WriteString("if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\nredis.call('HSET', KEYS[1]")
+	for i, f := range p.nodes {
+		fmt.Fprintf(&b, ", %s, ARGV[%d]", luaQuote(f.name), i+1)
+	}
+	fmt.Fprintf(&b, ")\nlocal fl = ARGV[%d]\n", len(p.nodes)+1)
+	if p.counter() {
+		fmt.Fprintf(&b, `local st = redis.call('HMGET', KEYS[2], 'layout', 'floor')
+if not st[1] then
+  redis.call('HSET', KEYS[2], 'layout', %[1]s, 'floor', fl)
+elseif st[1] == %[1]s and (not st[2] or tonumber(st[2]) < tonumber(fl)) then
+  redis.call('HSET', KEYS[2], 'floor', fl)
+end
+return 1
+`, luaQuote(p.marker()))
+	} else {
+		fmt.Fprintf(&b, `local st = redis.call('HMGET', KEYS[2], 'tick', 'layout')
+if (not st[2] or st[2] == %[1]s) and (not st[1] or tonumber(st[1]) < tonumber(fl)) then
+  redis.call('HSET', KEYS[2], 'tick', fl, 'seq', %[2]d, 'layout', %[1]s)
+end
+return 1
+`, luaQuote(p.layout), p.seqMax)
+	}
+	return b.String()
+}
+
 // luaInt defines int(x), which returns x for redis.call to write: the number below
 // 1e14, which every Redis writes exactly, and %.0f above (tostring switches to
 // exponent notation from 1e14 on). Only the slow paths need it, after the hot path

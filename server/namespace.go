@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -182,6 +185,33 @@ func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (
 		return nil, fmt.Errorf("namespace %s (%s): %w", name, c.Strategy, err)
 	}
 	return ns, nil
+}
+
+// Probe looks, for `flurry serve --check`, at what each namespace of a strategy
+// with a probe relies on outside the configuration (for redis: the Redis
+// server's settings that uniqueness needs) and returns the lines to print, in
+// namespace order. The error names the namespaces that would refuse to start.
+func Probe(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]string, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var lines []string
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(cfg.Namespaces)) {
+		c := cfg.Namespaces[name]
+		st, ok := strategy.Lookup(c.Strategy)
+		if !ok || st.Probe == nil {
+			continue
+		}
+		l, err := st.Probe(ctx, strategy.Namespace{Name: name, Config: c, Logger: log})
+		for _, s := range l {
+			lines = append(lines, "namespace "+name+": "+s)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("namespace %s (%s): %w", name, c.Strategy, err))
+		}
+	}
+	return lines, errors.Join(errs...)
 }
 
 // registered builds a namespace of a strategy that a package outside the server

@@ -134,27 +134,30 @@ func TestLayoutAndNodeUsageErrors(t *testing.T) {
 	}
 }
 
-// TestREADMEPerUserPaths: the README's commands write under the user's home
-// (~/.local/state/flurry), not /var/lib or /tmp, so a reader can paste them as
-// themselves and the files do not vanish or collide with another user's.
+// TestREADMEPerUserPaths: the commands of the README and of docs/cli.md write under
+// the user's home (~/.local/state/flurry), not /var/lib or /tmp, so a reader can
+// paste them as themselves and the files do not vanish or collide with another
+// user's.
 func TestREADMEPerUserPaths(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for i, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, "./flurry ") && !strings.HasPrefix(line, "flurry ") && !strings.HasPrefix(line, "go run ./cmd/flurry ") {
-			continue
+	for _, page := range []string{"README.md", "docs/cli.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", page))
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
-		for _, shared := range []string{"/var/lib/", "/tmp/", "/etc/"} {
-			if strings.Contains(line, shared) {
-				t.Errorf("README.md:%d writes under %s: %s", i+1, shared, line)
+		n := 0
+		for i, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, "./flurry ") && !strings.HasPrefix(line, "flurry ") && !strings.HasPrefix(line, "go run ./cmd/flurry ") {
+				continue
+			}
+			n++
+			for _, shared := range []string{"/var/lib/", "/tmp/", "/etc/"} {
+				if strings.Contains(line, shared) {
+					t.Errorf("%s:%d writes under %s: %s", page, i+1, shared, line)
+				}
 			}
 		}
-	}
-	if n == 0 {
-		t.Error("no flurry command found in README.md")
+		if n == 0 {
+			t.Errorf("no flurry command found in %s", page)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,6 +223,38 @@ func TestServeCheckPlainWindow(t *testing.T) {
 		r := cli(t, "", "serve", "--config", cfg, "--check")
 		if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
 			t.Errorf("serve --check with plain_window %s: %+v; want status %d and %q", tc.window, r, tc.code, tc.want)
+		}
+	}
+}
+
+// TestServeCheckRedisSettings: serve --check reads the settings of each redis
+// namespace's server: a Redis without AOF is named with what it risks (status 0
+// with the default checks: warn; 1 with checks: refuse), checks: off does not
+// look.
+func TestServeCheckRedisSettings(t *testing.T) {
+	port := testenv.FreePort(t)
+	testenv.StartRedis(t, port)
+	for _, tc := range []struct {
+		checks string
+		code   int
+		want   string
+	}{
+		{"", 0, "namespace r: warning: Redis appendonly is no (want yes)"},
+		{"refuse", 1, "would not start: checks: refuse"},
+		{"off", 0, "ok"},
+	} {
+		cfg := filepath.Join(t.TempDir(), "flurry.yaml")
+		yaml := fmt.Sprintf("namespaces:\n  r:\n    strategy: redis\n    redis: {url: 'redis://127.0.0.1:%d/0', checks: '%s'}\n", port, tc.checks)
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := cli(t, "", "serve", "--config", cfg, "--check")
+		out := r.stdout + r.stderr
+		if r.code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("serve --check with checks %q: %+v; want status %d and %q", tc.checks, r, tc.code, tc.want)
+		}
+		if tc.checks == "off" && strings.Contains(out, "appendonly") {
+			t.Errorf("serve --check with checks off looked: %s", out)
 		}
 	}
 }

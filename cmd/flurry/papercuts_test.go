@@ -166,7 +166,7 @@ func TestDocsDecodeExamples(t *testing.T) {
 	}
 }
 
-// TestGameserverNearEnd: the README's claim about the gameserver preset (its end
+// TestGameserverNearEnd: docs/layouts.md's claim about the gameserver preset (its end
 // date, a warning a year ahead) is what gen does, on a clock moved to 200 days
 // before that end.
 func TestGameserverNearEnd(t *testing.T) {
@@ -175,13 +175,13 @@ func TestGameserverNearEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := l.Lifetime().UTC().Format(time.DateOnly)
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "layouts.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| " + end + " |", "(" + end + " for\n  the game server", "warns a year ahead"} {
 		if !strings.Contains(string(readme), want) {
-			t.Errorf("README.md lacks %q (the gameserver preset runs out on %s)", want, end)
+			t.Errorf("docs/layouts.md lacks %q (the gameserver preset runs out on %s)", want, end)
 		}
 	}
 	t.Setenv(skewEnv, (time.Until(l.Lifetime()) - 200*24*time.Hour).Round(time.Second).String())

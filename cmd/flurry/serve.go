@@ -100,7 +100,16 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 		for _, n := range cfg.Notes() {
 			fmt.Fprintln(out, n)
 		}
-		_, err := fmt.Fprintln(out, "ok")
+		// What the configuration relies on outside it: the Redis server's
+		// settings for redis namespaces.
+		lines, err := server.Probe(ctx, cfg, nil)
+		for _, l := range lines {
+			fmt.Fprintln(out, l)
+		}
+		if err != nil {
+			return fmt.Errorf("serve --check: %w", err)
+		}
+		_, err = fmt.Fprintln(out, "ok")
 		return err
 	}
 	listen := cfg.Listen

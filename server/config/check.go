@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -331,6 +332,9 @@ func (k *checker) redis(p []string, name string, r *Redis) {
 	}
 	if strings.ContainsAny(key, "{} \t\r\n") || len(key) > 200 {
 		k.add(append(p, "key"), "%q: no braces, spaces or control characters, at most 200 bytes", key)
+	}
+	if r.Checks != "" && !slices.Contains(RedisChecks(), r.Checks) {
+		k.add(append(p, "checks"), "%q: give warn (the default: log what is not set up as docs/redisgen.md asks), refuse (do not start then) or off", r.Checks)
 	}
 	k.duration(append(p, "behind_wait"), r.BehindWait, true)
 	if k.duration(append(p, "plain_window"), r.PlainWindow, true) && l != nil {

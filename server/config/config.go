@@ -278,7 +278,17 @@ type Redis struct {
 	// failover to a lagging replica takes longer than the window. A negative
 	// duration (-1ms) turns the plain path off, so every ID runs the script.
 	PlainWindow Duration `yaml:"plain_window"`
+	// Checks is what the namespace does at start (and `flurry serve --check`)
+	// when the Redis primary's settings that uniqueness relies on are not as
+	// docs/redisgen.md asks (min-replicas-to-write, two replicas, appendonly)
+	// or cannot be read (CONFIG renamed or forbidden): "warn" (empty) logs
+	// each, naming the setting and the duplicate it prevents; "refuse" makes
+	// the namespace fail to start instead; "off" does not look.
+	Checks string `yaml:"checks"`
 }
+
+// RedisChecks returns the values of Redis.Checks, the default first.
+func RedisChecks() []string { return []string{"warn", "refuse", "off"} }
 
 // Problem is one thing wrong in a configuration.
 type Problem struct {

@@ -144,3 +144,29 @@ func TestPlainWindowBound(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisChecksKey: checks takes warn, refuse or off, and names them when given
+// something else.
+func TestRedisChecksKey(t *testing.T) {
+	if !engines.Has(engines.Strategy, "redis") {
+		t.Skip("this test binary has no redis strategy: go test -tags flurry_redis (or flurry_full) adds it")
+	}
+	for _, tc := range []struct{ checks, want string }{
+		{"warn", ""}, {"refuse", ""}, {"off", ""},
+		{"strict", `t.yaml:5: namespaces.r.redis.checks: "strict": give warn`},
+	} {
+		_, err := Parse("t.yaml", []byte(`namespaces:
+  r:
+    strategy: redis
+    redis:
+      checks: `+tc.checks+`
+      url: redis://127.0.0.1:6379/0
+`), nil)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.checks, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.checks, err, tc.want)
+		}
+	}
+}

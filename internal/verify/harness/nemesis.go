@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -408,7 +410,7 @@ func failBack(ctx context.Context, e *Env, want int) error {
 	defer others("100")
 	deadline := time.Now().Add(40 * time.Second)
 	asked := -1 // the primary a failover was asked of
-	var askedAt time.Time
+	var askedAt, lastWhy time.Time
 	for time.Now().Before(deadline) {
 		p, err := e.C.RedisPrimary(ctx)
 		if err == nil && p == want {
@@ -424,7 +426,13 @@ func failBack(ctx context.Context, e *Env, want int) error {
 		}
 		if err == nil && asked != p {
 			info, _ := e.C.redisCLI(ctx, e.C.RedisHosts[p], RedisPort, "INFO", "replication")
-			if strings.Contains(info, "ip="+e.C.RedisHosts[want].Addr.String()) && strings.Contains(info, "state=online") {
+			mine, _ := e.C.redisCLI(ctx, e.C.RedisHosts[want], RedisPort, "INFO", "replication")
+			if why := replicaSynced(info, mine, e.C.RedisHosts[want].Addr.String()); why != "" {
+				if time.Since(lastWhy) > 5*time.Second {
+					e.C.logf("redis: not failing back to r%d yet: %s", want+1, why)
+					lastWhy = time.Now()
+				}
+			} else {
 				others("0")
 				out, err := e.C.redisCLI(ctx, e.C.RedisHosts[2], SentinelPort, "SENTINEL", "FAILOVER", RedisMaster)
 				if err == nil && strings.Contains(out, "OK") {
@@ -435,6 +443,39 @@ func failBack(ctx context.Context, e *Env, want int) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("redis: r%d is not the primary again after 40s", want+1)
+}
+
+// replicaSynced says why the replica at addr is not yet fit to be promoted over
+// the primary whose INFO replication is primary (the replica's own is replica),
+// or "" when it is: the primary lists it online with at most a second's lag, and
+// the replica's link to it is up with no sync in progress. A replica that
+// restarted empty shows up in the primary's list (state wait_bgsave or
+// send_bulk) before its first sync is done, while another replica is online:
+// promoting it then makes an empty primary, and every replica then resyncs
+// from it. A careful operator fails back only once the replica holds the data.
+func replicaSynced(primary, replica, addr string) string {
+	var line string
+	for l := range strings.Lines(primary) {
+		if strings.HasPrefix(l, "slave") && strings.Contains(l, ":ip="+addr+",") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	if line == "" {
+		return "the primary does not list it as a replica"
+	}
+	if !strings.Contains(line, ",state=online,") {
+		return "the primary lists it, not online: " + line
+	}
+	if i := strings.Index(line, ",lag="); i < 0 || line[i+len(",lag="):] != "0" && line[i+len(",lag="):] != "1" {
+		return "it lags behind the primary: " + line
+	}
+	if !strings.Contains(replica, "master_link_status:up") {
+		return "its link to the primary is not up"
+	}
+	if !strings.Contains(replica, "master_sync_in_progress:0") {
+		return "its first sync is still in progress"
+	}
+	return ""
 }
 
 // KillRedisPrimary SIGKILLs the Redis primary; the sentinels promote the replica
@@ -478,6 +519,11 @@ func (a *killRedisPrimary) End(ctx context.Context, e *Env) error {
 		args = append(args, p.Args[i])
 	}
 	p.Args = append(args, "--replicaof", e.C.RedisHosts[now].Addr.String(), strconv.Itoa(RedisPort))
+	// The RDB file a full sync made while it was the primary would give it
+	// back an old copy: it comes back empty, as the comment above says.
+	if err := os.Remove(filepath.Join(e.C.Dir, fmt.Sprintf("r%d.rdb", a.killed+1))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := p.Start(); err != nil {
 		return err
 	}

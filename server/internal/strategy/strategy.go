@@ -53,6 +53,10 @@ type Strategy struct {
 	Open func(ctx context.Context, ns Namespace) (Source, error)
 	// Classify tells the server what an error of one of its sources means.
 	Classify func(error) Class
+	// Probe, when set, looks at what a namespace's source would rely on
+	// without starting it, for `flurry serve --check`: it returns lines to
+	// print, and an error when the namespace would refuse to start.
+	Probe func(ctx context.Context, ns Namespace) ([]string, error)
 }
 
 // Register makes s the strategy of the namespaces whose strategy: key is name,
