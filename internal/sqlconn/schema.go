@@ -12,6 +12,17 @@ type Table struct {
 	Name   string
 	Create string // CREATE TABLE IF NOT EXISTS ...; empty with Schema.SkipCreate
 	Probe  string // a query that fails unless the table has every column the store uses
+	// Added lists the columns added to the table since its first form, oldest
+	// first: Ensure adds each one a table made by an older flurry lacks (unless
+	// SkipCreate). Create makes them all.
+	Added []Column
+}
+
+// A Column is a column added to a table after its first form.
+type Column struct {
+	Name  string
+	Probe string // a query that fails unless the table has the column
+	Add   string // ALTER TABLE ... ADD COLUMN ..., with a default for the rows there
 }
 
 // Schema makes a store's tables on first use, once per store. The zero Schema has
@@ -47,6 +58,13 @@ func (s *Schema) Ensure(ctx context.Context, db *sql.DB) error {
 				return fmt.Errorf("create table %s: %w", t.Name, err)
 			}
 		}
+		if !s.SkipCreate {
+			for _, c := range t.Added {
+				if err := addColumn(ctx, db, c); err != nil {
+					return fmt.Errorf("add column %s to table %s: %w", c.Name, t.Name, err)
+				}
+			}
+		}
 		if err := Retry(ctx, func() error {
 			rows, err := db.QueryContext(ctx, t.Probe)
 			if err != nil {
@@ -59,4 +77,28 @@ func (s *Schema) Ensure(ctx context.Context, db *sql.DB) error {
 	}
 	s.ready = true
 	return nil
+}
+
+// addColumn adds c when the table lacks it. Engines differ in how they refuse a
+// column that exists (MySQL has no ADD COLUMN IF NOT EXISTS), so it probes first,
+// and after a failed ALTER probes again: another process may have added the column
+// at the same moment.
+func addColumn(ctx context.Context, db *sql.DB, c Column) error {
+	probe := func() error {
+		rows, err := db.QueryContext(ctx, c.Probe)
+		if err != nil {
+			return err
+		}
+		return rows.Close()
+	}
+	if probe() == nil {
+		return nil
+	}
+	return Retry(ctx, func() error {
+		_, err := db.ExecContext(ctx, c.Add)
+		if err != nil && probe() == nil {
+			return nil
+		}
+		return err
+	})
 }
