@@ -245,6 +245,10 @@ func TestManyAcquirers(t *testing.T) {
 			for i := range stores {
 				stores[i] = openStore(t, u)
 				defer stores[i].Close()
+				// One connection each is all an Acquire uses at a time; the cap keeps
+				// the test within a server's connection limit (PostgreSQL's 100 by
+				// default) while other packages' tests use the same server.
+				stores[i].DB().SetMaxOpenConns(1)
 			}
 			scope := leasetest.Scope(t)
 			var (
