@@ -58,11 +58,12 @@ func (s *Schema) Ensure(ctx context.Context, db *sql.DB) error {
 				return fmt.Errorf("create table %s: %w", t.Name, err)
 			}
 		}
-		if !s.SkipCreate {
-			for _, c := range t.Added {
-				if err := addColumn(ctx, db, c); err != nil {
-					return fmt.Errorf("add column %s to table %s: %w", c.Name, t.Name, err)
-				}
+		for _, c := range t.Added {
+			if s.SkipCreate {
+				break
+			}
+			if err := addColumn(ctx, db, c); err != nil {
+				return fmt.Errorf("add column %s to table %s: %w", c.Name, t.Name, err)
 			}
 		}
 		if err := Retry(ctx, func() error {
@@ -72,6 +73,14 @@ func (s *Schema) Ensure(ctx context.Context, db *sql.DB) error {
 			}
 			return rows.Close()
 		}); err != nil {
+			if s.SkipCreate && probe(ctx, db, "SELECT 1 FROM "+t.Name+" WHERE 1 = 0") == nil {
+				// A table of an older flurry: only the operator can add the column.
+				for _, c := range t.Added {
+					if cerr := probe(ctx, db, c.Probe); cerr != nil {
+						return fmt.Errorf("table %s lacks the column %s, which this flurry needs: add it with %s: %w", t.Name, c.Name, c.Add, cerr)
+					}
+				}
+			}
 			return fmt.Errorf("table %s is missing or lacks the documented columns: %w", t.Name, err)
 		}
 	}
@@ -84,21 +93,23 @@ func (s *Schema) Ensure(ctx context.Context, db *sql.DB) error {
 // and after a failed ALTER probes again: another process may have added the column
 // at the same moment.
 func addColumn(ctx context.Context, db *sql.DB, c Column) error {
-	probe := func() error {
-		rows, err := db.QueryContext(ctx, c.Probe)
-		if err != nil {
-			return err
-		}
-		return rows.Close()
-	}
-	if probe() == nil {
+	if probe(ctx, db, c.Probe) == nil {
 		return nil
 	}
 	return Retry(ctx, func() error {
 		_, err := db.ExecContext(ctx, c.Add)
-		if err != nil && probe() == nil {
+		if err != nil && probe(ctx, db, c.Probe) == nil {
 			return nil
 		}
 		return err
 	})
+}
+
+// probe runs a query that fails unless a table has the columns it names.
+func probe(ctx context.Context, db *sql.DB, query string) error {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	return rows.Close()
 }

@@ -322,7 +322,7 @@ func TestEpochColumnAdded(t *testing.T) {
 			if _, err := admin.DB().QueryContext(ctx, q.epoch.Probe); err == nil {
 				t.Fatal("the old table has an epoch column")
 			}
-			if skip, err := openURL(ctx, u, Options{Table: table, SkipCreate: true}); err == nil || !strings.Contains(err.Error(), "lacks the documented columns") {
+			if skip, err := openURL(ctx, u, Options{Table: table, SkipCreate: true}); err == nil || !strings.Contains(err.Error(), "lacks the column epoch, which this flurry needs: add it with ALTER TABLE "+table+" ADD COLUMN epoch") {
 				if err == nil {
 					skip.Close()
 				}
