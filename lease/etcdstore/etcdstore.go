@@ -533,9 +533,14 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	return l, nil
 }
 
-// Takeover moves the value to a new etcd lease with a new Token in one transaction
-// that compares the held key with the one that holds l's token, then revokes l's
-// etcd lease; see lease.Store.
+// Takeover moves the value to a new etcd lease with a new Token, then revokes l's
+// etcd lease; see lease.Store. It takes two transactions: the first moves the held
+// key to the new holder if it still holds l's token, which retires the token (every
+// write of l's holder compares the held key's revision) and reads the mark as l's
+// holder left it; the second raises the mark and counts the epoch, with no writer
+// left to race. A mark written with the held key in one transaction would have to
+// compare the mark key too, and an old holder that keeps renewing could then starve
+// the takeover.
 func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
@@ -550,7 +555,7 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 		return fail(lease.ErrLost)
 	}
 	hk, mk := s.keys(l.Scope, l.Value)
-	h, heldRev, m, err := s.current(ctx, hk, mk)
+	h, heldRev, _, err := s.current(ctx, hk, mk)
 	if err != nil {
 		return fail(err)
 	}
@@ -562,26 +567,48 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 	if err != nil {
 		return fail(fmt.Errorf("granting an etcd lease: %w", grantErr(err)))
 	}
+	claimed := false
+	defer func() {
+		if !claimed {
+			// Also when a transaction's answer was lost: revoking deletes the held
+			// key if it did commit, so the value is free, not held by nobody.
+			s.revoke(ctx, g.ID)
+		}
+	}()
 	token := newToken(g.ID)
 	hv, err := json.Marshal(holder{owner, token})
 	if err != nil {
-		s.revoke(ctx, g.ID)
 		return fail(err)
 	}
 	// The held key still at the revision that holds l's token is what makes one of
 	// racing takeovers win: each rewrites it, so the others' comparisons fail.
-	before, _, err := s.write(ctx, hk, mk, heldRev, m, raised(mark), clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)))
+	r, err := s.cli.Txn(ctx).If(
+		clientv3.Compare(clientv3.ModRevision(hk), "=", heldRev),
+	).Then(clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)), clientv3.OpGet(mk)).Commit()
 	if err != nil {
-		// Also when the transaction's answer was lost: revoking deletes the held
-		// key if it did commit, so the value is free, not held by nobody's lease.
-		s.revoke(ctx, g.ID)
 		return fail(err)
 	}
+	if !r.Succeeded || len(r.Responses) != 2 {
+		return fail(lease.ErrLost)
+	}
+	var m markKV
+	if kvs := r.Responses[1].GetResponseRange().GetKvs(); len(kvs) == 1 {
+		mark, epoch, err := parseMark(kvs[0].Key, kvs[0].Value)
+		if err != nil {
+			return fail(err)
+		}
+		m = markKV{mark, epoch, kvs[0].ModRevision}
+	}
+	_, after, err := s.write(ctx, hk, mk, r.Header.Revision, m, raised(mark))
+	if err != nil {
+		return fail(err)
+	}
+	claimed = true
 	// The retired token's etcd lease holds no key anymore; revoking it is tidiness,
 	// and it expires anyway when that fails.
 	s.revoke(ctx, id)
-	return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: token, Mark: before.mark,
-		Expires: start.Add(time.Duration(g.TTL) * time.Second), Epoch: before.epoch + 1}, nil
+	return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: token, Mark: m.mark,
+		Expires: start.Add(time.Duration(g.TTL) * time.Second), Epoch: after.epoch}, nil
 }
 
 // Release deletes the held key, sets the mark to mark, even below the reservation
