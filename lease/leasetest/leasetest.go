@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	t.Run("RacingTakeovers", func(t *testing.T) { testRacingTakeovers(t, newStore) })
 	t.Run("TakeoverOfLostLease", func(t *testing.T) { testTakeoverLost(t, newStore) })
 	t.Run("EpochCountsWrites", func(t *testing.T) { testEpoch(t, newStore) })
+	t.Run("TakeoverDuringRenewals", func(t *testing.T) { testTakeoverDuringRenewals(t, newStore) })
 }
 
 // Scope returns a fresh scope name for a test.
@@ -663,5 +664,73 @@ func testEpoch(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	l3 := acquire(t, s, scope, 1, "c")
 	if l3.Epoch != e+3 {
 		t.Errorf("Acquire after release: epoch %d; want %d", l3.Epoch, e+3)
+	}
+}
+
+// testTakeoverDuringRenewals: a takeover while the old holder renews reports a mark
+// at or above every reservation a renewal of the old holder wrote (the renewals
+// that succeeded came before it; those after it fail with ErrLost): a store that
+// reads the mark, then writes the new holder by the token alone, would report a
+// mark older than a renewal that came between.
+func testTakeoverDuringRenewals(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s, s2 := open(t, newStore), open(t, newStore)
+	scope := Scope(t)
+	const rounds, renewers = 10, 3
+	for round := range rounds {
+		l, err := s.AcquireValue(ctx(t), scope, int64(round), "a", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu       sync.Mutex
+			reserved int64 // the highest mark a successful renewal returned
+			next     = time.Now().UnixMilli()
+			errs     []error
+			wg       sync.WaitGroup
+		)
+		for range renewers {
+			wg.Go(func() {
+				for range 1000 {
+					mu.Lock()
+					next++
+					m := next
+					mu.Unlock()
+					got, err := s.Renew(ctx(t), l, time.Minute, m)
+					mu.Lock()
+					switch {
+					case errors.Is(err, lease.ErrLost):
+						mu.Unlock()
+						return
+					case err != nil:
+						errs = append(errs, err)
+						mu.Unlock()
+						return
+					}
+					reserved = max(reserved, got.Mark)
+					mu.Unlock()
+				}
+			})
+		}
+		time.Sleep(time.Duration(round%4) * 5 * time.Millisecond)
+		n, err := s2.Takeover(ctx(t), l, "b", ttl, 1)
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("round %d: Takeover during renewals: %v", round, err)
+		}
+		if len(errs) > 0 {
+			t.Fatalf("round %d: renewals failed other than with ErrLost: %v", round, errs)
+		}
+		if n.Mark < reserved {
+			t.Fatalf("round %d: Takeover reported mark %d, below the reservation %d a renewal of the old holder wrote", round, n.Mark, reserved)
+		}
+		recs, err := s.List(ctx(t), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Value == int64(round) && (r.Token != n.Token || r.Mark < reserved) {
+				t.Fatalf("round %d: List = %+v; want %s's lease with a mark of at least %d", round, r, n.Token, reserved)
+			}
+		}
 	}
 }
