@@ -385,7 +385,15 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 			)
 			err := s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&was, &expires, &before, &epoch, &live)
 			if errors.Is(err, sql.ErrNoRows) || err == nil && live == 0 {
-				return lost
+				// A try again after an UPDATE whose answer was lost finds the row
+				// ours: the mark from before it is gone, and the mark now, at or
+				// above it, stands in.
+				err := s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
+				if errors.Is(err, sql.ErrNoRows) {
+					return lost
+				}
+				won, out.Expires = err == nil, utcMs(expires)
+				return err
 			}
 			if err != nil {
 				return err
@@ -399,9 +407,8 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 			if err != nil || n == 0 {
 				return err
 			}
-			won, out.Mark, out.Epoch = true, before, epoch+1
-			err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &before, &epoch, &live)
-			out.Expires = utcMs(expires)
+			err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
+			won, out.Mark, out.Expires = err == nil, before, utcMs(expires)
 			return err
 		})
 		if errors.Is(err, lease.ErrLost) {
