@@ -58,7 +58,7 @@ type Options struct {
 type Store struct {
 	conn *redisconn.Conn
 
-	acquire, acqVal, renew, release, list *redis.Script
+	acquire, acqVal, renew, takeover, release, list *redis.Script
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -76,8 +76,9 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 // newStore makes the store on c and returns its scripts, for Open to load.
 func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
 	s := &Store{conn: c, acquire: redis.NewScript(acquireScript), acqVal: redis.NewScript(acquireValueScript),
-		renew: redis.NewScript(renewScript), release: redis.NewScript(releaseScript), list: redis.NewScript(listScript)}
-	return s, []*redis.Script{s.acquire, s.acqVal, s.renew, s.release, s.list}
+		renew: redis.NewScript(renewScript), takeover: redis.NewScript(takeoverScript), release: redis.NewScript(releaseScript),
+		list: redis.NewScript(listScript)}
+	return s, []*redis.Script{s.acquire, s.acqVal, s.renew, s.takeover, s.release, s.list}
 }
 
 // Open connects to the Redis server o names, checks that it answers, loads the
@@ -124,7 +125,7 @@ func (o Options) conn() redisconn.Options {
 // keys returns the scope's keys in the order the scripts expect.
 func (s *Store) keys(scope string) []string {
 	tag := "{" + s.conn.Settings.Prefix + ":" + scope + "}:"
-	return []string{tag + "marks", tag + "held", tag + "free", tag + "tokens", tag + "owners", tag + "next"}
+	return []string{tag + "marks", tag + "held", tag + "free", tag + "tokens", tag + "owners", tag + "next", tag + "epochs"}
 }
 
 func member(v int64) string { return fmt.Sprintf("%07d", v) }
@@ -154,7 +155,7 @@ func ok(res any) bool {
 		return false
 	}
 	n, _ := a[0].(int64)
-	return n >= 0 && (len(a) == 3 || n == 1)
+	return n >= 0 && (len(a) == 4 || n == 1)
 }
 
 func reply(res any, n int) ([]any, error) {
@@ -228,16 +229,17 @@ func acquired(res any, err error, scope, owner, token string) (lease.Lease, erro
 	if v, _ := a[0].(int64); v == -1 && len(a) == 1 {
 		return lease.Lease{}, lease.ErrNoFreeValue
 	}
-	if a, rerr = reply(res, 3); rerr != nil {
+	if a, rerr = reply(res, 4); rerr != nil {
 		return lease.Lease{}, rerr
 	}
 	value, e1 := asInt(a[0])
 	mark, e2 := asInt(a[1])
 	exp, e3 := asInt(a[2])
-	if e := errors.Join(e1, e2, e3); e != nil {
+	epoch, e4 := asInt(a[3])
+	if e := errors.Join(e1, e2, e3, e4); e != nil {
 		return lease.Lease{}, e
 	}
-	l := lease.Lease{Scope: scope, Value: value, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp)}
+	l := lease.Lease{Scope: scope, Value: value, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp), Epoch: epoch}
 	return l, err
 }
 
@@ -285,16 +287,66 @@ func (s *Store) extend(ctx context.Context, l lease.Lease, ttl time.Duration, ma
 	if n, _ := a[0].(int64); n != 1 {
 		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
 	}
-	if a, err = reply(res, 3); err != nil {
+	m, exp, epoch, err := granted(res)
+	if err != nil {
 		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
-	m, e1 := asInt(a[1])
-	exp, e2 := asInt(a[2])
-	if err := errors.Join(e1, e2); err != nil {
-		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
-	}
-	l.Mark, l.Expires = m, time.UnixMilli(exp)
+	l.Mark, l.Expires, l.Epoch = m, time.UnixMilli(exp), epoch
 	return l, nil
+}
+
+// granted reads the {1, mark, expires ms, epoch} reply of a renewal or takeover.
+func granted(res any) (mark, exp, epoch int64, err error) {
+	a, err := reply(res, 4)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	mark, e1 := asInt(a[1])
+	exp, e2 := asInt(a[2])
+	epoch, e3 := asInt(a[3])
+	return mark, exp, epoch, errors.Join(e1, e2, e3)
+}
+
+// Takeover gives the live lease l to owner under a new token in one script; see
+// lease.Store.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	fail := func(err error) (lease.Lease, error) {
+		return lease.Lease{}, fmt.Errorf("lease/redisstore: take over %s/%d: %w", l.Scope, l.Value, err)
+	}
+	mark = max(mark, 0)
+	out := lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: rand.Text()}
+	res, err := s.eval(ctx, s.takeover, s.keys(l.Scope), []any{member(l.Value), l.Token, out.Token, owner, ms(ttl), mark}, ok)
+	if err != nil && ok(res) {
+		// The primary gave the lease over, but replicas did not acknowledge it and
+		// the caller will not know it: give it back, with the raised mark, rather
+		// than let it sit until its TTL.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.conn.Settings.WaitTimeout+time.Second)
+		if before, _, _, gerr := granted(res); gerr == nil {
+			s.Release(rctx, out, max(before, mark))
+		}
+		cancel()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	a, err := reply(res, 1)
+	if err != nil {
+		return fail(err)
+	}
+	if n, _ := a[0].(int64); n != 1 {
+		return fail(lease.ErrLost)
+	}
+	before, exp, epoch, err := granted(res)
+	if err != nil {
+		return fail(err)
+	}
+	out.Mark, out.Expires, out.Epoch = before, time.UnixMilli(exp), epoch
+	return out, nil
 }
 
 // List returns the scope's values that have a mark, by value; see lease.Store.
@@ -304,7 +356,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
-	res, err := s.list.Run(ctx, s.conn.Client, s.keys(scope)[:5]).Result()
+	res, err := s.list.Run(ctx, s.conn.Client, s.keys(scope)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("lease/redisstore: list %s: %w", scope, err)
 	}
@@ -338,7 +390,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 }
 
 func records(scope string, res any) ([]lease.Record, error) {
-	a, err := reply(res, 5)
+	a, err := reply(res, 6)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +415,8 @@ func records(scope string, res any) ([]lease.Record, error) {
 	held, e2 := pairs(a[2])
 	tokens, e3 := pairs(a[3])
 	owners, e4 := pairs(a[4])
-	if err := errors.Join(e1, e2, e3, e4); err != nil {
+	epochs, e5 := pairs(a[5])
+	if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
 		return nil, err
 	}
 	recs := make([]lease.Record, 0, len(marks))
@@ -374,6 +427,11 @@ func records(scope string, res any) ([]lease.Record, error) {
 			return nil, err
 		}
 		r := lease.Record{Scope: scope, Value: v, Mark: mk}
+		if e, ok := epochs[m]; ok {
+			if r.Epoch, err = strconv.ParseInt(e, 10, 64); err != nil {
+				return nil, err
+			}
+		}
 		if e, isHeld := held[m]; isHeld {
 			exp, err := strconv.ParseFloat(e, 64)
 			if err != nil {

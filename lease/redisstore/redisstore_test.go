@@ -231,6 +231,17 @@ func TestWaitReplicas(t *testing.T) {
 	if _, err := zero.Renew(ctx, l, 2*time.Second, 5); err != nil {
 		t.Errorf("Renew: %v", err)
 	}
+	// A takeover that was not acknowledged is given back with the raised mark: the
+	// value is free, and l's token retired.
+	if _, err := s.Takeover(ctx, l, "c", 2*time.Second, 9); !errors.Is(err, ErrNotReplicated) || errors.Is(err, lease.ErrLost) {
+		t.Errorf("Takeover with WaitReplicas=1 and no replica: %v", err)
+	}
+	if _, err := zero.Renew(ctx, l, 2*time.Second, 5); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Renew after an unacknowledged takeover: %v; want ErrLost", err)
+	}
+	if l, err := zero.AcquireValue(ctx, scope, 0, "d", 2*time.Second); err != nil || l.Mark != 9 {
+		t.Errorf("AcquireValue after an unacknowledged takeover = %+v, %v; want the value free with mark 9", l, err)
+	}
 }
 
 // openURL is ParseURL and Open, with opts' non-zero fields over the URL's.
@@ -240,4 +251,28 @@ func openURL(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		o.WaitTimeout, o.RequestTimeout = cmp.Or(opts.WaitTimeout, o.WaitTimeout), cmp.Or(opts.RequestTimeout, o.RequestTimeout)
 		return Open(ctx, o)
 	})(ctx, rawURL)
+}
+
+// TestWithoutEpochs: a scope written by a flurry from before epochs has no epochs
+// hash; its values read as epoch 0, and the next write counts 1.
+func TestWithoutEpochs(t *testing.T) {
+	s := open(t, testenv.Redis.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	l, err := s.Acquire(ctx, scope, 1, "a", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.keys(scope)
+	if n, err := s.conn.Client.Del(ctx, k[6]).Result(); err != nil || n != 1 {
+		t.Fatalf("DEL %s = %d, %v; want the epochs hash deleted", k[6], n, err)
+	}
+	recs, err := s.List(ctx, scope)
+	if err != nil || len(recs) != 1 || recs[0].Epoch != 0 || !recs[0].Held {
+		t.Fatalf("List without epochs = %+v, %v; want the held value at epoch 0", recs, err)
+	}
+	n, err := s.Takeover(ctx, l, "b", 2*time.Second, 5)
+	if err != nil || n.Epoch != 1 {
+		t.Fatalf("Takeover without epochs = %+v, %v; want epoch 1", n, err)
+	}
 }

@@ -9,6 +9,8 @@ package redisstore
 //	KEYS[5] owners  hash  member -> owner of the lease in held
 //	KEYS[6] next    string: no value below it is without a record (values at or
 //	                above it may have one, claimed by AcquireValue)
+//	KEYS[7] epochs  hash  member -> epoch, the count of the value's writes (never
+//	                deleted; absent for values of an older flurry, which count from 0)
 //
 // A member is the value in seven zero-padded digits ("0000042"), so that the members
 // of equal score sort by value. Marks are decimal strings compared by length, then
@@ -51,6 +53,11 @@ local function live(m, tok)
   return true
 end
 
+-- bump counts one more write of m and returns its epoch.
+local function bump(m)
+  return redis.call('HINCRBY', KEYS[7], m, 1)
+end
+
 -- raise sets m's mark to mark when that is higher, and returns the mark.
 local function raise(m, mark)
   local cur = redis.call('HGET', KEYS[1], m) or '0'
@@ -63,7 +70,7 @@ end
 `
 
 // acquireScript: ARGV size, owner, token, ttl ms.
-// Returns {-1} when every value is held, else {value, mark, expires ms}.
+// Returns {-1} when every value is held, else {value, mark, expires ms, epoch}.
 const acquireScript = prelude + `
 reap()
 local size = tonumber(ARGV[1])
@@ -103,11 +110,11 @@ local exp = now + tonumber(ARGV[4])
 redis.call('ZADD', KEYS[2], exp, m)
 redis.call('HSET', KEYS[4], m, ARGV[3])
 redis.call('HSET', KEYS[5], m, ARGV[2])
-return {tonumber(m), redis.call('HGET', KEYS[1], m), exp}
+return {tonumber(m), redis.call('HGET', KEYS[1], m), exp, bump(m)}
 `
 
 // acquireValueScript: ARGV member, owner, token, ttl ms.
-// Returns {-1} when the value is held, else {value, mark, expires ms}.
+// Returns {-1} when the value is held, else {value, mark, expires ms, epoch}.
 const acquireValueScript = prelude + `
 reap()
 local m = ARGV[1]
@@ -120,18 +127,33 @@ local exp = now + tonumber(ARGV[4])
 redis.call('ZADD', KEYS[2], exp, m)
 redis.call('HSET', KEYS[4], m, ARGV[3])
 redis.call('HSET', KEYS[5], m, ARGV[2])
-return {tonumber(m), redis.call('HGET', KEYS[1], m), exp}
+return {tonumber(m), redis.call('HGET', KEYS[1], m), exp, bump(m)}
 `
 
 // renewScript: ARGV member, token, ttl ms, mark.
-// Returns {0} when the lease is not live, else {1, mark, expires ms}.
+// Returns {0} when the lease is not live, else {1, mark, expires ms, epoch}.
 const renewScript = prelude + `
 local m = ARGV[1]
 if not live(m, ARGV[2]) then return {0} end
 local mark = raise(m, ARGV[4])
 local exp = now + tonumber(ARGV[3])
 redis.call('ZADD', KEYS[2], exp, m)
-return {1, mark, exp}
+return {1, mark, exp, bump(m)}
+`
+
+// takeoverScript: ARGV member, token, new token, owner, ttl ms, mark.
+// Returns {0} when the lease is not live, else {1, the mark before the raise,
+// expires ms, epoch}.
+const takeoverScript = prelude + `
+local m = ARGV[1]
+if not live(m, ARGV[2]) then return {0} end
+local before = redis.call('HGET', KEYS[1], m) or '0'
+raise(m, ARGV[6])
+local exp = now + tonumber(ARGV[5])
+redis.call('ZADD', KEYS[2], exp, m)
+redis.call('HSET', KEYS[4], m, ARGV[3])
+redis.call('HSET', KEYS[5], m, ARGV[4])
+return {1, before, exp, bump(m)}
 `
 
 // releaseScript: ARGV member, token, mark. The releasing holder knows how far it
@@ -150,11 +172,11 @@ redis.call('ZADD', KEYS[3], mark, m)
 return {1, mark}
 `
 
-// listScript reads a scope in one step: {now, marks, held, tokens, owners}, the
-// hashes and the zset as flat field/value arrays. KEYS as above, 1 to 5.
+// listScript reads a scope in one step: {now, marks, held, tokens, owners, epochs},
+// the hashes and the zset as flat field/value arrays. KEYS as above.
 const listScript = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return {now, redis.call('HGETALL', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES'),
-  redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5])}
+  redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]), redis.call('HGETALL', KEYS[7])}
 `

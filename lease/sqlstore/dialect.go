@@ -43,6 +43,7 @@ func (d Dialect) ddl(table string) string {
 	expires_ms BIGINT       NOT NULL DEFAULT 0,
 	mark       BIGINT       NOT NULL DEFAULT 0,
 	updated_ms BIGINT       NOT NULL DEFAULT 0,
+	epoch      BIGINT       NOT NULL DEFAULT 0,
 	PRIMARY KEY (scope, value)
 )`
 	case MySQL:
@@ -54,6 +55,7 @@ func (d Dialect) ddl(table string) string {
 	expires_ms BIGINT NOT NULL DEFAULT 0,
 	mark       BIGINT NOT NULL DEFAULT 0,
 	updated_ms BIGINT NOT NULL DEFAULT 0,
+	epoch      BIGINT NOT NULL DEFAULT 0,
 	PRIMARY KEY (scope, value)
 ) ENGINE=InnoDB`
 	default:
@@ -65,6 +67,7 @@ func (d Dialect) ddl(table string) string {
 	expires_ms INTEGER NOT NULL DEFAULT 0,
 	mark       INTEGER NOT NULL DEFAULT 0,
 	updated_ms INTEGER NOT NULL DEFAULT 0,
+	epoch      INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (scope, value)
 ) WITHOUT ROWID`
 	}
@@ -81,8 +84,10 @@ type queries struct {
 	claim    string // claims a free row
 	readBack string // a row by token: owner, expires, mark, live
 	renew    string
+	takeover string // claims a live row by its token, mark and epoch, for a new token
 	release  string
 	list     string
+	epoch    sqlconn.Column
 }
 
 func (d Dialect) queries(table string) queries {
@@ -90,7 +95,7 @@ func (d Dialect) queries(table string) queries {
 	raise := "mark = CASE WHEN mark < ? THEN ? ELSE mark END"
 	q := queries{
 		create: d.ddl(table),
-		probe:  "SELECT scope, value, owner, token, expires_ms, mark, updated_ms FROM " + table + " WHERE 1 = 0",
+		probe:  "SELECT scope, value, owner, token, expires_ms, mark, updated_ms, epoch FROM " + table + " WHERE 1 = 0",
 		freeRow: "SELECT value, mark, token FROM " + table +
 			" WHERE scope = ? AND value < ? AND (token = '' OR expires_ms <= " + now + ")" +
 			" ORDER BY mark, value LIMIT 1",
@@ -99,25 +104,36 @@ func (d Dialect) queries(table string) queries {
 			" AND NOT EXISTS (SELECT 1 FROM " + table + " b WHERE b.scope = ? AND b.value = a.value + 1))",
 		one: "SELECT mark, token, CASE WHEN token = '' OR expires_ms <= " + now + " THEN 1 ELSE 0 END FROM " + table +
 			" WHERE scope = ? AND value = ?",
-		claim: "UPDATE " + table + " SET owner = ?, token = ?, expires_ms = " + now + " + ?, updated_ms = " + now +
+		claim: "UPDATE " + table + " SET owner = ?, token = ?, expires_ms = " + now + " + ?, epoch = epoch + 1, updated_ms = " + now +
 			" WHERE scope = ? AND value = ? AND token = ? AND mark = ? AND (token = '' OR expires_ms <= " + now + ")",
-		readBack: "SELECT owner, expires_ms, mark, CASE WHEN expires_ms > " + now + " THEN 1 ELSE 0 END FROM " + table +
+		readBack: "SELECT owner, expires_ms, mark, epoch, CASE WHEN expires_ms > " + now + " THEN 1 ELSE 0 END FROM " + table +
 			" WHERE scope = ? AND value = ? AND token = ?",
-		renew: "UPDATE " + table + " SET expires_ms = " + now + " + ?, " + raise + ", updated_ms = " + now +
+		renew: "UPDATE " + table + " SET expires_ms = " + now + " + ?, " + raise + ", epoch = epoch + 1, updated_ms = " + now +
 			" WHERE scope = ? AND value = ? AND token = ? AND token <> '' AND expires_ms > " + now,
+		// The mark and epoch read before, in the WHERE clause, make the read and
+		// this write one step: a write between them moved the epoch.
+		takeover: "UPDATE " + table + " SET owner = ?, token = ?, expires_ms = " + now + " + ?, " + raise + ", epoch = epoch + 1, updated_ms = " + now +
+			" WHERE scope = ? AND value = ? AND token = ? AND token <> '' AND expires_ms > " + now + " AND mark = ? AND epoch = ?",
 		release: "UPDATE " + table + " SET owner = '', token = '', expires_ms = " + now + ", mark = ?, updated_ms = " + now +
 			" WHERE scope = ? AND value = ? AND token = ? AND token <> '' AND expires_ms > " + now,
-		list: "SELECT value, owner, token, expires_ms, mark, CASE WHEN token <> '' AND expires_ms > " + now +
+		list: "SELECT value, owner, token, expires_ms, mark, epoch, CASE WHEN token <> '' AND expires_ms > " + now +
 			" THEN 1 ELSE 0 END FROM " + table + " WHERE scope = ? ORDER BY value",
 	}
-	cols := " (scope, value, owner, token, expires_ms, mark, updated_ms) VALUES (?, ?, ?, ?, " + now + " + ?, 0, " + now + ")"
+	cols := " (scope, value, owner, token, expires_ms, mark, updated_ms, epoch) VALUES (?, ?, ?, ?, " + now + " + ?, 0, " + now + ", 1)"
+	typ := "BIGINT"
+	if d == SQLite {
+		typ = "INTEGER"
+	}
+	// Tables made before epochs lack the column; their rows count from 0.
+	q.epoch = sqlconn.Column{Name: "epoch", Probe: "SELECT epoch FROM " + table + " WHERE 1 = 0",
+		Add: "ALTER TABLE " + table + " ADD COLUMN epoch " + typ + " NOT NULL DEFAULT 0"}
 	switch d {
 	case MySQL:
 		q.insert = "INSERT IGNORE INTO " + table + cols
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.release, &q.list)
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list)
 	return q
 }
 

@@ -32,6 +32,6 @@ func (o Options) conn(d Dialect) sqlconn.Conn {
 		Table: o.Table, DefaultTable: DefaultTable, RequestTimeout: o.RequestTimeout, SkipCreate: o.SkipCreate,
 		Tables: func(table string) []sqlconn.Table {
 			q := d.queries(table)
-			return []sqlconn.Table{{Name: table, Create: q.create, Probe: q.probe}}
+			return []sqlconn.Table{{Name: table, Create: q.create, Probe: q.probe, Added: []sqlconn.Column{q.epoch}}}
 		}}
 }

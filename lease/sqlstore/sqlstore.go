@@ -115,7 +115,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 		for rows.Next() {
 			r := lease.Record{Scope: scope}
 			var expires, held int64
-			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &held); err != nil {
+			if err := rows.Scan(&r.Value, &r.Owner, &r.Token, &expires, &r.Mark, &r.Epoch, &held); err != nil {
 				return err
 			}
 			if held == 1 {
@@ -270,7 +270,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			var live int64
 			err := s.retry(ctx, func() error {
 				var expires int64
-				err := s.h.DB.QueryRowContext(ctx, s.q.readBack, scope, c.value, token).Scan(&l.Owner, &expires, &l.Mark, &live)
+				err := s.h.DB.QueryRowContext(ctx, s.q.readBack, scope, c.value, token).Scan(&l.Owner, &expires, &l.Mark, &l.Epoch, &live)
 				l.Expires = utcMs(expires)
 				return err
 			})
@@ -331,17 +331,16 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 			return err
 		}
 		var expires, live int64
-		err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &live)
+		err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &out.Epoch, &live)
 		if errors.Is(err, sql.ErrNoRows) {
 			return lost
 		}
 		if err != nil {
 			return err
 		}
-		// MySQL counts changed rows, not matched ones, so a renewal that changed
-		// nothing (the same millisecond, the same mark) reports 0. The row is still
-		// ours and live then; an expired or stolen lease cannot look live again.
-		if n == 0 && live == 0 {
+		// MySQL counts changed rows, not matched ones, but a renewal changes the
+		// epoch at least: 0 rows is a lease expired or taken over.
+		if n == 0 {
 			return lost
 		}
 		out.Expires = utcMs(expires)
@@ -354,6 +353,80 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
 	return out, nil
+}
+
+// Takeover implements lease.Store: it reads l's row by its token, then writes the
+// new holder with one UPDATE guarded by the token, the expiry and the mark and epoch
+// it read, so that of racing takeovers one changes the row and the others find the
+// token gone. The mark it returns is the one read, from before the raise.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return l, err
+	}
+	lost := fmt.Errorf("lease/sqlstore: take over %s/%d: %w", l.Scope, l.Value, lease.ErrLost)
+	if l.Token == "" {
+		return l, lost
+	}
+	if err := s.ensure(ctx); err != nil {
+		return l, err
+	}
+	out := lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: newToken()}
+	// Each lost race is a write of l's holder (a renewal) between the read and the
+	// UPDATE; the bound only guards against a runaway.
+	const races = 100
+	for race := 1; ; race++ {
+		var won bool
+		err := s.retry(ctx, func() error {
+			var (
+				before, epoch, expires, live int64
+				was                          string
+			)
+			err := s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&was, &expires, &before, &epoch, &live)
+			if errors.Is(err, sql.ErrNoRows) || err == nil && live == 0 {
+				// A try again after an UPDATE whose answer was lost finds the row
+				// ours: the mark from before it is gone, and the mark now, at or
+				// above it, stands in.
+				err := s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
+				if errors.Is(err, sql.ErrNoRows) {
+					return lost
+				}
+				won, out.Expires = err == nil, utcMs(expires)
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			res, err := s.h.DB.ExecContext(ctx, s.q.takeover, owner, out.Token, ttl.Milliseconds(), mark, mark,
+				l.Scope, l.Value, l.Token, before, epoch)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil || n == 0 {
+				return err
+			}
+			err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
+			won, out.Mark, out.Expires = err == nil, before, utcMs(expires)
+			return err
+		})
+		if errors.Is(err, lease.ErrLost) {
+			return l, err
+		}
+		if err != nil {
+			return l, fmt.Errorf("lease/sqlstore: take over %s/%d: %w", l.Scope, l.Value, err)
+		}
+		if won {
+			return out, nil
+		}
+		if race == races {
+			return l, fmt.Errorf("lease/sqlstore: take over %s/%d: the row kept changing under %d attempts", l.Scope, l.Value, races)
+		}
+		if err := sqlconn.Backoff().Wait(ctx, race); err != nil {
+			return l, fmt.Errorf("lease/sqlstore: take over %s/%d: %w", l.Scope, l.Value, err)
+		}
+	}
 }
 
 // Release implements lease.Store: it ends a live lease and sets the value's mark to

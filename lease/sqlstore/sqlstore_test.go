@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -243,6 +245,10 @@ func TestManyAcquirers(t *testing.T) {
 			for i := range stores {
 				stores[i] = openStore(t, u)
 				defer stores[i].Close()
+				// One connection each is all an Acquire uses at a time; the cap keeps
+				// the test within a server's connection limit (PostgreSQL's 100 by
+				// default) while other packages' tests use the same server.
+				stores[i].DB().SetMaxOpenConns(1)
 			}
 			scope := leasetest.Scope(t)
 			var (
@@ -276,6 +282,88 @@ func TestManyAcquirers(t *testing.T) {
 			wg.Wait()
 			if len(won) != size || full != acquirers-size {
 				t.Errorf("%d winners and %d ErrNoFreeValue; want %d and %d", len(won), full, size, acquirers-size)
+			}
+		})
+	}
+}
+
+// TestEpochColumnAdded opens a store on a table in the form of a flurry from before
+// epochs, with a held value and a free one in it: Open adds the epoch column, the
+// rows count from 0, and every write counts one more. With SkipCreate the old table
+// is refused, naming the columns.
+func TestEpochColumnAdded(t *testing.T) {
+	for _, e := range engines() {
+		t.Run(e.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			u := e.url(t)
+			table := fmt.Sprintf("flurry_leases_old_%d", time.Now().UnixNano())
+			admin := openStore(t, u)
+			defer admin.Close()
+			d := admin.Dialect()
+			old := regexp.MustCompile(`(?m)^\tepoch .*\n`).ReplaceAllString(d.ddl(table), "")
+			if strings.Contains(old, "epoch") {
+				t.Fatalf("the old table form still has the epoch column:\n%s", old)
+			}
+			if _, err := admin.DB().ExecContext(ctx, old); err != nil {
+				t.Fatal(err)
+			}
+			defer admin.DB().Exec("DROP TABLE " + table)
+			q := d.queries(table)
+			// As an older flurry left them: value 0 held by a live lease, value 1 free.
+			ins := "INSERT INTO " + table + " (scope, value, owner, token, expires_ms, mark, updated_ms) VALUES (?, ?, ?, ?, " + d.nowMs() + " + ?, ?, 0)"
+			sqlconn.Placeholders(sqlconn.Engine(d), &ins)
+			if _, err := admin.DB().ExecContext(ctx, ins, "s", 0, "old", "oldtoken", 60000, 500); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := admin.DB().ExecContext(ctx, ins, "s", 1, "", "", -1000, 700); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := admin.DB().QueryContext(ctx, q.epoch.Probe); err == nil {
+				t.Fatal("the old table has an epoch column")
+			}
+			if skip, err := openURL(ctx, u, Options{Table: table, SkipCreate: true}); err == nil || !strings.Contains(err.Error(), "lacks the column epoch, which this flurry needs: add it with ALTER TABLE "+table+" ADD COLUMN epoch") {
+				if err == nil {
+					skip.Close()
+				}
+				t.Errorf("Open with SkipCreate on a table without epoch: %v; want the missing columns named", err)
+			}
+
+			s, err := openURL(ctx, u, Options{Table: table})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			recs, err := s.List(ctx, "s")
+			if err != nil || len(recs) != 2 || recs[0].Epoch != 0 || recs[1].Epoch != 0 || !recs[0].Held || recs[1].Mark != 700 {
+				t.Fatalf("List of the old rows = %+v, %v; want both at epoch 0, value 0 held", recs, err)
+			}
+			if _, err := admin.DB().QueryContext(ctx, q.epoch.Probe); err != nil {
+				t.Fatalf("Open did not add the epoch column: %v", err)
+			}
+			n, err := s.Takeover(ctx, lease.Lease{Scope: "s", Value: 0, Token: "oldtoken"}, "new", 2*time.Second, 900)
+			if err != nil || n.Epoch != 1 || n.Mark != 500 {
+				t.Fatalf("Takeover of an old row = %+v, %v; want epoch 1, mark 500", n, err)
+			}
+			l, err := s.AcquireValue(ctx, "s", 1, "b", 2*time.Second)
+			if err != nil || l.Epoch != 1 || l.Mark != 700 {
+				t.Fatalf("AcquireValue of an old free row = %+v, %v; want epoch 1, mark 700", l, err)
+			}
+			if l, err = s.Renew(ctx, l, 2*time.Second, 800); err != nil || l.Epoch != 2 {
+				t.Fatalf("Renew = %+v, %v; want epoch 2", l, err)
+			}
+			fresh, err := s.AcquireValue(ctx, "s", 5, "c", 2*time.Second)
+			if err != nil || fresh.Epoch != 1 {
+				t.Fatalf("AcquireValue of a value without a row = %+v, %v; want epoch 1", fresh, err)
+			}
+			// A second store on the migrated table adds nothing and works.
+			again, err := openURL(ctx, u, Options{Table: table})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			if recs, err := again.List(ctx, "s"); err != nil || len(recs) != 3 || recs[1].Epoch != 2 {
+				t.Fatalf("List by a second store = %+v, %v", recs, err)
 			}
 		})
 	}

@@ -1,7 +1,7 @@
 // Package zkstore keeps node-value leases and their high-water marks in
 // ZooKeeper. Each value of a scope is one persistent node whose data holds the
-// holder, its token, its TTL and the value's mark; every change is a write
-// conditioned on the node's version, and ZooKeeper commits writes through its
+// holder, its token, its TTL, the value's mark and its epoch; every change is a
+// write conditioned on the node's version, and ZooKeeper commits writes through its
 // leader and a quorum (Zab), so two holders never both win one value and an
 // acknowledged write survives the loss of any minority of the ensemble.
 //

@@ -115,6 +115,9 @@ type record struct {
 	Token string `json:"token,omitempty"`
 	TTL   int64  `json:"ttl_ms,omitempty"` // the live lease's TTL
 	Mark  int64  `json:"mark"`
+	// Epoch counts the node's writes (lease.Lease.Epoch); absent in nodes of a
+	// flurry from before epochs, which then count from 0.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 func (r record) encode() []byte {
@@ -327,6 +330,7 @@ func newToken() string { return rand.Text() }
 type candidate struct {
 	value int64
 	mark  int64
+	epoch int64
 	stat  *zk.Stat // nil: create the node
 }
 
@@ -336,7 +340,7 @@ func pick(size int64, nodes map[int64]node, free func(node) bool, n int) []candi
 	var used []candidate
 	for v, nd := range nodes {
 		if v < size && free(nd) {
-			used = append(used, candidate{v, nd.rec.Mark, nd.stat})
+			used = append(used, candidate{v, nd.rec.Mark, nd.rec.Epoch, nd.stat})
 		}
 	}
 	slices.SortFunc(used, func(a, b candidate) int {
@@ -385,7 +389,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 		case !ok:
 			return []candidate{{value: value}}
 		case free(nd):
-			return []candidate{{value, nd.rec.Mark, nd.stat}}
+			return []candidate{{value, nd.rec.Mark, nd.rec.Epoch, nd.stat}}
 		}
 		return nil
 	})
@@ -432,7 +436,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 		}
 		for _, cd := range cands {
 			token := newToken()
-			rec := record{Owner: owner, Token: token, TTL: ms, Mark: cd.mark}
+			rec := record{Owner: owner, Token: token, TTL: ms, Mark: cd.mark, Epoch: cd.epoch + 1}
 			st, err := s.claim(ctx, scope, cd, rec.encode())
 			if errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
 				continue // another acquirer, or the holder, wrote it first
@@ -441,7 +445,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 				return fail(err)
 			}
 			return lease.Lease{Scope: scope, Value: cd.value, Owner: owner, Token: token, Mark: cd.mark,
-				Expires: time.UnixMilli(st.Mtime + ms)}, nil
+				Expires: time.UnixMilli(st.Mtime + ms), Epoch: rec.Epoch}, nil
 		}
 	}
 	return fail(errors.New("the values kept being taken by other acquirers; try again"))
@@ -559,6 +563,7 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 		r := n.rec
 		r.TTL, r.Mark = ttl.Milliseconds(), max(r.Mark, mark)
+		r.Epoch++
 		st, err := s.conn.Set(ctx, s.valuePath(l.Scope, l.Value), r.encode(), n.stat.Version)
 		if errors.Is(err, zk.ErrBadVersion) {
 			continue // written since: held says whether it is still ours
@@ -566,8 +571,39 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		if err != nil {
 			return fail(err)
 		}
-		l.Mark, l.Expires = r.Mark, time.UnixMilli(st.Mtime+r.TTL)
+		l.Mark, l.Expires, l.Epoch = r.Mark, time.UnixMilli(st.Mtime+r.TTL), r.Epoch
 		return l, nil
+	}
+	return fail(errors.New("the value's node kept changing under concurrent writes"))
+}
+
+// Takeover gives the live lease l to owner under a new token with one write at
+// the node version held read, so of racing takeovers one writes and the others
+// find the token changed; see lease.Store.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	fail := func(err error) (lease.Lease, error) {
+		return lease.Lease{}, fmt.Errorf("lease/zkstore: take over %s/%d: %w", l.Scope, l.Value, err)
+	}
+	for range rounds {
+		n, err := s.held(ctx, l)
+		if err != nil {
+			return fail(err)
+		}
+		r := record{Owner: owner, Token: newToken(), TTL: ttl.Milliseconds(), Mark: max(n.rec.Mark, mark), Epoch: n.rec.Epoch + 1}
+		st, err := s.conn.Set(ctx, s.valuePath(l.Scope, l.Value), r.encode(), n.stat.Version)
+		if errors.Is(err, zk.ErrBadVersion) {
+			continue // written since: held says whether l is still the live lease
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: r.Token, Mark: n.rec.Mark,
+			Expires: time.UnixMilli(st.Mtime + r.TTL), Epoch: r.Epoch}, nil
 	}
 	return fail(errors.New("the value's node kept changing under concurrent writes"))
 }
@@ -590,7 +626,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 		}
 		// The releasing holder knows how far it really issued: its mark is set,
 		// even below the reservation it wrote with Renew.
-		_, err = s.conn.Set(ctx, s.valuePath(l.Scope, l.Value), record{Mark: max(mark, 0)}.encode(), n.stat.Version)
+		_, err = s.conn.Set(ctx, s.valuePath(l.Scope, l.Value), record{Mark: max(mark, 0), Epoch: n.rec.Epoch}.encode(), n.stat.Version)
 		if errors.Is(err, zk.ErrBadVersion) {
 			continue
 		}
@@ -621,7 +657,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	var c clock
 	out := make([]lease.Record, 0, len(nodes))
 	for _, n := range nodes {
-		r := lease.Record{Scope: scope, Value: n.value, Mark: n.rec.Mark}
+		r := lease.Record{Scope: scope, Value: n.value, Mark: n.rec.Mark, Epoch: n.rec.Epoch}
 		if n.rec.Token != "" {
 			if c.now == 0 {
 				if c, err = s.readClock(ctx); err != nil {

@@ -83,9 +83,19 @@ func TestNodes(t *testing.T) {
 	if err := s.Release(ctx, l, 12345); err != nil {
 		t.Fatal(err)
 	}
-	data, _, err = s.conn.Get(ctx, p)
-	if err != nil || string(data) != `{"mark":12345}` {
+	data, st, err = s.conn.Get(ctx, p)
+	if err != nil || string(data) != `{"mark":12345,"epoch":1}` {
 		t.Fatalf("value node after Release: %s, %v", data, err)
+	}
+	// A node of a flurry from before epochs has none: it counts from 0.
+	if _, err := s.conn.Set(ctx, p, []byte(`{"mark":12345}`), st.Version); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := s.List(ctx, scope); err != nil || len(recs) != 1 || recs[0].Epoch != 0 || recs[0].Mark != 12345 {
+		t.Fatalf("List of a node without an epoch = %+v, %v; want epoch 0", recs, err)
+	}
+	if l, err := s.AcquireValue(ctx, scope, 0, "me", 2*time.Second); err != nil || l.Epoch != 1 || l.Mark != 12345 {
+		t.Fatalf("AcquireValue of a node without an epoch = %+v, %v; want epoch 1", l, err)
 	}
 }
 
