@@ -1,0 +1,33 @@
+package hostid
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func TestOriginOfCopy(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o1, o2 := Origin(a), Origin(a)
+	if o1 == "" || o1 != o2 {
+		t.Fatalf("one file, origins %q and %q; want one, not empty", o1, o2)
+	}
+	b := filepath.Join(dir, "b")
+	if err := os.WriteFile(b, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && Origin(b) == o1 {
+		t.Fatalf("two files, one origin %q", o1)
+	}
+	if Origin(filepath.Join(dir, "missing")) != "" {
+		t.Fatal("a missing file has an origin")
+	}
+	if runtime.GOOS == "linux" && Boot() == "" {
+		t.Fatal("no boot id on Linux")
+	}
+}
