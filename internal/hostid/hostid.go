@@ -34,3 +34,16 @@ func Origin(path string) string {
 	}
 	return "boot=" + Boot() + ";file=" + id
 }
+
+// SameFile reports whether origin, made by Origin, names the file path is now,
+// whatever the boot: false when path is a copy of the file origin was made for
+// (another inode), and when origin is empty. A reboot keeps it true; so does a
+// clone of a whole disk, which cannot be told apart from a reboot.
+func SameFile(origin, path string) bool {
+	_, file, ok := strings.Cut(origin, ";file=")
+	if !ok || file == "" {
+		return false
+	}
+	id, err := FileID(path)
+	return err == nil && id == file
+}

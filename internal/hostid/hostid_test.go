@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,12 @@ func TestOriginOfCopy(t *testing.T) {
 	}
 	if runtime.GOOS != "windows" && Origin(b) == o1 {
 		t.Fatalf("two files, one origin %q", o1)
+	}
+	if !SameFile(o1, a) || SameFile(o1, b) || SameFile("", a) {
+		t.Fatalf("SameFile(%q): a %v, b %v", o1, SameFile(o1, a), SameFile(o1, b))
+	}
+	if !SameFile("boot=another;"+o1[strings.Index(o1, ";")+1:], a) {
+		t.Fatal("another boot, the same file: not the same file")
 	}
 	if Origin(filepath.Join(dir, "missing")) != "" {
 		t.Fatal("a missing file has an origin")
