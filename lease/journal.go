@@ -18,13 +18,15 @@ import (
 // fsync, not a round trip, and goes on while the store is unreachable.
 //
 // A process that starts on the journal of one that crashed uses it twice. It
-// resumes the crashed run's lease, whose token the journal holds, instead of
-// waiting for it to expire (the store accepts the token only while the lease is
-// live, so only the crashed run's successor can resume it). And it starts above the
-// journal's mark rather than above the store's, which is up to the outage budget
-// ahead: what the crashed run really issued is below the journal's mark. Without a
-// journal a restarted process takes another free value, and the crashed run's value
-// stays held until its TTL ends.
+// takes over the crashed run's lease, whose token the journal holds, instead of
+// waiting for it to expire (Store.Takeover retires the token, so of all the
+// processes started on copies of one journal, at most one gets the lease). And it
+// starts above the journal's mark rather than above the store's, which is up to the
+// outage budget ahead: what the crashed run really issued is below the journal's
+// mark. It trusts that mark only when the journal is its own: not Copied, and not
+// behind the store's epoch (a restored backup); otherwise it starts above the
+// store's mark. Without a journal a restarted process takes another free value,
+// and the crashed run's value stays held until its TTL ends.
 //
 // One journal belongs to one holder at a time: two live processes on one journal
 // would each take the other's IDs for their own. FileJournal's lock enforces that.

@@ -71,9 +71,11 @@ type Options struct {
 	// Journal, when set, keeps the lease and a local mark on this process's disk,
 	// so that the next process on the same journal resumes the lease after a crash
 	// at once, and starts above what this one issued even when its clock is behind
-	// (see Journal). The session writes it about once per Window and before each
+	// (see Journal). The session writes it before each write to the store (about
+	// once per Window; more often while the store does not answer) and before each
 	// grant; the generator issues only below the journal's mark too, so a disk that
-	// stops taking writes stops the generator within two Windows. Nil means none.
+	// stops taking writes stops the generator within two Windows, with a refusal
+	// that wraps ErrJournal. Nil means none.
 	// The session does not close it.
 	Journal Journal
 	// Clock must be the generator's clock. Nil means clock.NewSystem().
