@@ -15,6 +15,9 @@ func TestOriginOfCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	o1, o2 := Origin(a), Origin(a)
+	if _, err := FileID(a); err != nil && runtime.GOOS == "windows" {
+		t.Skip(err)
+	}
 	if o1 == "" || o1 != o2 {
 		t.Fatalf("one file, origins %q and %q; want one, not empty", o1, o2)
 	}
