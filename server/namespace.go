@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -290,6 +291,9 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		return fmt.Errorf("opening lease store %s: %w", ns.leaseURL, err)
 	}
 	ns.closers = append(ns.closers, func(context.Context) error { return store.Close() })
+	if l, ok := store.(interface{ SetListening(net.Addr) }); ok && b.opts.Listening != nil {
+		l.SetListening(b.opts.Listening)
+	}
 	ns.leaseStore = store
 	scope := c.Lease.Scope
 	if scope == "" {
