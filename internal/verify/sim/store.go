@@ -128,6 +128,21 @@ func (st *LeaseStore) Renew(ctx context.Context, l lease.Lease, ttl time.Duratio
 	return out, err
 }
 
+// Takeover implements lease.Store. The new token is a new run to the checker, as an
+// acquisition is.
+func (st *LeaseStore) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (lease.Lease, error) {
+	out := l
+	err := transport(st.w.sim, &st.w.net, ctx, func() error {
+		var err error
+		out, err = st.m.Takeover(context.Background(), l, owner, ttl, mark)
+		if err == nil {
+			st.w.acquired(out)
+		}
+		return err
+	})
+	return out, err
+}
+
 // Release implements lease.Store.
 func (st *LeaseStore) Release(ctx context.Context, l lease.Lease, mark int64) error {
 	return transport(st.w.sim, &st.w.net, ctx, func() error {
