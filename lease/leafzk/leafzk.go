@@ -221,6 +221,9 @@ type record struct {
 	// Stamp is the highest timestamp written into the Leaf node that flurry
 	// knows of: timestamps flurry writes never go below it.
 	Stamp int64 `json:"stamp"`
+	// Epoch counts the record's writes by claims, renewals and takeovers
+	// (lease.Lease.Epoch); release and disowning keep it.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 func (s *Store) recPath(v int64) string      { return s.meta + "/" + strconv.FormatInt(v, 10) }
@@ -590,7 +593,7 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 	mark := st.floor(n.name, s.o.Margin)
 	token := rand.Text()
 	nr := record{Scope: scope, Owner: owner, Token: token, TTL: ttl.Milliseconds(), Mark: mark, Node: n.name,
-		Expect: st.leaf.Version, Written: written, Stamp: max(st.rec.Stamp, st.ep.Timestamp)}
+		Expect: st.leaf.Version, Written: written, Stamp: max(st.rec.Stamp, st.ep.Timestamp), Epoch: st.rec.Epoch + 1}
 	data, _ := json.Marshal(nr)
 	var op any = &zk.CreateRequest{Path: s.recPath(n.seq), Data: data, Acl: zk.WorldACL(zk.PermAll)}
 	if st.recStat != nil {
@@ -613,7 +616,7 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 		exp = rs[1].Stat.Mtime + nr.TTL
 	}
 	s.claimed(n.seq, token)
-	return lease.Lease{Scope: scope, Value: n.seq, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp).UTC()}, nil
+	return lease.Lease{Scope: scope, Value: n.seq, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp).UTC(), Epoch: nr.Epoch}, nil
 }
 
 // rounds bounds the read-and-write attempts of Renew and Release when the record
@@ -654,6 +657,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		nr.TTL, nr.Mark = ttl.Milliseconds(), max(st.rec.Mark, mark)
 		nr.Stamp = max(st.rec.Stamp, s.nowMilli())
 		nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
+		nr.Epoch = st.rec.Epoch + 1
 		ep, err := s.endpointOf(nr.Node, nr.Stamp)
 		if err != nil {
 			return lease.Lease{}, err
@@ -664,7 +668,7 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 			&zk.SetDataRequest{Path: s.recPath(l.Value), Data: data, Version: st.recStat.Version})
 		switch {
 		case err == nil:
-			l.Mark, l.Expires = nr.Mark, time.UnixMilli(rs[1].Stat.Mtime+nr.TTL).UTC()
+			l.Mark, l.Expires, l.Epoch = nr.Mark, time.UnixMilli(rs[1].Stat.Mtime+nr.TTL).UTC(), nr.Epoch
 			return l, nil
 		case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
 			s.disown(ctx, l.Value, st)
@@ -678,6 +682,78 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 	}
 	return lease.Lease{}, s.errorf("renew worker %d: the record kept changing: %w", l.Value, lease.ErrLost)
+}
+
+// Takeover replaces the live lease l with a lease of a new token for owner, in
+// one transaction that checks that the record still holds l's token and that no
+// one else wrote the worker's Leaf node since flurry's last write, and writes the
+// node's timestamp as Renew does; see lease.Store. The new lease's Mark is the
+// worker ID's mark before this call. It returns an error wrapping lease.ErrLost
+// when l expired (by ZooKeeper's clock) or is not the live lease, and when a Leaf
+// server wrote the node or answers at its address (see Renew); then nothing
+// changes but that the lease is given up, as Renew gives it up.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	for range rounds {
+		c, err := s.zkNow(ctx)
+		if err != nil {
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+		st, err := s.read(ctx, "", l.Value)
+		if err != nil {
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+		if st.recStat == nil || st.rec.Token == "" || st.rec.Token != l.Token {
+			return lease.Lease{}, s.errorf("take over worker %d: %w (another holder has it, or it was released)", l.Value, lease.ErrLost)
+		}
+		held, _, err := s.held(ctx, c, &st)
+		if err != nil {
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+		if !held {
+			return lease.Lease{}, s.errorf("take over worker %d: %w (the lease expired)", l.Value, lease.ErrLost)
+		}
+		token := rand.Text()
+		// A lease resumed from a journal: ask the node's address before issuing
+		// with it, as a claim does.
+		if found := s.watching(ctx, l.Value, token); found != "" {
+			s.disown(ctx, l.Value, st)
+			s.unwatch(l.Value)
+			return lease.Lease{}, s.errorf("take over worker %d: %s: %w", l.Value, found, lease.ErrLost)
+		}
+		nr := st.rec
+		nr.Owner, nr.Token, nr.TTL, nr.Mark = owner, token, ttl.Milliseconds(), max(st.rec.Mark, mark)
+		nr.Stamp = max(st.rec.Stamp, s.nowMilli())
+		nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
+		nr.Epoch = st.rec.Epoch + 1
+		ep, err := s.endpointOf(nr.Node, nr.Stamp)
+		if err != nil {
+			return lease.Lease{}, err
+		}
+		data, _ := json.Marshal(nr)
+		rs, err := s.conn.Multi(ctx,
+			&zk.SetDataRequest{Path: s.leafPath(nr.Node), Data: ep, Version: st.rec.Expect},
+			&zk.SetDataRequest{Path: s.recPath(l.Value), Data: data, Version: st.recStat.Version})
+		switch {
+		case err == nil:
+			return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: token, Mark: st.rec.Mark,
+				Expires: time.UnixMilli(rs[1].Stat.Mtime + nr.TTL).UTC(), Epoch: nr.Epoch}, nil
+		case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
+			s.disown(ctx, l.Value, st)
+			s.unwatch(l.Value)
+			return lease.Lease{}, s.errorf("take over worker %d: %s was written by another process, a Leaf server started at %s most likely: %w",
+				l.Value, s.leafPath(nr.Node), addrOf(nr.Node), lease.ErrLost)
+		case errors.Is(err, zk.ErrBadVersion):
+			continue // the record changed: read again
+		default:
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+	}
+	return lease.Lease{}, s.errorf("take over worker %d: the record kept changing: %w", l.Value, lease.ErrLost)
 }
 
 // disown ends a lease whose Leaf node someone else wrote: the token goes, the
@@ -837,7 +913,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 			st.leaf = got[j].Stat
 			st.ep, st.epErr = parseEndpoint(got[j].Data)
 		}
-		r := lease.Record{Scope: scope, Value: v, Mark: st.floor(names[v], s.o.Margin)}
+		r := lease.Record{Scope: scope, Value: v, Mark: st.floor(names[v], s.o.Margin), Epoch: st.rec.Epoch}
 		held, until, err := s.held(ctx, c, &st)
 		if err != nil {
 			return nil, s.errorf("list: %w", err)
