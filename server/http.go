@@ -659,6 +659,7 @@ func (s *Server) writeProto(w http.ResponseWriter, m proto.Message) {
 
 // handleInfo is GET /v1/info[?namespace=n]: the InfoResponse message in JSON.
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	w.Header()[ServerHeader] = s.flurryServer
 	res, e := s.info(r.Context(), r.URL.Query().Get("namespace"), header(r, "Authorization"))
 	if e != nil {
 		s.writeError(w, fmtJSON, e)

@@ -51,6 +51,7 @@ func (s *Server) leafSegment(w http.ResponseWriter, r *http.Request) {
 // snowflake; flurry uses the integer namespace of that name when there is one, and
 // the "default" namespace otherwise.
 func (s *Server) leafSnowflake(w http.ResponseWriter, r *http.Request) {
+	w.Header()[ServerHeader] = s.flurryServer // before any answer, errors too
 	ns := s.namespaces[r.PathValue("key")]
 	if ns == nil || ns.layout == nil {
 		ns = s.namespaces["default"]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -333,6 +334,9 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		return fmt.Errorf("opening lease store %s: %w", ns.leaseURL, err)
 	}
 	ns.closers = append(ns.closers, func(context.Context) error { return store.Close() })
+	if l, ok := store.(interface{ SetListening(net.Addr) }); ok && b.opts.Listening != nil {
+		l.SetListening(b.opts.Listening)
+	}
 	ns.leaseStore = store
 	ns.ids.setLease(store)
 	scope := c.Lease.Scope

@@ -65,7 +65,18 @@ type Options struct {
 	Version string
 	// Clock is the generators' clock. Nil means clock.NewSystem().
 	Clock clock.Clock
+	// Listening is the address the server will serve on (flurry serve's
+	// listener), given to the lease stores that ask for it (a store with a
+	// SetListening(net.Addr) method, such as lease/leafzk's, which then knows
+	// its own address in Leaf's registry). Nil tells them nothing.
+	Listening net.Addr
 }
+
+// ServerHeader is the response header, "Flurry-Server: flurry", with which GET
+// /v1/info and Leaf's route /api/snowflake/get/{key} say that a flurry server
+// answers: lease/leafzk asks a Leaf node's address before it takes the node's
+// worker ID, and takes every other answer for a running Leaf server's.
+const ServerHeader = "Flurry-Server"
 
 func (o *Options) openLease(ctx context.Context, url string) (lease.Store, error) {
 	if o.OpenLeaseStore != nil {
@@ -125,6 +136,8 @@ type Server struct {
 
 	// header values shared by every response (never modified)
 	ctJSON, ctText, retryAfter1, bearer, bearerInvalid []string
+	// flurryServer is the value of ServerHeader.
+	flurryServer []string
 
 	tlsConfig *tls.Config
 
@@ -159,6 +172,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		ctJSON: []string{"application/json"}, ctText: []string{"text/plain; charset=utf-8"},
 		retryAfter1: []string{"1"}, bearer: []string{`Bearer realm="flurry"`},
 		bearerInvalid: []string{`Bearer realm="flurry", error="invalid_token"`},
+		flurryServer:  []string{"flurry"},
 	}
 	s.readTimeout = cfg.Limits.ReadTimeout.Or(config.DefaultReadTimeout)
 	s.writeTimeout = cfg.Limits.WriteTimeout.Or(config.DefaultWriteTimeout)

@@ -134,6 +134,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	srv, err := server.New(startCtx, server.Options{
 		Config: cfg, OpenSegmentStore: segmenturl.Open, Logger: log, Version: versionLine(), Clock: clk,
+		Listening: ln.Addr(),
 	})
 	cancel()
 	if err != nil {

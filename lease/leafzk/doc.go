@@ -37,13 +37,34 @@
 //
 // A Leaf server writes its node every 3 s and never looks at flurry's records, so
 // flurry must keep away from the nodes of running ones. The store takes a node
-// only when flurry wrote it last, or when it has been left alone for Fresh (10 s
-// by default), by ZooKeeper's clock (the node's mtime against the time of a write
+// only when it has been left alone for Fresh (10 s by default), by ZooKeeper's
+// clock (the node's mtime against the time of a write
 // of flurry's), so that no host's clock counts; a node written under an earlier
 // ZooKeeper leader counts as written at the current leader's first reading, so
 // that leaders' clocks are never compared. This holds for the node of
 // flurry's own address too: a Leaf server still running there (stopped late, or
-// on another host that reports the same address) is waited for. Every write of
+// on another host that reports the same address) is waited for; and for a node
+// that flurry wrote last, since a Leaf server may have started on it without
+// writing it (below). Only a node of the address the server listens on
+// (SetListening; flurry serve gives its listener's), where no Leaf server can be
+// serving, is taken back at once when flurry wrote it last.
+//
+// A running Leaf server does not always write its node: one started while
+// ZooKeeper was unreachable, or whose start check failed (START FAILED, use local
+// node file properties), runs on the worker ID of its workerID.properties file
+// and never writes; one whose clock stepped back skips its writes until the clock
+// is past its last write. So before it takes a node, and at every renewal while
+// it holds one, the store asks the node's address (its IP, at ProbePort or the
+// registered port): GET /v1/info, then GET /api/snowflake/get/{key}. A flurry
+// server answers with ServerHeader; any other answer, or a connection accepted
+// and not answered within ProbeTimeout, is a Leaf server's: the store refuses the
+// worker ID with lease.ErrNoFreeValue, and a holder's renewal fails with
+// lease.ErrLost. Only a refused connect, no route, or no answer to the connect
+// within ProbeTimeout means nobody is there. Not seen: a Leaf server serving on
+// another port than the one probed, one behind a firewall that drops the probe's
+// connects, and one whose workerID.properties names the worker ID of another
+// address's node (a registry recreated, a file copied between hosts).
+// NoProbe (probe=off) turns the probe off, and doubles such servers. Every write of
 // flurry's to a Leaf node checks its version in the same transaction as its lease:
 // if a Leaf server wrote the node since (one was started at that address while
 // flurry held it), the write fails, the renewal reports lease.ErrLost, the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -64,6 +65,19 @@ type Options struct {
 	// its server may be running. From 5s (Leaf's 3 s between writes, plus a
 	// write) to 1h; zero means DefaultFresh (10s).
 	Fresh time.Duration
+	// ProbePort is the port at which the probe asks a Leaf node's IP whether a
+	// server runs there, when Leaf's HTTP port (server.port) is not the port it
+	// registers (leaf.snowflake.port). Zero means the registered port.
+	ProbePort int
+	// ProbeTimeout bounds each connect and each answer of the probe; zero means
+	// DefaultProbeTimeout (2s). An address that does not accept a connection
+	// within it counts as having no server.
+	ProbeTimeout time.Duration
+	// NoProbe turns the probe off: the store then judges a Leaf node by its age
+	// alone, and doubles a Leaf server that runs without writing its node (see
+	// the package documentation). Unsafe; for registries whose Leaf servers
+	// flurry cannot reach.
+	NoProbe bool
 	// Clock is the clock of the timestamps flurry writes into the nodes it holds,
 	// as Leaf writes its own clock's; it should be the generator's. Nil means
 	// clock.NewSystem().
@@ -97,6 +111,15 @@ func (o *Options) check() error {
 	if o.Fresh == 0 {
 		o.Fresh = DefaultFresh
 	}
+	if o.ProbeTimeout == 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.ProbeTimeout < 0 || o.ProbeTimeout > time.Minute {
+		return fmt.Errorf("probe_timeout %v must be from 1ns to 1m", o.ProbeTimeout)
+	}
+	if o.ProbePort < 0 || o.ProbePort > 65535 {
+		return fmt.Errorf("probe_port %d must be from 1 to 65535", o.ProbePort)
+	}
 	if o.Margin < minMargin || o.Margin > maxMargin {
 		return fmt.Errorf("margin %v must be from %v (Leaf writes its timestamp every %v) to %v", o.Margin, minMargin, leafInterval, maxMargin)
 	}
@@ -115,6 +138,14 @@ type Store struct {
 	root    string // /snowflake/{Name}
 	forever string // root + "/forever": Leaf's registry
 	meta    string // root + "/flurry": flurry's records; written to read ZooKeeper's clock
+
+	bg     context.Context // the renewal probes'; ends with Close
+	stopBg context.CancelFunc
+	wg     sync.WaitGroup // the renewal probes running
+
+	mu        sync.Mutex
+	listening string           // SetListening's address
+	watches   map[int64]*watch // the renewal probes, by worker ID
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -139,15 +170,22 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{conn: c, o: o, target: o.Addr, root: c.Prefix, forever: c.Prefix + "/forever", meta: c.Prefix + "/flurry"}
+	s := &Store{conn: c, o: o, target: o.Addr, root: c.Prefix, forever: c.Prefix + "/forever", meta: c.Prefix + "/flurry",
+		watches: map[int64]*watch{}}
+	s.bg, s.stopBg = context.WithCancel(context.Background())
 	if o.Replace != "" {
 		s.target = o.Replace
 	}
 	return s, nil
 }
 
-// Close closes the connection. It does not release leases.
-func (s *Store) Close() error { return s.conn.Close() }
+// Close ends the renewal probes and closes the connection. It does not release
+// leases.
+func (s *Store) Close() error {
+	s.stopBg()
+	s.wg.Wait()
+	return s.conn.Close()
+}
 
 // errorf starts an error of the store with its package.
 func (s *Store) errorf(format string, a ...any) error {
@@ -184,6 +222,9 @@ type record struct {
 	// Stamp is the highest timestamp written into the Leaf node that flurry
 	// knows of: timestamps flurry writes never go below it.
 	Stamp int64 `json:"stamp"`
+	// Epoch counts the record's writes by claims, renewals and takeovers
+	// (lease.Lease.Epoch); release and disowning keep it.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 func (s *Store) recPath(v int64) string      { return s.meta + "/" + strconv.FormatInt(v, 10) }
@@ -456,11 +497,14 @@ func (s *Store) held(ctx context.Context, c *zkClock, st *state) (bool, int64, e
 	return t+st.rec.TTL > c.now, t + st.rec.TTL, err
 }
 
-// leafLive reports whether the worker's Leaf node, last written by a Leaf
-// server, has been left alone for less than Fresh by the clock c reads, and
-// until when it counts as written.
-func (s *Store) leafLive(ctx context.Context, c *zkClock, st *state, name string) (bool, int64, error) {
-	if st.leaf == nil || st.flurrys(name) {
+// leafLive reports whether the worker's Leaf node has been left alone for less
+// than Fresh by the clock c reads, and until when it counts as written. With
+// trust, a node that flurry wrote last never counts as live. A claim trusts that
+// only for this server's own address: flurry's record saying that flurry wrote
+// last does not mean that no Leaf server started there since (one whose start
+// check failed, or that started without ZooKeeper, runs without writing).
+func (s *Store) leafLive(ctx context.Context, c *zkClock, st *state, name string, trust bool) (bool, int64, error) {
+	if st.leaf == nil || trust && st.flurrys(name) {
 		return false, 0, nil
 	}
 	t, err := s.since(ctx, c, st.leaf)
@@ -523,7 +567,9 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 		written = 0 // made by this store: no Leaf server ever wrote it
 	}
 	st.rec.Written, st.rec.Node = written, n.name // leafLive and floor read them
-	live, _, err := s.leafLive(ctx, c, &st, n.name)
+	target := s.probeTarget(n.addr)
+	own := s.own(target)
+	live, _, err := s.leafLive(ctx, c, &st, n.name, own || created)
 	if err != nil {
 		return lease.Lease{}, s.errorf("acquire worker %d: %w", n.seq, err)
 	}
@@ -533,10 +579,22 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 		return lease.Lease{}, fmt.Errorf("lease/leafzk: worker %d: %s was written less than %v ago (fresh=), by ZooKeeper's clock, so the Leaf server at %s may be running; flurry takes its worker ID once the node has been left alone that long: stop that server: %w",
 			n.seq, s.leafPath(n.name), s.o.Fresh, n.addr, lease.ErrNoFreeValue)
 	}
+	if !created && !own && !s.o.NoProbe {
+		// The node's age does not show a Leaf server that runs without writing
+		// it: ask its address.
+		what, how, err := probe(ctx, target, s.o.ProbeTimeout)
+		if err != nil {
+			return lease.Lease{}, s.errorf("acquire worker %d: asking %s whether a Leaf server runs there: %w", n.seq, target, err)
+		}
+		if what == aLeaf {
+			return lease.Lease{}, fmt.Errorf("lease/leafzk: worker %d: a server runs at %s (it %s), the address of %s: a Leaf server that does not write its node (it started while ZooKeeper was unreachable, or its start check failed, or its clock stepped back) still issues with worker ID %d, so flurry does not take it: stop that server (probe=off skips this check, and doubles such a server): %w",
+				n.seq, target, how, s.leafPath(n.name), n.seq, lease.ErrNoFreeValue)
+		}
+	}
 	mark := st.floor(n.name, s.o.Margin)
 	token := rand.Text()
 	nr := record{Scope: scope, Owner: owner, Token: token, TTL: ttl.Milliseconds(), Mark: mark, Node: n.name,
-		Expect: st.leaf.Version, Written: written, Stamp: max(st.rec.Stamp, st.ep.Timestamp)}
+		Expect: st.leaf.Version, Written: written, Stamp: max(st.rec.Stamp, st.ep.Timestamp), Epoch: st.rec.Epoch + 1}
 	data, _ := json.Marshal(nr)
 	var op any = &zk.CreateRequest{Path: s.recPath(n.seq), Data: data, Acl: zk.WorldACL(zk.PermAll)}
 	if st.recStat != nil {
@@ -558,7 +616,8 @@ func (s *Store) claim(ctx context.Context, scope string, n leafNode, owner strin
 	if len(rs) > 1 && rs[1].Stat != nil {
 		exp = rs[1].Stat.Mtime + nr.TTL
 	}
-	return lease.Lease{Scope: scope, Value: n.seq, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp).UTC()}, nil
+	s.claimed(n.seq, token)
+	return lease.Lease{Scope: scope, Value: n.seq, Owner: owner, Token: token, Mark: mark, Expires: time.UnixMilli(exp).UTC(), Epoch: nr.Epoch}, nil
 }
 
 // rounds bounds the read-and-write attempts of Renew and Release when the record
@@ -587,12 +646,19 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 			return lease.Lease{}, s.errorf("renew worker %d: %w", l.Value, err)
 		}
 		if st.recStat == nil || st.rec.Token == "" || st.rec.Token != l.Token {
+			s.unwatch(l.Value)
 			return lease.Lease{}, s.errorf("renew worker %d: %w (another holder has it, or it was released)", l.Value, lease.ErrLost)
+		}
+		if found := s.watching(ctx, l.Value, l.Token); found != "" {
+			s.disown(ctx, l.Value, st)
+			s.unwatch(l.Value)
+			return lease.Lease{}, s.errorf("renew worker %d: %s: %w", l.Value, found, lease.ErrLost)
 		}
 		nr := st.rec
 		nr.TTL, nr.Mark = ttl.Milliseconds(), max(st.rec.Mark, mark)
 		nr.Stamp = max(st.rec.Stamp, s.nowMilli())
 		nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
+		nr.Epoch = st.rec.Epoch + 1
 		ep, err := s.endpointOf(nr.Node, nr.Stamp)
 		if err != nil {
 			return lease.Lease{}, err
@@ -603,10 +669,11 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 			&zk.SetDataRequest{Path: s.recPath(l.Value), Data: data, Version: st.recStat.Version})
 		switch {
 		case err == nil:
-			l.Mark, l.Expires = nr.Mark, time.UnixMilli(rs[1].Stat.Mtime+nr.TTL).UTC()
+			l.Mark, l.Expires, l.Epoch = nr.Mark, time.UnixMilli(rs[1].Stat.Mtime+nr.TTL).UTC(), nr.Epoch
 			return l, nil
 		case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
 			s.disown(ctx, l.Value, st)
+			s.unwatch(l.Value)
 			return lease.Lease{}, s.errorf("renew worker %d: %s was written by another process, a Leaf server started at %s most likely: both issuing with one worker ID would repeat IDs, so this server stops and waits until that one stops: %w",
 				l.Value, s.leafPath(nr.Node), addrOf(nr.Node), lease.ErrLost)
 		case errors.Is(err, zk.ErrBadVersion):
@@ -616,6 +683,78 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 	}
 	return lease.Lease{}, s.errorf("renew worker %d: the record kept changing: %w", l.Value, lease.ErrLost)
+}
+
+// Takeover replaces the live lease l with a lease of a new token for owner, in
+// one transaction that checks that the record still holds l's token and that no
+// one else wrote the worker's Leaf node since flurry's last write, and writes the
+// node's timestamp as Renew does; see lease.Store. The new lease's Mark is the
+// worker ID's mark before this call. It returns an error wrapping lease.ErrLost
+// when l expired (by ZooKeeper's clock) or is not the live lease, and when a Leaf
+// server wrote the node or answers at its address (see Renew); then nothing
+// changes but that the lease is given up, as Renew gives it up.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	for range rounds {
+		c, err := s.zkNow(ctx)
+		if err != nil {
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+		st, err := s.read(ctx, "", l.Value)
+		if err != nil {
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+		if st.recStat == nil || st.rec.Token == "" || st.rec.Token != l.Token {
+			return lease.Lease{}, s.errorf("take over worker %d: %w (another holder has it, or it was released)", l.Value, lease.ErrLost)
+		}
+		held, _, err := s.held(ctx, c, &st)
+		if err != nil {
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+		if !held {
+			return lease.Lease{}, s.errorf("take over worker %d: %w (the lease expired)", l.Value, lease.ErrLost)
+		}
+		token := rand.Text()
+		// A lease resumed from a journal: ask the node's address before issuing
+		// with it, as a claim does.
+		if found := s.watching(ctx, l.Value, token); found != "" {
+			s.disown(ctx, l.Value, st)
+			s.unwatch(l.Value)
+			return lease.Lease{}, s.errorf("take over worker %d: %s: %w", l.Value, found, lease.ErrLost)
+		}
+		nr := st.rec
+		nr.Owner, nr.Token, nr.TTL, nr.Mark = owner, token, ttl.Milliseconds(), max(st.rec.Mark, mark)
+		nr.Stamp = max(st.rec.Stamp, s.nowMilli())
+		nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
+		nr.Epoch = st.rec.Epoch + 1
+		ep, err := s.endpointOf(nr.Node, nr.Stamp)
+		if err != nil {
+			return lease.Lease{}, err
+		}
+		data, _ := json.Marshal(nr)
+		rs, err := s.conn.Multi(ctx,
+			&zk.SetDataRequest{Path: s.leafPath(nr.Node), Data: ep, Version: st.rec.Expect},
+			&zk.SetDataRequest{Path: s.recPath(l.Value), Data: data, Version: st.recStat.Version})
+		switch {
+		case err == nil:
+			return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: token, Mark: st.rec.Mark,
+				Expires: time.UnixMilli(rs[1].Stat.Mtime + nr.TTL).UTC(), Epoch: nr.Epoch}, nil
+		case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
+			s.disown(ctx, l.Value, st)
+			s.unwatch(l.Value)
+			return lease.Lease{}, s.errorf("take over worker %d: %s was written by another process, a Leaf server started at %s most likely: %w",
+				l.Value, s.leafPath(nr.Node), addrOf(nr.Node), lease.ErrLost)
+		case errors.Is(err, zk.ErrBadVersion):
+			continue // the record changed: read again
+		default:
+			return lease.Lease{}, s.errorf("take over worker %d: %w", l.Value, err)
+		}
+	}
+	return lease.Lease{}, s.errorf("take over worker %d: the record kept changing: %w", l.Value, lease.ErrLost)
 }
 
 // disown ends a lease whose Leaf node someone else wrote: the token goes, the
@@ -659,6 +798,7 @@ func addrOf(name string) string {
 func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
+	s.unwatch(l.Value)
 	for range rounds {
 		st, err := s.read(ctx, "", l.Value)
 		if err != nil {
@@ -774,12 +914,12 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 			st.leaf = got[j].Stat
 			st.ep, st.epErr = parseEndpoint(got[j].Data)
 		}
-		r := lease.Record{Scope: scope, Value: v, Mark: st.floor(names[v], s.o.Margin)}
+		r := lease.Record{Scope: scope, Value: v, Mark: st.floor(names[v], s.o.Margin), Epoch: st.rec.Epoch}
 		held, until, err := s.held(ctx, c, &st)
 		if err != nil {
 			return nil, s.errorf("list: %w", err)
 		}
-		live, fresh, err := s.leafLive(ctx, c, &st, names[v])
+		live, fresh, err := s.leafLive(ctx, c, &st, names[v], true)
 		if err != nil {
 			return nil, s.errorf("list: %w", err)
 		}

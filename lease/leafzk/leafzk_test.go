@@ -81,10 +81,12 @@ func deleteTree(ctx context.Context, c *zkconn.Conn, path string, depth int) {
 }
 
 // openStore opens a store on registry name, with fresh= at its shortest so that
-// tests wait little for a stopped Leaf server's node.
+// tests wait little for a stopped Leaf server's node. The probe is off: the Leaf
+// servers of leafsim_test.go serve no HTTP, and their made-up addresses may
+// reach whatever answers there (tests of the probe turn it on).
 func openStore(t testing.TB, servers []string, name string, set func(*Options)) *Store {
 	t.Helper()
-	o := Options{ZK: zkconn.Options{Servers: servers}, Name: name, Fresh: minFresh}
+	o := Options{ZK: zkconn.Options{Servers: servers}, Name: name, Fresh: minFresh, ProbeTimeout: 300 * time.Millisecond, NoProbe: true}
 	set(&o)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -87,6 +87,12 @@ func TestParseURL(t *testing.T) {
 			want: Options{Name: "com.example.leaf", Addr: "10.0.0.5:8080", Margin: DefaultMargin, Fresh: DefaultFresh}},
 		{url: "leafzk://zk1/n?replace=10.0.0.9:8080&margin=20s&fresh=30s&dial_timeout=2s",
 			want: Options{Name: "n", Replace: "10.0.0.9:8080", Margin: 20 * time.Second, Fresh: 30 * time.Second}},
+		{url: "leafzk://zk1/n?addr=10.0.0.5:8080&probe_port=8081&probe_timeout=500ms",
+			want: Options{Name: "n", Addr: "10.0.0.5:8080", Margin: DefaultMargin, Fresh: DefaultFresh, ProbePort: 8081, ProbeTimeout: 500 * time.Millisecond}},
+		{url: "leafzk://zk1/n?addr=10.0.0.5:8080&probe=off",
+			want: Options{Name: "n", Addr: "10.0.0.5:8080", Margin: DefaultMargin, Fresh: DefaultFresh, NoProbe: true}},
+		{url: "leafzk://zk1/n?addr=10.0.0.5:8080&probe=no", err: "probe=on (the default) or probe=off"},
+		{url: "leafzk://zk1/n?addr=10.0.0.5:8080&probe_port=0", err: "probe_port=0"},
 		{url: "zk://zk1/n?addr=10.0.0.5:8080", err: "scheme must be leafzk"},
 		{url: "leafzk://zk1?addr=10.0.0.5:8080", err: "leaf.name"},
 		{url: "leafzk://zk1/a/b?addr=10.0.0.5:8080", err: "leaf.name"},
@@ -106,7 +112,8 @@ func TestParseURL(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || o.Name != tc.want.Name || o.Addr != tc.want.Addr || o.Replace != tc.want.Replace || o.Margin != tc.want.Margin || o.Fresh != tc.want.Fresh {
+		if err != nil || o.Name != tc.want.Name || o.Addr != tc.want.Addr || o.Replace != tc.want.Replace || o.Margin != tc.want.Margin || o.Fresh != tc.want.Fresh ||
+			o.ProbePort != tc.want.ProbePort || o.NoProbe != tc.want.NoProbe || tc.want.ProbeTimeout != 0 && o.ProbeTimeout != tc.want.ProbeTimeout {
 			t.Errorf("ParseURL(%q) = %+v, %v; want %+v", tc.url, o, err, tc.want)
 		}
 	}

@@ -2,6 +2,7 @@ package leafzk
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 // ParseURL reads a store URL into Options for Open, without connecting:
 //
-//	leafzk://host:port[,host:port...]/{leaf.name}?addr=ip:port[&margin=10s&fresh=10s&dial_timeout=5s&request_timeout=5s]
+//	leafzk://host:port[,host:port...]/{leaf.name}?addr=ip:port[&margin=10s&fresh=10s&probe_port=8080&probe_timeout=2s&dial_timeout=5s&request_timeout=5s]
 //	leafzk://host:port[,host:port...]/{leaf.name}?replace=ip:port[&...]
 //
 // The hosts are the ZooKeeper ensemble Leaf uses (leaf.snowflake.zk.address), a
@@ -21,7 +22,9 @@ import (
 // names the node of another address to take over (one of the two is needed to
 // acquire, neither to list: flurry lease list). margin, fresh, dial_timeout and
 // request_timeout set Options.Margin, Options.Fresh and the connection's timeouts;
-// other keys are refused.
+// probe_port and probe_timeout set Options.ProbePort and Options.ProbeTimeout, and
+// probe=off sets Options.NoProbe (unsafe: a Leaf server that runs without writing
+// its node is then doubled); other keys are refused.
 func ParseURL(rawURL string) (Options, error) {
 	o, err := parseURL(rawURL)
 	if err != nil {
@@ -53,6 +56,21 @@ func parseURL(rawURL string) (Options, error) {
 	o.Addr, o.Replace = q.Take("addr"), q.Take("replace")
 	q.Duration("margin", &o.Margin)
 	q.Duration("fresh", &o.Fresh)
+	q.Duration("probe_timeout", &o.ProbeTimeout)
+	if p := q.Take("probe_port"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return o, fmt.Errorf("%s: probe_port=%s: give the port of the Leaf servers' HTTP (server.port), 1 to 65535", redacted, p)
+		}
+		o.ProbePort = n
+	}
+	switch p := q.Take("probe"); p {
+	case "", "on":
+	case "off":
+		o.NoProbe = true
+	default:
+		return o, fmt.Errorf("%s: probe=%s: give probe=on (the default) or probe=off", redacted, p)
+	}
 	if err := q.Err(); err != nil {
 		return o, fmt.Errorf("%s: %v", redacted, err)
 	}
@@ -60,7 +78,7 @@ func parseURL(rawURL string) (Options, error) {
 	q.Duration("dial_timeout", &o.ZK.DialTimeout)
 	q.Duration("request_timeout", &o.ZK.RequestTimeout)
 	if err := q.Remaining(); err != nil {
-		return o, fmt.Errorf("%s: %v; the keys are addr, replace, margin, fresh, dial_timeout and request_timeout", redacted, err)
+		return o, fmt.Errorf("%s: %v; the keys are addr, replace, margin, fresh, probe, probe_port, probe_timeout, dial_timeout and request_timeout", redacted, err)
 	}
 	if u.User != nil {
 		return o, fmt.Errorf("%s: flurry does not authenticate to ZooKeeper; drop the user and password from the URL", redacted)
