@@ -318,6 +318,9 @@ func (s *Store) probeWorker(ctx context.Context, v int64, w *watch) {
 		}
 		s.mu.Unlock()
 	}()
+	// Bounded: a probe that hangs must not stop the next from being started.
+	ctx, cancel := context.WithTimeout(ctx, 4*s.o.ProbeTimeout+10*time.Second)
+	defer cancel()
 	nodes, err := s.nodes(ctx)
 	if err != nil {
 		return // ZooKeeper's trouble is the renewal's to report

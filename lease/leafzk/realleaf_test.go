@@ -126,25 +126,32 @@ type javaLeaf struct {
 
 // leafRun says how to start a Leaf server.
 type leafRun struct {
-	cp, name, zk   string
+	cp, name, zk string
+	// port is the port Leaf registers, 0 for the HTTP port; httpPort is where it
+	// serves, 0 for any free port. startJavaLeaf fills both in.
 	port, httpPort int
 	tmp            string // java.io.tmpdir: where workerID.properties lives
 	clock          string // a libfaketime offset ("-5"), or "" for the host's clock
 }
 
-// startJavaLeaf starts a Leaf server and waits until it serves.
-func startJavaLeaf(t *testing.T, r leafRun) *javaLeaf {
+// startJavaLeaf starts a Leaf server and waits until it serves. It fills in r's
+// ports, so that r starts it again at the same address.
+func startJavaLeaf(t *testing.T, r *leafRun) *javaLeaf {
 	t.Helper()
 	props := t.TempDir()
 	if err := os.WriteFile(filepath.Join(props, "leaf.properties"), []byte("leaf.name="+r.name+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, java := testenv.Java(t)
+	port := "http"
+	if r.port != 0 {
+		port = strconv.Itoa(r.port)
+	}
 	cmd := exec.Command(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx96m", "-Xss512k",
 		"-Djava.io.tmpdir="+r.tmp, "-Djava.net.preferIPv4Stack=true",
 		"-Dorg.slf4j.simpleLogger.log.org.apache=warn",
-		"-cp", props+string(os.PathListSeparator)+r.cp, "LeafServer", r.zk, strconv.Itoa(r.port), strconv.Itoa(r.httpPort))
-	l := &javaLeaf{t: t, cmd: cmd, http: "127.0.0.1:" + strconv.Itoa(r.httpPort), done: make(chan struct{})}
+		"-cp", props+string(os.PathListSeparator)+r.cp, "LeafServer", r.zk, port, strconv.Itoa(r.httpPort))
+	l := &javaLeaf{t: t, cmd: cmd, done: make(chan struct{})}
 	cmd.Env = os.Environ()
 	if r.clock != "" {
 		if _, err := os.Stat(faketimeLib); err != nil {
@@ -182,10 +189,11 @@ func startJavaLeaf(t *testing.T, r leafRun) *javaLeaf {
 	select {
 	case line := <-ready:
 		var ip string
-		if _, err := fmt.Sscanf(line, "LEAF READY ip %s worker %d", &ip, &l.worker); err != nil {
+		if _, err := fmt.Sscanf(line, "LEAF READY ip %s port %d http %d worker %d", &ip, &r.port, &r.httpPort, &l.worker); err != nil {
 			t.Fatalf("Leaf server: %q: %v", line, err)
 		}
 		l.addr = ip + ":" + strconv.Itoa(r.port)
+		l.http = "127.0.0.1:" + strconv.Itoa(r.httpPort)
 	case <-l.done:
 		t.Fatalf("the Leaf server exited:\n%s", l.output())
 	case <-time.After(40 * time.Second):
@@ -333,15 +341,16 @@ func TestRealLeaf(t *testing.T) {
 	t.Run("WorkerIDFile", func(t *testing.T) {
 		t.Parallel()
 		name := leafName(t)
-		run := leafRun{cp: cp, name: name, zk: zk, port: freePort(t), httpPort: freePort(t), tmp: t.TempDir()}
-		first := startJavaLeaf(t, run)
+		// Leaf registers a port it does not serve on.
+		run := leafRun{cp: cp, name: name, zk: zk, port: freePort(t), tmp: t.TempDir()}
+		first := startJavaLeaf(t, &run)
 		before, err := first.ids(200)
 		if err != nil || len(before) == 0 {
 			t.Fatalf("the Leaf server's IDs: %v, %v", before, err)
 		}
 		first.kill()
 		run.zk = "127.0.0.1:" + strconv.Itoa(freePort(t)) // ZooKeeper unreachable
-		silent := startJavaLeaf(t, run)
+		silent := startJavaLeaf(t, &run)
 		if !strings.Contains(silent.output(), "START FAILED ,use local node file properties workerID-"+strconv.FormatInt(first.worker, 10)) || silent.worker != first.worker {
 			t.Fatalf("the Leaf server started without ZooKeeper did not fall back to its workerID.properties (worker %d):\n%s", silent.worker, silent.output())
 		}
@@ -377,9 +386,8 @@ func TestRealLeaf(t *testing.T) {
 	t.Run("StartCheckFailed", func(t *testing.T) {
 		t.Parallel()
 		name := leafName(t)
-		run := leafRun{cp: cp, name: name, zk: zk, port: freePort(t), tmp: t.TempDir()}
-		run.httpPort = run.port
-		first := startJavaLeaf(t, run)
+		run := leafRun{cp: cp, name: name, zk: zk, tmp: t.TempDir()}
+		first := startJavaLeaf(t, &run)
 		before, err := first.ids(200)
 		if err != nil {
 			t.Fatal(err)
@@ -404,7 +412,7 @@ func TestRealLeaf(t *testing.T) {
 		// The Leaf host's clock is a minute behind when Leaf starts (a host just
 		// booted, before NTP has set its clock), then stepped to the right time.
 		run.clock = "-60"
-		back := startJavaLeaf(t, run)
+		back := startJavaLeaf(t, &run)
 		back.setClock("+0")
 		if !strings.Contains(back.output(), "START FAILED ,use local node file properties workerID-") || back.worker != first.worker {
 			t.Fatalf("the Leaf server with its clock behind flurry's last timestamp passed its start check (worker %d):\n%s", back.worker, back.output())
@@ -439,9 +447,8 @@ func TestRealLeaf(t *testing.T) {
 	t.Run("ClockSteppedBack", func(t *testing.T) {
 		t.Parallel()
 		name := leafName(t)
-		run := leafRun{cp: cp, name: name, zk: zk, port: freePort(t), tmp: t.TempDir(), clock: "+0"}
-		run.httpPort = run.port
-		leaf := startJavaLeaf(t, run)
+		run := leafRun{cp: cp, name: name, zk: zk, tmp: t.TempDir(), clock: "+0"}
+		leaf := startJavaLeaf(t, &run)
 		st := realStore(t, servers, name, func(o *Options) { o.Replace = leaf.addr })
 		waitFor(t, "the Leaf server's first write", func() bool {
 			_, stat := nodeTimestamp(t, st.conn, st.forever, leaf.addr)
@@ -473,9 +480,8 @@ func TestRealLeaf(t *testing.T) {
 		name := leafName(t)
 		var leaves []*javaLeaf
 		for range 2 {
-			run := leafRun{cp: cp, name: name, zk: zk, port: freePort(t), tmp: t.TempDir()}
-			run.httpPort = run.port
-			leaves = append(leaves, startJavaLeaf(t, run))
+			run := leafRun{cp: cp, name: name, zk: zk, tmp: t.TempDir()}
+			leaves = append(leaves, startJavaLeaf(t, &run))
 		}
 		ip := strings.Split(leaves[0].addr, ":")[0]
 		var gens []*snowflake.Generator

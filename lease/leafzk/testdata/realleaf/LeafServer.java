@@ -16,16 +16,19 @@ import java.nio.charset.StandardCharsets;
 //                                  "failed K" for the calls that failed
 //
 // Arguments: the ZooKeeper address (leaf.snowflake.zk.address), the port Leaf
-// registers (leaf.snowflake.port) and the HTTP port. leaf.name comes from
+// registers (leaf.snowflake.port; "http": the HTTP port) and the HTTP port (0:
+// any free one). leaf.name comes from
 // leaf.properties on the classpath; workerID.properties lives under
 // java.io.tmpdir, as in Leaf.
 public class LeafServer {
     public static void main(String[] args) throws Exception {
         String zk = args[0];
-        int port = Integer.parseInt(args[1]);
-        int httpPort = Integer.parseInt(args[2]);
+        // Bind first (port 0: any free one), so that a port taken meanwhile fails
+        // the start before Leaf registers a node for it.
+        HttpServer srv = HttpServer.create(new InetSocketAddress(Integer.parseInt(args[2])), 64);
+        int httpPort = srv.getAddress().getPort();
+        int port = args[1].equals("http") ? httpPort : Integer.parseInt(args[1]);
         SnowflakeIDGenImpl gen = new SnowflakeIDGenImpl(zk, port);
-        HttpServer srv = HttpServer.create(new InetSocketAddress(httpPort), 64);
         srv.createContext("/api/snowflake/get/", ex -> {
             Result r = gen.get("key");
             byte[] b;
@@ -62,7 +65,7 @@ public class LeafServer {
             }
         });
         srv.start();
-        System.out.println("LEAF READY ip " + com.sankuai.inf.leaf.common.Utils.getIp() + " worker " + gen.getWorkerId());
+        System.out.println("LEAF READY ip " + com.sankuai.inf.leaf.common.Utils.getIp() + " port " + port + " http " + httpPort + " worker " + gen.getWorkerId());
         System.out.flush();
     }
 }
