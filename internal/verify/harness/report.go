@@ -186,7 +186,9 @@ func writeOperations(b *strings.Builder, out *Outcome) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("\n## The operations nemesis\n\n")
 	p("What operators do to data directories, configurations and registries: the kinds below run with "+
-		"`-kinds %s` (or each by name) and are not in the default schedule. Each fault starts processes of its own on two "+
+		"`-kinds %s` (or each by name; `-kinds default,operations` adds them to the default schedule). flurry's promise "+
+		"holds for an operator's action when its kind shows 0 duplicates; a duplicate's known cause is named under "+
+		"\"Faults with anomalies\". Each fault starts processes of its own on two "+
 		"spare hosts and runs a workload of its own on the last client host: raw HTTP batches of 1,000 (two Go clients for "+
 		"private-stores) from the processes the fault can make collide. Every ID is recorded with the process that answered "+
 		"it and checked with every other ID of its namespace, from the nodes, the copies and the main workloads alike; a "+
