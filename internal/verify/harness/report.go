@@ -284,7 +284,7 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 		r.Start.UTC().Format("2006-01-02 15:04 MST"), info.Command)
 	p("Hosts are Linux network namespaces on one bridge (itself in a namespace; nothing in the root namespace, no route out): "+
 		"a 3-member etcd cluster, Redis (primary, replica, 3 sentinels), a 3-member ZooKeeper ensemble, a PostgreSQL cluster started by the harness, "+
-		"three `flurry serve` nodes and two client hosts. Each node serves `sfe` (snowflake, node value leased from etcd "+
+		"three `flurry serve` nodes, two client hosts and two spare hosts (for the processes of the operations nemesis, below). Each node serves `sfe` (snowflake, node value leased from etcd "+
 		"through the endpoint list of all three members), `sfr` (snowflake, leased from Redis: %s), `rg` (redisgen: each ID made inside Redis by a Lua script, "+
 		"same URL) and `seg` (segment "+
 		"ranges from PostgreSQL: a primary and a streaming standby, reached by one multi-host URL with "+
