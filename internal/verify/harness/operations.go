@@ -231,6 +231,7 @@ func (l *opsLoad) stop(e *Env) (map[string]int, error) {
 type cloneNode struct {
 	i       int
 	crashed bool
+	touched bool // Begin killed the node or started its copy
 	copy    *Node
 	load    *opsLoad
 	ids     map[string]int
@@ -241,6 +242,7 @@ func (a *cloneNode) Begin(ctx context.Context, e *Env) error {
 	n := c.Nodes[a.i]
 	name := n.Name + "-copy"
 	dst := filepath.Join(c.Dir, "data-"+name)
+	a.touched = true
 	if a.crashed {
 		if err := n.Proc.Kill(); err != nil {
 			return err
@@ -271,7 +273,21 @@ func (a *cloneNode) End(ctx context.Context, e *Env) error {
 	if a.copy != nil {
 		err = errors.Join(err, a.copy.Proc.Kill(), os.RemoveAll(filepath.Join(e.C.Dir, "data-"+a.copy.Name)))
 	}
-	return err
+	if !a.touched {
+		return err
+	}
+	return errors.Join(err, e.restartIfStopped(ctx, e.C.Nodes[a.i], "start after its copy was removed"))
+}
+
+// restartIfStopped starts node n again when it is not running: a node may refuse
+// to go on beside a copy of its journal (it exits naming the copy), and the rest of
+// the schedule needs it, as an operator would start it once the copy is gone.
+func (e *Env) restartIfStopped(ctx context.Context, n *Node, why string) error {
+	if n.Proc.Running() {
+		return nil
+	}
+	e.C.logf("operations: %s stopped during the fault (%v); starting it again", n.Name, n.Proc.ExitErr())
+	return e.startNode(ctx, n, 0, restart{why, 0})
 }
 
 // ---- restore-backup, revert-snapshot
@@ -329,11 +345,12 @@ func (a *restoreNode) processIDs() map[string]int { return a.ids }
 func (a *restoreNode) End(ctx context.Context, e *Env) error {
 	var err error
 	a.ids, err = a.load.stop(e)
-	if a.skewed {
-		err = errors.Join(err, e.restartNode(ctx, e.C.Nodes[a.i], false, 0,
+	n := e.C.Nodes[a.i]
+	if a.skewed && n.Proc.Running() {
+		err = errors.Join(err, e.restartNode(ctx, n, false, 0,
 			restart{"SIGTERM, restart on the true clock after a snapshot's revert", 0}))
 	}
-	return err
+	return errors.Join(err, e.restartIfStopped(ctx, n, "start after a restore it refused"))
 }
 
 // ---- second-deployment
