@@ -147,6 +147,10 @@ func anomalyCause(kind string, order bool) string {
 			"Check the examples: every one is \"across a restart of the node\"."
 	}
 	if c := operationsCause(kind); c != "" {
+		if order && (kind == "revert-snapshot" || kind == "restore-backup") {
+			c += " Order violations across the node's restart: it issued below the IDs it had issued before the restore " +
+				"(its clock behind them); like any restart on a clock behind, it must continue above what its scope issued."
+		}
 		return c
 	}
 	return "unknown: a flurry bug to investigate (replay with the command above)"
