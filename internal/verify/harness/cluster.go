@@ -2,7 +2,9 @@
 // seeded nemesis schedules named faults (partitions, hanging or refusing stores,
 // packet loss, an etcd leader killed, a ZooKeeper follower or leader killed, a
 // Redis failover, flurry nodes killed, paused, restarted with a skewed clock,
-// restarted one by one) while client hosts ask three
+// restarted one by one; and, as the operations nemesis, what operators do: data
+// directories copied or restored, a second deployment, servers on private stores,
+// a Leaf server that stopped writing its node) while client hosts ask three
 // `flurry serve` nodes for IDs two ways, by raw HTTP requests and through flurry's Go
 // client, and record every answer. Hosts are Linux network namespaces on a bridge
 // (package netns); the stores are real etcd (3 members), Redis (primary, replica, 3
@@ -78,6 +80,9 @@ type Options struct {
 	RedisURL string
 	// Log receives progress lines. Default: discarded.
 	Log io.Writer
+	// Leaf is the stand-in Leaf server (fhleaf) the silent-leaf kind runs.
+	// Default: none (that kind then fails to begin).
+	Leaf string
 }
 
 // DefaultBudget is flurry's default outage budget of a snowflake namespace
@@ -128,6 +133,10 @@ type Cluster struct {
 	Nodes     []*Node
 
 	EtcdHosts, RedisHosts, PGHosts, ZKHosts, NodeHosts, ClientHosts []*netns.Host
+	// SpareHosts (s1, s2) run the operations nemesis's own processes: a copy of a
+	// node, a second deployment, a stand-in Leaf server. The store faults treat
+	// them as clients (they are not cut off the stores).
+	SpareHosts []*netns.Host
 
 	pgBin     string
 	pgUser    *user.User
@@ -144,6 +153,7 @@ type Node struct {
 	Proc   *Proc
 	Host   *netns.Host
 	Config string
+	Data   string // its data directory
 }
 
 // URL is the node's base URL.
@@ -234,6 +244,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	for i := 1; i <= 2; i++ {
 		c.ClientHosts = append(c.ClientHosts, add(fmt.Sprintf("c%d", i)))
+	}
+	for i := 1; i <= 2; i++ {
+		c.SpareHosts = append(c.SpareHosts, add(fmt.Sprintf("s%d", i)))
 	}
 	if err != nil {
 		return c, err
@@ -808,7 +821,7 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 		if err := os.WriteFile(cfg, []byte(c.nodeConfig(h, data)), 0o644); err != nil {
 			return err
 		}
-		n := &Node{Name: name, Host: h, Config: cfg}
+		n := &Node{Name: name, Host: h, Config: cfg, Data: data}
 		n.Proc = c.proc(name, h, nil, c.opt.Flurry, "serve", "--config", cfg)
 		n.Proc.Stamp = true // refusals in the log are laid beside the clients' ops
 		c.Nodes = append(c.Nodes, n)

@@ -191,3 +191,47 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanOperations: the operations group names every operations kind once, each
+// kind also runs by its name, none is in the default schedule, and each is bounded
+// (it ends, with its processes, within half a minute).
+func TestPlanOperations(t *testing.T) {
+	ttl := LeaseTTL(0, 0)
+	sc, err := Plan("x", 11, ttl, time.Second, false, OperationsGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, f := range sc.Faults {
+		kinds = append(kinds, f.Kind)
+		if f.For <= 0 || f.For > 30*time.Second {
+			t.Errorf("%s lasts %s, want 0 < d <= 30s", f.Kind, f.For)
+		}
+	}
+	slices.Sort(kinds)
+	want := []string{"clone-crashed", "clone-running", "private-stores", "restore-backup", "revert-snapshot", "second-deployment", "silent-leaf"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("-kinds %s gave %v, want %v", OperationsGroup, kinds, want)
+	}
+	for _, k := range want {
+		if slices.Contains(DefaultKinds(), k) {
+			t.Errorf("%s is in the default schedule", k)
+		}
+		one, err := Plan("x", 11, ttl, time.Second, false, k)
+		if err != nil || len(one.Faults) != 1 || one.Faults[0].Kind != k {
+			t.Errorf("-kinds %s: %v %+v", k, err, one.Faults)
+		}
+	}
+}
+
+// TestPlanDefaultGroup: "default,operations" is the default schedule with the
+// operations nemesis.
+func TestPlanDefaultGroup(t *testing.T) {
+	sc, err := Plan("x", 11, LeaseTTL(0, 0), time.Second, true, DefaultGroup, OperationsGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(DefaultKinds()) + len(OperationsKinds()); len(sc.Faults) != want {
+		t.Fatalf("%d faults, want %d", len(sc.Faults), want)
+	}
+}

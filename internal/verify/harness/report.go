@@ -146,7 +146,112 @@ func anomalyCause(kind string, order bool) string {
 			"and issued below them: the same process restarting must continue above what its scope issued. " +
 			"Check the examples: every one is \"across a restart of the node\"."
 	}
+	if c := operationsCause(kind); c != "" {
+		if order && (kind == "revert-snapshot" || kind == "restore-backup") {
+			c += " Order violations across the node's restart: it issued below the IDs it had issued before the restore " +
+				"(its clock behind them); like any restart on a clock behind, it must continue above what its scope issued."
+		}
+		return c
+	}
 	return "unknown: a flurry bug to investigate (replay with the command above)"
+}
+
+// operationsCause names the failure mode behind duplicates in an operations kind
+// ("" for another kind).
+func operationsCause(kind string) string {
+	switch kind {
+	case "clone-crashed":
+		return "Two processes resumed the lease of one journal (a copied data directory): a resume must win in the store " +
+			"(retire the journal's token) so that the other process takes another node value or refuses."
+	case "clone-running":
+		return "A process resumed the lease of a journal copied from a running node, which still holds it: a resume must win " +
+			"in the store, and the original stop issuing once its token is retired."
+	case "restore-backup":
+		return "A node resumed from a journal older than its store's record (restored from a copy) and trusted its old mark."
+	case "revert-snapshot":
+		return "A node reverted to a snapshot, clock and journal, issued again in the span it had issued in after the snapshot: " +
+			"a journal behind the store must not be trusted, and the node must start above the store's reservation."
+	case "second-deployment":
+		return "Two servers issued with one fixed value on one scope: the second must find the value held and refuse."
+	case "private-stores":
+		return "Two servers on their own embedded lease stores took the same node value, and one client mixed them: " +
+			"the client must refuse servers whose lease stores differ."
+	case "silent-leaf":
+		return "flurry took the worker ID of a Leaf server that stopped writing its node but still answers: " +
+			"it must check that the registered address does not answer as a Leaf server."
+	}
+	return ""
+}
+
+// writeOperations writes the operations nemesis's section: each kind, what it does
+// and which operator's action it stands for, and for each of its faults in this
+// run how many IDs each of its processes answered and the duplicates in its window.
+func writeOperations(b *strings.Builder, out *Outcome) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p("\n## The operations nemesis\n\n")
+	p("What operators do to data directories, configurations and registries: the kinds below run with "+
+		"`-kinds %s` (or each by name; `-kinds default,operations` adds them to the default schedule). flurry's promise "+
+		"holds for an operator's action when its kind shows 0 duplicates; a duplicate's known cause is named under "+
+		"\"Faults with anomalies\". Each fault starts processes of its own on two "+
+		"spare hosts and runs a workload of its own on the last client host: raw HTTP batches of 1,000 (two Go clients for "+
+		"private-stores) from the processes the fault can make collide. Every ID is recorded with the process that answered "+
+		"it and checked with every other ID of its namespace, from the nodes, the copies and the main workloads alike; a "+
+		"fault's duplicates are those whose later receipt falls in its window. Each fault is bounded (10 to 27 s) and removes "+
+		"its processes and directories when it ends.\n\n", OperationsGroup)
+	p("| kind | what the fault does | what an operator does that it stands for | in this run |\n|---|---|---|---|\n")
+	for _, kind := range OperationsKinds() {
+		does, mimics := opsKindDoc(kind)
+		var got []string
+		for _, fr := range out.Faults {
+			if fr.Fault.Kind != kind || fr.Start.IsZero() {
+				continue
+			}
+			got = append(got, opsResult(fr, out))
+		}
+		res := "not in this schedule"
+		if len(got) > 0 {
+			res = strings.Join(got, "<br>")
+		}
+		p("| %s | %s | %s | %s |\n", kind, does, mimics, res)
+	}
+}
+
+// opsResult is one operations fault's line of the report: its duplicates and the
+// IDs each of its processes answered.
+func opsResult(fr FaultRun, out *Outcome) string {
+	dups := int64(-1)
+	for _, w := range out.Result.Windows {
+		if w.Name == fr.Fault.Name {
+			dups = w.Duplicates
+		}
+	}
+	d := "duplicates unknown"
+	switch {
+	case dups == 0:
+		d = "**0 duplicates**"
+	case dups > 0:
+		d = fmt.Sprintf("**%s duplicates**", commas(dups))
+	}
+	var per []string
+	if of, ok := fr.Fault.Action.(opsFault); ok {
+		ids := of.processIDs()
+		var names []string
+		for n := range ids {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			per = append(per, fmt.Sprintf("%s %s", n, commas(int64(ids[n]))))
+		}
+	}
+	if len(per) == 0 {
+		per = []string{"none answered"}
+	}
+	s := fmt.Sprintf("%s (IDs answered: %s)", d, strings.Join(per, ", "))
+	if fr.Err != nil {
+		s += "; harness error: " + strings.ReplaceAll(fr.Err.Error(), "|", "/")
+	}
+	return s
 }
 
 // leaseText says what lease settings the snowflake namespaces ran with.
@@ -183,7 +288,7 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 		r.Start.UTC().Format("2006-01-02 15:04 MST"), info.Command)
 	p("Hosts are Linux network namespaces on one bridge (itself in a namespace; nothing in the root namespace, no route out): "+
 		"a 3-member etcd cluster, Redis (primary, replica, 3 sentinels), a 3-member ZooKeeper ensemble, a PostgreSQL cluster started by the harness, "+
-		"three `flurry serve` nodes and two client hosts. Each node serves `sfe` (snowflake, node value leased from etcd "+
+		"three `flurry serve` nodes, two client hosts and two spare hosts (for the processes of the operations nemesis, below). Each node serves `sfe` (snowflake, node value leased from etcd "+
 		"through the endpoint list of all three members), `sfr` (snowflake, leased from Redis: %s), `rg` (redisgen: each ID made inside Redis by a Lua script, "+
 		"same URL) and `seg` (segment "+
 		"ranges from PostgreSQL: a primary and a streaming standby, reached by one multi-host URL with "+
@@ -236,6 +341,7 @@ func WriteReport(w io.Writer, sc Scenario, out *Outcome, info ReportInfo) error 
 	writeOutages(&b, out)
 	writeRestarts(&b, out)
 	writeStops(&b, out)
+	writeOperations(&b, out)
 	bad := false
 	kinds := map[string]string{}
 	for _, fr := range out.Faults {

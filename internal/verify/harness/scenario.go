@@ -152,7 +152,7 @@ func Catalog() []Kind {
 			return Fault{Name: fmt.Sprintf("%s %s for %s (all nodes)", string(s), verb, d), For: d, Action: StoreDown(s, how)}
 		}}
 	}
-	return []Kind{
+	return append([]Kind{
 		{Name: "partition-stores", Make: func(r *rand.Rand, ttl time.Duration) Fault {
 			i := node(r)
 			return Fault{Name: fmt.Sprintf("n%d cut off the stores", i+1), For: brief(r), Action: PartitionStores(i)}
@@ -230,7 +230,7 @@ func Catalog() []Kind {
 		{Name: "rolling-restart", Make: func(r *rand.Rand, ttl time.Duration) Fault {
 			return Fault{Name: "rolling restart n1 n2 n3", For: time.Second, Action: RollingRestart()}
 		}},
-	}
+	}, operationsCatalog()...)
 }
 
 // KindNames lists the catalog's kind names.
@@ -254,8 +254,11 @@ func DefaultKinds() []string {
 	return s
 }
 
-// Plan makes a scenario from the seed: the named kinds (DefaultKinds when none),
-// shuffled by the seed unless keepOrder, one after the other with gap between them.
+// Plan makes a scenario from the seed: the named kinds (DefaultKinds when none; the
+// name OperationsGroup stands for every kind of OperationsKinds), shuffled by the
+// seed unless keepOrder, one after the other with gap between them. DefaultGroup
+// stands for DefaultKinds, so that "default,operations" is the default schedule
+// with the operations nemesis.
 // ttl is the lease TTL the nodes run with (Cluster.TTL, or LeaseTTL of the options).
 func Plan(name string, seed uint64, ttl, gap time.Duration, keepOrder bool, kinds ...string) (Scenario, error) {
 	r := rand.New(rand.NewPCG(seed, 0x666c75727279))
@@ -264,10 +267,21 @@ func Plan(name string, seed uint64, ttl, gap time.Duration, keepOrder bool, kind
 		kinds = DefaultKinds()
 	}
 	var picked []Kind
+	var names []string
 	for _, k := range kinds {
+		switch k {
+		case OperationsGroup:
+			names = append(names, OperationsKinds()...)
+		case DefaultGroup:
+			names = append(names, DefaultKinds()...)
+		default:
+			names = append(names, k)
+		}
+	}
+	for _, k := range names {
 		i := slices.IndexFunc(cat, func(c Kind) bool { return c.Name == k })
 		if i < 0 {
-			return Scenario{}, fmt.Errorf("harness: unknown fault kind %q; kinds: %s", k, strings.Join(KindNames(), ", "))
+			return Scenario{}, fmt.Errorf("harness: unknown fault kind %q; kinds: %s (groups: %s, %s)", k, strings.Join(KindNames(), ", "), DefaultGroup, OperationsGroup)
 		}
 		picked = append(picked, cat[i])
 	}
@@ -386,6 +400,7 @@ func Namespaces() []checker.Namespace {
 	if err != nil {
 		panic(err) // a constant
 	}
+
 	// A node restarted 30 s ahead issues IDs 30 s in the future: allow that.
 	return []checker.Namespace{
 		{Name: NSEtcd, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
@@ -393,6 +408,25 @@ func Namespaces() []checker.Namespace {
 		{Name: NSSegment, Kind: checker.Segment},
 		{Name: NSRedisGen, Kind: checker.Redis, Layout: l, MaxAhead: time.Minute},
 		{Name: NSZK, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
+	}
+}
+
+// operationsNamespaces are the checker's descriptions of the namespaces that only
+// the operations nemesis's processes serve; a run checks them when its schedule
+// holds an operations kind.
+func operationsNamespaces() []checker.Namespace {
+	l, err := layout.Parse(DefaultLayout)
+	if err != nil {
+		panic(err) // a constant
+	}
+	leaf, err := layout.Parse("leaf")
+	if err != nil {
+		panic(err) // a preset
+	}
+	return []checker.Namespace{
+		{Name: NSPrivate, Kind: checker.Snowflake, Layout: l, MaxAhead: time.Minute},
+		// flurry starts a worker ID taken from Leaf up to margin (10 s) ahead.
+		{Name: NSLeaf, Kind: checker.Snowflake, Layout: leaf, MaxAhead: time.Minute},
 	}
 }
 
@@ -512,7 +546,11 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		return nil, err
 	}
 
-	ck := checker.New(Namespaces())
+	nss := Namespaces()
+	if slices.ContainsFunc(sc.Faults, func(f Fault) bool { return slices.Contains(OperationsKinds(), f.Kind) }) {
+		nss = append(nss, operationsNamespaces()...)
+	}
+	ck := checker.New(nss)
 	for _, r := range restarts {
 		ck.Restarted(r)
 	}

@@ -14,7 +14,10 @@
 // everything down.
 //
 // The snowflake namespaces run with flurry's lease defaults unless -ttl, -window or
-// -budget set them.
+// -budget set them. -kinds operations runs the operations nemesis alone (copied and
+// restored data directories, a second deployment, servers on private stores, a
+// silent Leaf server: about 2 minutes), -kinds default,operations the default
+// schedule with it.
 package main
 
 import (
@@ -38,7 +41,8 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", uint64(time.Now().UnixNano()%1_000_000), "seed of the schedule (kind order, nodes, durations)")
 	flag.StringVar(&o.outDir, "out", "docs", "directory for reliability.md and reliability.png")
 	flag.StringVar(&o.kinds, "kinds", "", "comma-separated fault kinds (default: "+strings.Join(harness.DefaultKinds(), ",")+
-		"; also: "+strings.Join(extraKinds(), ",")+")")
+		"; also: "+strings.Join(extraKinds(), ",")+"; groups: "+harness.DefaultGroup+" (the default schedule), "+harness.OperationsGroup+" (the operations nemesis: "+
+		strings.Join(harness.OperationsKinds(), ",")+"))")
 	flag.DurationVar(&o.ttl, "ttl", 0, "lease TTL of the snowflake namespaces (0: flurry's default, derived from the outage budget)")
 	flag.DurationVar(&o.window, "window", 0, "reservation window of the snowflake namespaces (0: flurry's default)")
 	flag.DurationVar(&o.budget, "budget", 0, "outage budget of the snowflake namespaces (0: flurry's default, "+harness.DefaultBudget.String()+")")
@@ -107,8 +111,8 @@ func run(o opts) error {
 		return err
 	}
 	defer os.RemoveAll(bin)
-	flurry, client := filepath.Join(bin, "flurry"), filepath.Join(bin, "fhclient")
-	builds := [][2]string{{flurry, "./cmd/flurry"}, {client, "./internal/verify/harness/cmd/fhclient"}}
+	flurry, client, leaf := filepath.Join(bin, "flurry"), filepath.Join(bin, "fhclient"), filepath.Join(bin, "fhleaf")
+	builds := [][2]string{{flurry, "./cmd/flurry"}, {client, "./internal/verify/harness/cmd/fhclient"}, {leaf, "./internal/verify/harness/cmd/fhleaf"}}
 	if o.prebuilt != "" {
 		if flurry, err = filepath.Abs(o.prebuilt); err != nil {
 			return err
@@ -125,7 +129,7 @@ func run(o opts) error {
 		redis = harness.RedisMode(ctx, flurry)
 	}
 	c, err := harness.Start(ctx, harness.Options{Flurry: flurry, Client: client, LeaseTTL: o.ttl, Window: o.window, Budget: o.budget,
-		RedisURL: redis, Log: os.Stdout, KeepDir: o.keep})
+		RedisURL: redis, Log: os.Stdout, KeepDir: o.keep, Leaf: leaf})
 	if err != nil {
 		return err
 	}
