@@ -60,6 +60,13 @@ type Lease struct {
 	// Expires is when the store will consider the lease expired unless renewed, by
 	// the store's clock. For display: holders fence on their own clock.
 	Expires time.Time
+	// Epoch counts the writes of the value's record: Acquire, AcquireValue, Renew,
+	// Takeover (and Pin) each store one more than the record held, and return it; a
+	// value never written has 0. It never decreases, also across release and expiry.
+	// A journal that saved epoch e before a write finds the store at e or e-1 after a
+	// crash; a store further ahead means the journal is behind the store: restored
+	// from a backup or a reverted snapshot, or a copy whose original ran on.
+	Epoch int64
 }
 
 // Record describes one node value of a pool, for listings.
@@ -75,6 +82,8 @@ type Record struct {
 	Expires time.Time
 	// Mark is the value's high-water mark in Unix milliseconds; 0 when never used.
 	Mark int64
+	// Epoch is the record's write count (see Lease.Epoch); 0 when never used.
+	Epoch int64
 }
 
 // Store keeps node-value leases and their high-water marks. Implementations must be
@@ -103,6 +112,17 @@ type Store interface {
 	// wrapping ErrLost when the lease expired or is not l's anymore; then nothing
 	// changes.
 	Renew(ctx context.Context, l Lease, ttl time.Duration, mark int64) (Lease, error)
+	// Takeover replaces the live lease l (its Scope, Value and Token are used) with a
+	// lease of a new token for owner, for ttl from now by the store's clock, and raises
+	// the value's mark to mark if that is higher, in one atomic step: l's token is
+	// retired, so its holder's Renew and Release fail with ErrLost from then on. It is
+	// how a process resumes a lease its journal names: of two processes started from
+	// copies of one journal, at most one takes the lease over. It returns the new
+	// lease, whose Mark is the value's mark as it was before this call raised it (the
+	// reservation of l's holder: it issues nothing above it) and whose Epoch is the
+	// record's epoch plus one. It returns an error wrapping ErrLost when l expired or
+	// is not the live lease anymore; then nothing changes.
+	Takeover(ctx context.Context, l Lease, owner string, ttl time.Duration, mark int64) (Lease, error)
 	// Release ends a live lease at once and sets the value's mark to mark, even when
 	// that is below the reservation the holder wrote with Renew: only the holder knows
 	// how far it really issued, and releasing with that lets the next holder start at

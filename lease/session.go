@@ -71,9 +71,11 @@ type Options struct {
 	// Journal, when set, keeps the lease and a local mark on this process's disk,
 	// so that the next process on the same journal resumes the lease after a crash
 	// at once, and starts above what this one issued even when its clock is behind
-	// (see Journal). The session writes it about once per Window and before each
+	// (see Journal). The session writes it before each write to the store (about
+	// once per Window; more often while the store does not answer) and before each
 	// grant; the generator issues only below the journal's mark too, so a disk that
-	// stops taking writes stops the generator within two Windows. Nil means none.
+	// stops taking writes stops the generator within two Windows, with a refusal
+	// that wraps ErrJournal. Nil means none.
 	// The session does not close it.
 	Journal Journal
 	// Clock must be the generator's clock. Nil means clock.NewSystem().
@@ -149,6 +151,7 @@ type Session struct {
 	until  int64     // the fence: the grant ends when the clock reads it (ns)
 	jmark  unixMilli // the Journal's mark: the generator may issue through it too; never lowered but by Close
 	jfloor unixMilli // the Journal's mark as loaded: what the processes before this one issued
+	jerr   error     // why the Journal's last write failed (wraps ErrJournal); nil once one succeeds
 	status Status
 
 	// ctx is the session's own context: derived from Start's, whose values it keeps
@@ -309,6 +312,10 @@ func (s *Session) acquire(ctx context.Context) error {
 		if permanent(err) {
 			return fmt.Errorf("lease: acquiring a node value in scope %s: %w", s.scope, err)
 		}
+		if errors.Is(err, ErrJournal) {
+			// The generator holds no grant: its refusals say why.
+			s.g.Revoke(err)
+		}
 		if ctx.Err() == nil {
 			// Log once per kind of failure, not on every retry.
 			if msg := err.Error(); msg != lastMsg {
@@ -356,6 +363,12 @@ func refused(err error) error {
 // generator that does not fit the session. Start returns them at once.
 var ErrBadConfig = errors.New("lease: bad configuration")
 
+// ErrJournal is wrapped, with the file system's error, by the generator's refusals
+// (ErrLost) when they come from a Journal that cannot be written: a full disk, a
+// read-only or failing file system. Retrying does not cure that; freeing disk
+// space does, and the session resumes by itself once a write succeeds.
+var ErrJournal = fence.ErrJournal
+
 // ErrClosed is the cause a session that Close ended reports: Err returns it, and the
 // generator's refusals (ErrLost) after Close name it.
 var ErrClosed = errors.New("lease: session closed")
@@ -378,9 +391,9 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 		if !errors.Is(err, ErrLost) {
 			return err // resumed, or the store did not answer: try again
 		}
-		// The predecessor's lease expired or another holder has the value: acquire
-		// as usual, still above the journal's mark.
-		s.log.Info("lease: the lease in the journal is gone; acquiring a node value", "scope", s.scope, "value", s.resume.Value)
+		// The predecessor's lease expired, another holder has the value, or the
+		// journal is a copy (tryResume logged which): acquire as usual, still above
+		// the journal's mark.
 		s.resume = nil
 	}
 	l, err := s.claim(ctx)
@@ -402,7 +415,7 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	// above: reservation(above, above, ...) is max(above, now) + ahead.
 	mark := reservation(above, above, sent, s.ahead())
 	above = s.flawedAbove(above)
-	if err := s.journal(ctx, l, above, sent, true); err != nil {
+	if err := s.journal(ctx, l, l.Epoch+1, above, sent); err != nil {
 		s.abandon(ctx, l, l.Mark)
 		return err
 	}
@@ -421,72 +434,6 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	return nil
 }
 
-// loadJournal reads the Journal, if any. Its mark, when of this scope, is a floor
-// for every acquisition of the session (journalMark); a lease it holds is one the
-// session tries to resume first.
-func (s *Session) loadJournal(ctx context.Context) error {
-	if s.opts.Journal == nil {
-		return nil
-	}
-	e, err := s.opts.Journal.Load(ctx)
-	if err != nil {
-		return &configError{msg: err.Error(), err: err}
-	}
-	if e.Scope != s.scope {
-		if e.Scope != "" {
-			s.log.Warn("lease: the journal is of another scope; starting without it", "journal_scope", e.Scope, "scope", s.scope)
-		}
-		return nil
-	}
-	s.jmark, s.jfloor = unixMilli(e.Mark), unixMilli(e.Mark)
-	if e.Token != "" && (s.opts.Fixed == nil || *s.opts.Fixed == e.Value) && e.Value < s.size {
-		s.resume = &e
-	}
-	return nil
-}
-
-// tryResume takes over the lease of the journal's entry, which the process that
-// ran on the journal before held when it ended without a release (a crash, a
-// kill). The store renews a lease only with its token while it is live, and only
-// that process's successor has the token, so a successful renewal proves that no
-// other holder took the value since. The predecessor issued nothing above the
-// journal's mark (it wrote the mark before each grant), and every earlier holder of
-// the value issued below the predecessor's floor, which is below that mark too: so
-// the session starts above the journal's mark, not above the store's, which is the
-// predecessor's whole reservation, up to the outage budget ahead of its clock. It
-// returns an error wrapping ErrLost when the lease is gone.
-func (s *Session) tryResume(ctx context.Context) error {
-	e := s.resume
-	l := Lease{Scope: e.Scope, Value: e.Value, Owner: e.Owner, Token: e.Token}
-	above := unixMilli(e.Mark)
-	if s.opts.Order == OrderScope {
-		m, err := scopeMark(ctx, s.opts.Store, s.scope, l.Value)
-		if err != nil {
-			return err
-		}
-		above = max(above, m)
-	}
-	sent := s.opts.Clock.Now()
-	mark := reservation(above, above, sent, s.ahead())
-	if err := s.journal(ctx, l, above, sent, true); err != nil {
-		return err
-	}
-	node := s.nodeOf(l.Value)
-	l2, err := s.reserve(ctx, l, node, above, mark, sent)
-	if err != nil {
-		return err
-	}
-	until := s.fence(sent)
-	if err := s.grant(node, above, s.through(mark), until); err != nil {
-		// Keep the lease for the next attempt's renewal; an error Grant returns is
-		// one retrying cannot cure, and Close or expiry ends the lease.
-		return refused(err)
-	}
-	s.resume = nil
-	s.hold(l2, node, above, mark, until, true)
-	return nil
-}
-
 // journalMark returns the Journal's mark this session wrote or loaded (0 without a
 // journal).
 func (s *Session) journalMark() unixMilli {
@@ -495,21 +442,19 @@ func (s *Session) journalMark() unixMilli {
 	return s.jmark
 }
 
-// journal writes l and a local mark reaching jahead beyond max(above, sent) to
-// the Journal, before a grant may let the generator issue up to it. Unless force,
-// it writes only when less than jahead - every/2 of the mark is left, so about
-// once per renewal interval however often the session retries the store. It
-// returns the Journal's error; without a journal it does nothing.
-func (s *Session) journal(ctx context.Context, l Lease, above unixMilli, sent int64, force bool) error {
+// journal writes l, epoch (the epoch of the store write that follows it, under
+// l: Lease.Epoch+1) and a local mark reaching jahead beyond max(above, sent) to the
+// Journal, before that store write and before a grant may let the generator issue
+// up to the mark. It writes before every store write, so that the journal's epoch
+// names each one: a journal found behind the store's epoch after a crash was
+// restored or copied, not left by this session (tryResume). It returns an error
+// wrapping ErrJournal and the Journal's error, which the generator's refusals name
+// until a write succeeds; without a journal it does nothing.
+func (s *Session) journal(ctx context.Context, l Lease, epoch int64, above unixMilli, sent int64) error {
 	if s.opts.Journal == nil {
 		return nil
 	}
-	jahead := s.jahead()
-	held := s.journalMark()
-	if !force && held.ns() >= sent+int64(jahead-s.every/2) {
-		return nil
-	}
-	m := reservation(held, above, sent, jahead)
+	m := reservation(s.journalMark(), above, sent, s.jahead())
 	if s.flaws&simhook.GrantBeforeJournal != 0 {
 		// The known-bad variant: the generator may issue through the new mark before
 		// the journal has it.
@@ -522,13 +467,14 @@ func (s *Session) journal(ctx context.Context, l Lease, above unixMilli, sent in
 			s.g.Grant(gr)
 		}
 	}
-	err := s.opts.Journal.Save(ctx, JournalEntry{Scope: s.scope, Value: l.Value, Token: l.Token, Owner: l.Owner, Mark: int64(m)})
-	if err != nil {
-		return fmt.Errorf("lease: writing the journal: %w", err)
-	}
+	err := s.opts.Journal.Save(ctx, JournalEntry{Scope: s.scope, Value: l.Value, Token: l.Token, Owner: l.Owner, Mark: int64(m), Epoch: epoch})
 	s.mu.Lock()
-	s.jmark = m
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.jerr = fmt.Errorf("%w: %w", ErrJournal, err)
+		return s.jerr
+	}
+	s.jmark, s.jerr = m, nil
 	return nil
 }
 
@@ -638,7 +584,10 @@ func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
 // after above and at or before through, until its clock reads until. It is the
 // session's one call of fence.Target.Grant.
 func (s *Session) grant(node layout.NodeValues, above, through unixMilli, until int64) error {
-	return s.g.Grant(fence.Grant{Node: node, Above: int64(above), Through: int64(through), Until: until})
+	s.mu.Lock()
+	cause := s.jerr
+	s.mu.Unlock()
+	return s.g.Grant(fence.Grant{Node: node, Above: int64(above), Through: int64(through), Until: until, Cause: cause})
 }
 
 // hold records a lease that was reserved and granted; resumed says it was the
@@ -783,10 +732,13 @@ func (s *Session) renew() error {
 	l, held, above, node, until := s.l, s.mark, s.above, s.status.Node, s.until
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
-	if err := s.journal(s.ctx, l, above, sent, false); err != nil {
+	if err := s.journal(s.ctx, l, l.Epoch+1, above, sent); err != nil {
 		s.note(err)
 		s.log.Error("lease: the journal cannot be written; the generator stops at the end of its mark unless a write succeeds", "scope", s.scope, "err", err)
-	} else if err := s.grant(node, above, s.through(held), until); err != nil {
+	}
+	// With the journal's new mark, or, when it failed, with its cause, which the
+	// generator's refusals name once its mark runs out.
+	if err := s.grant(node, above, s.through(held), until); err != nil {
 		return refused(err)
 	}
 	mark := reservation(held, above, sent, s.ahead())

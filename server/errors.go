@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
@@ -90,6 +91,8 @@ func (s *Server) issueError(ns *namespace, err error) *apiError {
 	switch {
 	case errors.Is(err, snowflake.ErrExhausted), rc.Exhausted, errors.Is(err, segment.ErrExhausted):
 		what, e.retry = "has run out of IDs", 3600
+	case errors.Is(err, lease.ErrJournal):
+		what = journalWhat(err)
 	case errors.Is(err, lease.ErrLost):
 		what = "holds no valid lease on a node value (retry shortly; it resumes once the lease is renewed)"
 	case errors.Is(err, snowflake.ErrClockBehind), rc.Behind:
@@ -107,6 +110,20 @@ func (s *Server) issueError(ns *namespace, err error) *apiError {
 	s.logIssue(ns, err)
 	e.msg = fmt.Sprintf("namespace %s %s", ns.name, what)
 	return e
+}
+
+// journalWhat says why a namespace whose lease journal cannot be written refuses,
+// and what to do: the file system's error by its system name only (no path).
+func journalWhat(err error) string {
+	cause := "the reason is in the server's log"
+	fix := "check the disk of the server's data directory"
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		cause = errno.Error()
+		if errno == syscall.ENOSPC || errno == syscall.EDQUOT {
+			fix = "free disk space on the server (its data directory)"
+		}
+	}
+	return fmt.Sprintf("cannot issue: flurry cannot write its lease journal (%s); %s: it resumes by itself once a write succeeds", cause, fix)
 }
 
 // logIssue logs a generator's error in full, at most once a second per

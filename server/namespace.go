@@ -14,6 +14,7 @@ import (
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/engines"
+	"github.com/flurryid/flurry/internal/hostid"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
@@ -306,6 +307,11 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 		return fmt.Errorf("%w; check --data", err)
 	}
 	ns.closers = append(ns.closers, func(context.Context) error { return journal.Close() })
+	if c.Lease.Store == "" && c.Lease.Fixed != nil {
+		if err := copiedPrivate(ctx, journal, *c.Lease.Fixed); err != nil {
+			return err
+		}
+	}
 	g, s, err := lease.NewGenerator(ctx, gopts, lease.Options{
 		Store: store, Scope: scope, Leased: leased, Node: node, Fixed: c.Lease.Fixed,
 		Budget: c.Lease.Budget.Or(0), TTL: c.Lease.TTL.Or(0), Window: c.Lease.Window.Or(0),
@@ -316,6 +322,24 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	}
 	ns.gen, ns.sess, ns.ints = g, s, g
 	return nil
+}
+
+// copiedPrivate refuses a fixed node value leased from the embedded file store
+// when the data directory is a copy: its journal was saved in another file (cp -a,
+// a restored backup, a volume snapshot given to another server). Each copy of a
+// data directory has its own copy of the store, so no lease can keep the copy and
+// its original, if it runs, from issuing the same IDs under the one value. A
+// journal saved before a reboot is not a copy here (the inode is kept); a journal
+// from an older flurry, without an origin, is not refused either.
+func copiedPrivate(ctx context.Context, j *lease.FileJournal, value int64) error {
+	e, err := j.Load(ctx)
+	if err != nil || e.Origin == "" || hostid.SameFile(e.Origin, j.Path()) {
+		return nil // the session reports a journal it cannot read
+	}
+	return fmt.Errorf("this data directory is a copy (its lease journal %s was saved in another file: copied, restored from a backup or from a snapshot), "+
+		"and the fixed node value %d is leased from the embedded file store inside it: each copy has its own store, so nothing can keep this server and the one it was copied from "+
+		"from issuing the same IDs. Give each server a data directory of its own that flurry created, and its own fixed value, or lease from a store the servers share (lease.store); "+
+		"if this directory replaces its original for good (that server will not run again), delete %s to start on it", j.Path(), value, j.Path())
 }
 
 func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment) error {

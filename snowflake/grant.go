@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -79,7 +80,11 @@ func (g *Generator) grant(gr fence.Grant) error {
 	}
 	cur.through.Store(through)
 	cur.until.Store(gr.Until)
-	g.lost.Store(nil)
+	if gr.Cause != nil {
+		g.lost.Store(&gr.Cause)
+	} else {
+		g.lost.Store(nil)
+	}
 	g.active.Store(cur)
 	return nil
 }
@@ -130,22 +135,39 @@ func (g *Generator) revoke(cause error) {
 	}
 }
 
-// lostErr explains why a managed generator refuses.
+// lostErr explains why a managed generator refuses. A cause that is the lease
+// journal's failure (fence.ErrJournal) is wrapped as well as named, so that a
+// server can tell its callers to free disk space rather than to retry.
 func (g *Generator) lostErr(nd *node, tick int64) error {
 	cause := ""
+	var journal error
 	if c := g.lost.Load(); c != nil {
 		cause = " (" + (*c).Error() + ")"
+		if errors.Is(*c, fence.ErrJournal) {
+			journal = *c
+		}
 	}
+	var err error
 	switch {
 	case nd == nil:
-		return fmt.Errorf("%w: no node value granted yet%s", fence.ErrLost, cause)
+		err = fmt.Errorf("%w: no node value granted yet%s", fence.ErrLost, cause)
 	case tick > nd.through.Load():
-		return fmt.Errorf("%w: node %s: the reservation ends at %s and no renewal has confirmed a new one: the lease store has not answered within the outage budget, or the lease's journal cannot be written%s; issuing resumes when they answer",
+		err = fmt.Errorf("%w: node %s: the reservation ends at %s and no renewal has confirmed a new one: the lease store has not answered within the outage budget, or the lease's journal cannot be written%s; issuing resumes when they answer",
 			fence.ErrLost, g.l.FormatNodeValues(nd.values), g.l.TickTime(nd.through.Load()+1).Format(time.RFC3339Nano), cause)
+	case cause != "":
+		err = fmt.Errorf("%w: node %s: the lease was lost%s; issuing resumes when a lease is held again", fence.ErrLost, g.l.FormatNodeValues(nd.values), cause)
+	default:
+		err = fmt.Errorf("%w: node %s: the lease was not renewed within the outage budget, so another process may hold the value; issuing resumes when it is renewed",
+			fence.ErrLost, g.l.FormatNodeValues(nd.values))
 	}
-	if cause != "" {
-		return fmt.Errorf("%w: node %s: the lease was lost%s; issuing resumes when a lease is held again", fence.ErrLost, g.l.FormatNodeValues(nd.values), cause)
+	if journal != nil {
+		return &causedError{err: err, cause: journal}
 	}
-	return fmt.Errorf("%w: node %s: the lease was not renewed within the outage budget, so another process may hold the value; issuing resumes when it is renewed",
-		fence.ErrLost, g.l.FormatNodeValues(nd.values))
+	return err
 }
+
+// causedError is a refusal that wraps its cause as well as ErrLost.
+type causedError struct{ err, cause error }
+
+func (e *causedError) Error() string   { return e.err.Error() }
+func (e *causedError) Unwrap() []error { return []error{e.err, e.cause} }

@@ -24,6 +24,12 @@ import (
 // exports it as lease.ErrLost.
 var ErrLost = errors.New("lease: lease lost")
 
+// ErrJournal means a lease session's journal cannot be written (a full disk, a
+// read-only or failing file system). Package lease exports it as lease.ErrJournal;
+// a managed generator's refusal wraps it, with the file system's error, when its
+// grant ran out because of it.
+var ErrJournal = errors.New("lease: the journal cannot be written")
+
 // Grant gives a managed generator the right to issue IDs for one node value.
 type Grant struct {
 	// Node is the node value the lease holds.
@@ -38,6 +44,10 @@ type Grant struct {
 	// after it the generator refuses (ErrLost). A session sets it before the lease
 	// could expire in the store, with a margin.
 	Until int64
+	// Cause, when set, is why Through may end before the store's reservation: the
+	// session's journal cannot be written (it wraps ErrJournal). The generator's
+	// refusals name it, and wrap it, until a grant without one.
+	Cause error
 }
 
 // Target is the fencing side of a managed generator, as a lease session drives it.

@@ -15,12 +15,24 @@ import (
 // directory. The caller holds the lock that guards path, since the temporary file's
 // name is fixed (path + ".tmp").
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteAtomicWith(path, perm, func(string) ([]byte, error) { return data, nil })
+}
+
+// WriteAtomicWith is WriteAtomic with the content made by data once the temporary
+// file exists, from its name: content that names the file's own inode (which the
+// rename keeps) is made this way.
+func WriteAtomicWith(path string, perm os.FileMode, data func(tmp string) ([]byte, error)) error {
 	tmp := path + ".tmp"
 	w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(data); err != nil {
+	b, err := data(tmp)
+	if err != nil {
+		w.Close()
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
 		w.Close()
 		return err
 	}

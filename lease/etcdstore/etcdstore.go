@@ -166,7 +166,26 @@ func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64) ([]*mvcc
 }
 
 type markKV struct {
-	mark, rev int64 // rev is the mark key's ModRevision
+	mark, epoch, rev int64 // rev is the mark key's ModRevision
+}
+
+// parseMark reads a mark key's value: the mark, a space and the epoch, or the mark
+// alone as written by a flurry from before epochs (epoch 0).
+func parseMark(key, v []byte) (mark, epoch int64, err error) {
+	ms, es, hasEpoch := strings.Cut(string(v), " ")
+	mark, err = strconv.ParseInt(ms, 10, 64)
+	if err == nil && hasEpoch {
+		epoch, err = strconv.ParseInt(es, 10, 64)
+	}
+	if err != nil || epoch < 0 {
+		return 0, 0, fmt.Errorf("mark key %s holds %q, not a mark and an epoch; it was not written by this package", key, v)
+	}
+	return mark, epoch, nil
+}
+
+// formatMark writes a mark key's value.
+func formatMark(mark, epoch int64) string {
+	return strconv.FormatInt(mark, 10) + " " + strconv.FormatInt(epoch, 10)
 }
 
 // scan reads a scope's held and mark keys at one revision.
@@ -192,11 +211,11 @@ func (s *Store) scan(ctx context.Context, scope string) (held map[int64]*mvccpb.
 		if !ok {
 			continue
 		}
-		m, err := strconv.ParseInt(string(kv.Value), 10, 64)
+		m, e, err := parseMark(kv.Key, kv.Value)
 		if err != nil {
-			return nil, nil, fmt.Errorf("mark key %s holds %q, not a number; it was not written by this package", kv.Key, kv.Value)
+			return nil, nil, err
 		}
-		marks[v] = markKV{m, kv.ModRevision}
+		marks[v] = markKV{m, e, kv.ModRevision}
 	}
 	return held, marks, nil
 }
@@ -319,14 +338,15 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 		}
 		for _, c := range cands {
 			hk, mk := s.keys(scope, c.value)
-			ops := []clientv3.Op{clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID))}
-			if c.rev == 0 {
-				ops = append(ops, clientv3.OpPut(mk, "0"))
-			}
+			// The mark key is written too, for the epoch: the comparison of its
+			// revision makes the count exact under racing writers.
 			r, err := s.cli.Txn(ctx).If(
 				clientv3.Compare(clientv3.CreateRevision(hk), "=", 0),
 				clientv3.Compare(clientv3.ModRevision(mk), "=", c.rev),
-			).Then(ops...).Commit()
+			).Then(
+				clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)),
+				clientv3.OpPut(mk, formatMark(c.mark, c.epoch+1)),
+			).Commit()
 			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 				// The lease expired before the claim: nothing was written under it.
 				if err := grant(); err != nil {
@@ -340,7 +360,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			if r.Succeeded {
 				claimed = true
 				return lease.Lease{Scope: scope, Value: c.value, Owner: owner, Token: token, Mark: c.mark,
-					Expires: start.Add(time.Duration(g.TTL) * time.Second)}, nil
+					Expires: start.Add(time.Duration(g.TTL) * time.Second), Epoch: c.epoch + 1}, nil
 			}
 		}
 		// Others took every candidate: read again after a short random pause.
@@ -364,11 +384,11 @@ func state(rs []*etcdserverpb.ResponseOp) (h *holder, heldRev int64, mk markKV, 
 		heldRev = kvs[0].ModRevision
 	}
 	if kvs := rs[1].GetResponseRange().GetKvs(); len(kvs) == 1 {
-		m, err := strconv.ParseInt(string(kvs[0].Value), 10, 64)
+		m, e, err := parseMark(kvs[0].Key, kvs[0].Value)
 		if err != nil {
-			return nil, 0, mk, fmt.Errorf("mark key %s holds %q, not a number", kvs[0].Key, kvs[0].Value)
+			return nil, 0, mk, err
 		}
-		mk = markKV{m, kvs[0].ModRevision}
+		mk = markKV{m, e, kvs[0].ModRevision}
 	}
 	return h, heldRev, mk, nil
 }
@@ -393,43 +413,48 @@ func checkLease(l lease.Lease) (clientv3.LeaseID, error) {
 	return id, nil
 }
 
-// raise commits ops on a value when its held key is still at heldRev and its mark
-// key at m.rev, raising the mark to mark on the way; when only the mark moved it
-// tries again. It returns the mark, or ErrLost when the held key changed.
-func (s *Store) raise(ctx context.Context, hk, mk string, heldRev int64, m markKV, mark int64, ops ...clientv3.Op) (int64, error) {
+// write commits ops on a value when its held key is still at heldRev and its mark
+// key at m.rev, writing the mark key with the mark and epoch next gives for it; when
+// only the mark key moved (a renewal of the same holder in flight) it reads again and
+// tries again. It returns the mark key as it was before the write that committed,
+// and the mark and epoch written; ErrLost when the held key changed.
+func (s *Store) write(ctx context.Context, hk, mk string, heldRev int64, m markKV, next func(markKV) (mark, epoch int64), ops ...clientv3.Op) (before, after markKV, err error) {
 	for round := range rounds {
 		if round > 0 {
 			// Another writer moved the mark between the read and the write: pause
-			// a random moment, so that two raisers do not collide again in step.
+			// a random moment, so that two writers do not collide again in step.
 			if err := (retry.Backoff{First: time.Millisecond, Max: 16 * time.Millisecond}).Wait(ctx, round); err != nil {
-				return 0, err
+				return before, after, err
 			}
 		}
-		newMark := max(m.mark, mark)
-		all := ops
-		if newMark > m.mark || m.rev == 0 {
-			all = append(slices.Clip(ops), clientv3.OpPut(mk, strconv.FormatInt(newMark, 10)))
-		}
+		after.mark, after.epoch = next(m)
+		all := append(slices.Clip(ops), clientv3.OpPut(mk, formatMark(after.mark, after.epoch)))
 		r, err := s.cli.Txn(ctx).If(
 			clientv3.Compare(clientv3.ModRevision(hk), "=", heldRev),
 			clientv3.Compare(clientv3.ModRevision(mk), "=", m.rev),
 		).Then(all...).Else(clientv3.OpGet(hk), clientv3.OpGet(mk)).Commit()
 		if err != nil {
-			return 0, err
+			return before, after, err
 		}
 		if r.Succeeded {
-			return newMark, nil
+			return m, after, nil
 		}
 		var h *holder
 		var rev int64
 		if h, rev, m, err = state(r.Responses); err != nil {
-			return 0, err
+			return before, after, err
 		}
 		if h == nil || rev != heldRev {
-			return 0, lease.ErrLost
+			return before, after, lease.ErrLost
 		}
 	}
-	return 0, errors.New("the mark kept changing under concurrent writes")
+	return before, after, errors.New("the mark kept changing under concurrent writes")
+}
+
+// raised is the mark and epoch of a renewal or takeover: the mark raised to mark, the
+// epoch one higher.
+func raised(mark int64) func(markKV) (int64, int64) {
+	return func(m markKV) (int64, int64) { return max(m.mark, mark), m.epoch + 1 }
 }
 
 // Renew keeps the lease's etcd lease alive and raises the mark; see lease.Store.
@@ -493,7 +518,7 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 		ops = append(ops, clientv3.OpPut(hk, string(hv), clientv3.WithLease(newID)))
 	}
-	newMark, err := s.raise(ctx, hk, mk, heldRev, m, mark, ops...)
+	_, after, err := s.write(ctx, hk, mk, heldRev, m, raised(mark), ops...)
 	if newID != id {
 		if err != nil {
 			s.revoke(ctx, newID)
@@ -504,8 +529,59 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if err != nil {
 		return fail(err)
 	}
-	l.Token, l.Mark, l.Expires = token, newMark, start.Add(time.Duration(granted)*time.Second)
+	l.Token, l.Mark, l.Expires, l.Epoch = token, after.mark, start.Add(time.Duration(granted)*time.Second), after.epoch
 	return l, nil
+}
+
+// Takeover moves the value to a new etcd lease with a new Token in one transaction
+// that compares the held key with the one that holds l's token, then revokes l's
+// etcd lease; see lease.Store.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return lease.Lease{}, err
+	}
+	fail := func(err error) (lease.Lease, error) {
+		return lease.Lease{}, fmt.Errorf("lease/etcdstore: take over %s/%d: %w", l.Scope, l.Value, err)
+	}
+	id, _ := leaseID(l.Token)
+	if id == 0 {
+		return fail(lease.ErrLost)
+	}
+	hk, mk := s.keys(l.Scope, l.Value)
+	h, heldRev, m, err := s.current(ctx, hk, mk)
+	if err != nil {
+		return fail(err)
+	}
+	if h == nil || h.Token != l.Token {
+		return fail(lease.ErrLost)
+	}
+	start := time.Now()
+	g, err := s.cli.Grant(ctx, seconds(ttl))
+	if err != nil {
+		return fail(fmt.Errorf("granting an etcd lease: %w", grantErr(err)))
+	}
+	token := newToken(g.ID)
+	hv, err := json.Marshal(holder{owner, token})
+	if err != nil {
+		s.revoke(ctx, g.ID)
+		return fail(err)
+	}
+	// The held key still at the revision that holds l's token is what makes one of
+	// racing takeovers win: each rewrites it, so the others' comparisons fail.
+	before, _, err := s.write(ctx, hk, mk, heldRev, m, raised(mark), clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)))
+	if err != nil {
+		// Also when the transaction's answer was lost: revoking deletes the held
+		// key if it did commit, so the value is free, not held by nobody's lease.
+		s.revoke(ctx, g.ID)
+		return fail(err)
+	}
+	// The retired token's etcd lease holds no key anymore; revoking it is tidiness,
+	// and it expires anyway when that fails.
+	s.revoke(ctx, id)
+	return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: token, Mark: before.mark,
+		Expires: start.Add(time.Duration(g.TTL) * time.Second), Epoch: before.epoch + 1}, nil
 }
 
 // Release deletes the held key, sets the mark to mark, even below the reservation
@@ -524,7 +600,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 		return fail(lease.ErrLost)
 	}
 	hk, mk := s.keys(l.Scope, l.Value)
-	h, heldRev, _, err := s.current(ctx, hk, mk)
+	h, heldRev, m, err := s.current(ctx, hk, mk)
 	if err != nil {
 		return fail(err)
 	}
@@ -532,18 +608,10 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 		return fail(lease.ErrLost)
 	}
 	// The releasing holder knows how far it really issued: its mark is set, even
-	// below the reservation it wrote with Renew.
-	r, err := s.cli.Txn(ctx).If(
-		clientv3.Compare(clientv3.ModRevision(hk), "=", heldRev),
-	).Then(
-		clientv3.OpDelete(hk),
-		clientv3.OpPut(mk, strconv.FormatInt(max(mark, 0), 10)),
-	).Commit()
+	// below the reservation it wrote with Renew. The epoch stays.
+	_, _, err = s.write(ctx, hk, mk, heldRev, m, func(m markKV) (int64, int64) { return max(mark, 0), m.epoch }, clientv3.OpDelete(hk))
 	if err != nil {
 		return fail(err)
-	}
-	if !r.Succeeded {
-		return fail(lease.ErrLost)
 	}
 	s.revoke(ctx, id)
 	return nil
@@ -563,7 +631,7 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	}
 	byValue := make(map[int64]*lease.Record, len(marks)+len(held))
 	for v, m := range marks {
-		byValue[v] = &lease.Record{Scope: scope, Value: v, Mark: m.mark}
+		byValue[v] = &lease.Record{Scope: scope, Value: v, Mark: m.mark, Epoch: m.epoch}
 	}
 	for v, kv := range held {
 		r := byValue[v]

@@ -133,7 +133,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err = s.cli.Get(ctx, "flurry-test/"+scope+"/mark/0")
-	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "12345" || r.Kvs[0].Lease != 0 {
+	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "12345 1" || r.Kvs[0].Lease != 0 {
 		t.Fatalf("mark key %v, %v", r.Kvs, err)
 	}
 	if ttl, err := s.cli.TimeToLive(ctx, id); err != nil || ttl.TTL > 0 {
@@ -196,8 +196,44 @@ func TestLongerTTL(t *testing.T) {
 	}
 }
 
+// TestOldMarkKey: a mark key written by a flurry from before epochs holds the mark
+// alone; it reads as epoch 0, and the next write adds the epoch.
+func TestOldMarkKey(t *testing.T) {
+	s := open(t, testenv.Etcd.URL(t), Options{Prefix: "flurry-test"})
+	ctx := testCtx(t)
+	scope := leasetest.Scope(t)
+	mk := "flurry-test/" + scope + "/mark/0"
+	if _, err := s.cli.Put(ctx, mk, "777"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.List(ctx, scope)
+	if err != nil || len(recs) != 1 || recs[0].Mark != 777 || recs[0].Epoch != 0 {
+		t.Fatalf("List of an old mark key = %+v, %v; want mark 777, epoch 0", recs, err)
+	}
+	l, err := s.AcquireValue(ctx, scope, 0, "me", 2*time.Second)
+	if err != nil || l.Mark != 777 || l.Epoch != 1 {
+		t.Fatalf("AcquireValue over an old mark key = %+v, %v; want mark 777, epoch 1", l, err)
+	}
+	if l, err = s.Renew(ctx, l, 2*time.Second, 800); err != nil || l.Epoch != 2 {
+		t.Fatalf("Renew = %+v, %v; want epoch 2", l, err)
+	}
+	if err := s.Release(ctx, l, 790); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.cli.Get(ctx, mk)
+	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "790 2" {
+		t.Fatalf("mark key after release %v, %v; want \"790 2\"", r.Kvs, err)
+	}
+	if _, err := s.cli.Put(ctx, mk, "790 x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx, scope); err == nil || !strings.Contains(err.Error(), "not a mark and an epoch") {
+		t.Errorf("List of a foreign mark key: %v; want an error naming it", err)
+	}
+}
+
 func TestPick(t *testing.T) {
-	marks := map[int64]markKV{0: {5, 1}, 2: {0, 2}, 3: {1, 3}, 9: {0, 4}}
+	marks := map[int64]markKV{0: {mark: 5, rev: 1}, 2: {rev: 2}, 3: {mark: 1, rev: 3}, 9: {rev: 4}}
 	got := pick(6, nil, marks, 8)
 	var vs []int64
 	for _, c := range got {

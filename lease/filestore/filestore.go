@@ -78,6 +78,9 @@ type record struct {
 	Token     string `json:"token,omitempty"`
 	ExpiresMs int64  `json:"expires_ms,omitempty"`
 	Mark      int64  `json:"mark"`
+	// Epoch is the write count (lease.Lease.Epoch); absent in files of a flurry from
+	// before epochs, which then count from 0.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 type file struct {
@@ -201,8 +204,9 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 		key := strconv.FormatInt(best, 10)
 		r := f.Values[key]
 		r.Owner, r.Token, r.ExpiresMs = owner, newToken(), now+ttl.Milliseconds()
+		r.Epoch++
 		f.Values[key] = r
-		out = lease.Lease{Scope: scope, Value: best, Owner: owner, Token: r.Token, Mark: r.Mark, Expires: time.UnixMilli(r.ExpiresMs).UTC()}
+		out = lease.Lease{Scope: scope, Value: best, Owner: owner, Token: r.Token, Mark: r.Mark, Expires: time.UnixMilli(r.ExpiresMs).UTC(), Epoch: r.Epoch}
 		return true, nil
 	})
 	return out, err
@@ -221,8 +225,9 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 			return false, fmt.Errorf("lease/filestore: scope %s, value %d: %w", scope, value, lease.ErrNoFreeValue)
 		}
 		r.Owner, r.Token, r.ExpiresMs = owner, newToken(), now+ttl.Milliseconds()
+		r.Epoch++
 		f.Values[key] = r
-		out = lease.Lease{Scope: scope, Value: value, Owner: owner, Token: r.Token, Mark: r.Mark, Expires: time.UnixMilli(r.ExpiresMs).UTC()}
+		out = lease.Lease{Scope: scope, Value: value, Owner: owner, Token: r.Token, Mark: r.Mark, Expires: time.UnixMilli(r.ExpiresMs).UTC(), Epoch: r.Epoch}
 		return true, nil
 	})
 	return out, err
@@ -265,11 +270,37 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 		r.ExpiresMs = now + ttl.Milliseconds()
 		r.Mark = max(r.Mark, mark)
+		r.Epoch++
 		f.Values[key] = r
-		out.Mark, out.Expires = r.Mark, time.UnixMilli(r.ExpiresMs).UTC()
+		out.Mark, out.Expires, out.Epoch = r.Mark, time.UnixMilli(r.ExpiresMs).UTC(), r.Epoch
 		return true, nil
 	})
 	return out, err
+}
+
+// Takeover implements lease.Store.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return l, err
+	}
+	var out lease.Lease
+	err := s.update(ctx, l.Scope, func(f *file, now int64) (bool, error) {
+		key, r, err := s.live(f, l, now, "take over")
+		if err != nil {
+			return false, err
+		}
+		out = lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: newToken(), Mark: r.Mark}
+		r.Owner, r.Token, r.ExpiresMs = owner, out.Token, now+ttl.Milliseconds()
+		r.Mark = max(r.Mark, mark)
+		r.Epoch++
+		f.Values[key] = r
+		out.Expires, out.Epoch = time.UnixMilli(r.ExpiresMs).UTC(), r.Epoch
+		return true, nil
+	})
+	if err != nil {
+		return l, err
+	}
+	return out, nil
 }
 
 // Release implements lease.Store.
@@ -278,11 +309,11 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 		return err
 	}
 	return s.update(ctx, l.Scope, func(f *file, now int64) (bool, error) {
-		key, _, err := s.live(f, l, now, "release")
+		key, r, err := s.live(f, l, now, "release")
 		if err != nil {
 			return false, err
 		}
-		f.Values[key] = record{Mark: mark}
+		f.Values[key] = record{Mark: mark, Epoch: r.Epoch}
 		return true, nil
 	})
 }
@@ -296,7 +327,7 @@ func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) 
 	err := s.update(ctx, scope, func(f *file, now int64) (bool, error) {
 		for key, r := range f.Values {
 			v, _ := strconv.ParseInt(key, 10, 64)
-			rec := lease.Record{Scope: scope, Value: v, Mark: r.Mark}
+			rec := lease.Record{Scope: scope, Value: v, Mark: r.Mark, Epoch: r.Epoch}
 			if r.Token != "" && r.ExpiresMs > now {
 				rec.Owner, rec.Token, rec.Held, rec.Expires = r.Owner, r.Token, true, time.UnixMilli(r.ExpiresMs).UTC()
 			}

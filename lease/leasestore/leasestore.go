@@ -86,6 +86,12 @@ func CheckAcquireValue(scope string, value int64, owner string, ttl time.Duratio
 	return CheckAcquire(scope, 1, owner, ttl)
 }
 
+// CheckTakeover checks the arguments of Store.Takeover: l's scope and value, an owner of 1 to
+// 200 characters and a ttl as CheckTTL takes.
+func CheckTakeover(l lease.Lease, owner string, ttl time.Duration) error {
+	return CheckAcquireValue(l.Scope, l.Value, owner, ttl)
+}
+
 // short writes a duration without zero units: 24h, not 24h0m0s.
 func short(d time.Duration) string {
 	s := d.String()

@@ -39,6 +39,10 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	t.Run("BadArguments", func(t *testing.T) { testBadArgs(t, newStore) })
 	t.Run("AcquireValue", func(t *testing.T) { testAcquireValue(t, newStore) })
 	t.Run("Pin", func(t *testing.T) { testPin(t, newStore) })
+	t.Run("TakeoverRetiresToken", func(t *testing.T) { testTakeover(t, newStore) })
+	t.Run("RacingTakeovers", func(t *testing.T) { testRacingTakeovers(t, newStore) })
+	t.Run("TakeoverOfLostLease", func(t *testing.T) { testTakeoverLost(t, newStore) })
+	t.Run("EpochCountsWrites", func(t *testing.T) { testEpoch(t, newStore) })
 }
 
 // Scope returns a fresh scope name for a test.
@@ -466,5 +470,198 @@ func testPin(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	got, err := s2.AcquireValue(ctx(t), scope, 2, "next", ttl)
 	if err != nil || got.Mark != mark-1000 {
 		t.Errorf("AcquireValue after release = %+v, %v; want the released mark %d", got, err, mark-1000)
+	}
+}
+
+// testTakeover: a takeover gives a new token, retires the old one (its Renew and
+// Release fail with ErrLost), reports the mark from before it, and raises the mark.
+func testTakeover(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s, s2 := open(t, newStore), open(t, newStore)
+	scope := Scope(t)
+	l := acquire(t, s, scope, 2, "a")
+	reserved := time.Now().UnixMilli() + 4000
+	l, err := s.Renew(ctx(t), l, ttl, reserved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := reserved + 1000
+	n, err := s2.Takeover(ctx(t), lease.Lease{Scope: l.Scope, Value: l.Value, Token: l.Token}, "b", ttl, mark)
+	if err != nil {
+		t.Fatalf("Takeover of the live lease: %v", err)
+	}
+	if n.Token == "" || n.Token == l.Token || n.Value != l.Value || n.Scope != scope || n.Owner != "b" {
+		t.Fatalf("Takeover = %+v; want a new token for b on value %d", n, l.Value)
+	}
+	if n.Mark != reserved {
+		t.Errorf("Takeover reported mark %d; want the mark before it, %d", n.Mark, reserved)
+	}
+	if n.Epoch != l.Epoch+1 {
+		t.Errorf("Takeover epoch %d; want one more than the renewal's %d", n.Epoch, l.Epoch)
+	}
+	if !n.Expires.After(time.Now()) {
+		t.Errorf("Takeover expiry %v is not in the future", n.Expires)
+	}
+	if _, err := s.Renew(ctx(t), l, ttl, mark+5); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Renew with the retired token: %v; want ErrLost", err)
+	}
+	if err := s.Release(ctx(t), l, 1); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Release with the retired token: %v; want ErrLost", err)
+	}
+	if _, err := s.Takeover(ctx(t), l, "c", ttl, mark); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("second Takeover with the retired token: %v; want ErrLost", err)
+	}
+	recs, err := s.List(ctx(t), scope)
+	if err != nil || len(recs) != 1 || !recs[0].Held || recs[0].Token != n.Token || recs[0].Owner != "b" || recs[0].Mark != mark {
+		t.Fatalf("List after takeover = %+v, %v; want b's lease with mark %d", recs, err, mark)
+	}
+	// The new lease works as any other, and its value stays held.
+	n2, err := s2.Renew(ctx(t), n, ttl, mark+10)
+	if err != nil || n2.Mark != mark+10 || n2.Epoch != n.Epoch+1 {
+		t.Fatalf("Renew of the new lease = %+v, %v", n2, err)
+	}
+	if _, err := s.AcquireValue(ctx(t), scope, l.Value, "d", ttl); !errors.Is(err, lease.ErrNoFreeValue) {
+		t.Errorf("AcquireValue of a taken-over value: %v; want ErrNoFreeValue", err)
+	}
+	if err := s2.Release(ctx(t), n2, mark); err != nil {
+		t.Fatalf("Release of the new lease: %v", err)
+	}
+}
+
+// testRacingTakeovers: processes started from copies of one journal race to take
+// its lease over; exactly one wins.
+func testRacingTakeovers(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	scope := Scope(t)
+	const racers = 8
+	stores := make([]lease.Store, racers)
+	for i := range stores {
+		stores[i] = open(t, newStore)
+	}
+	l, err := stores[0].Acquire(ctx(t), scope, 1, "crashed", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		won    []lease.Lease
+		others []error
+		wg     sync.WaitGroup
+		start  = make(chan struct{})
+	)
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			n, err := s.Takeover(ctx(t), l, fmt.Sprintf("copy-%d", i), time.Minute, int64(i))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won = append(won, n)
+			case !errors.Is(err, lease.ErrLost):
+				others = append(others, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(others) > 0 {
+		t.Fatalf("unexpected errors: %v", others)
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d takeovers of one lease succeeded: %+v; want exactly 1", len(won), won)
+	}
+	recs, err := stores[0].List(ctx(t), scope)
+	if err != nil || len(recs) != 1 || recs[0].Token != won[0].Token {
+		t.Fatalf("List = %+v, %v; want the winner's token %s", recs, err, won[0].Token)
+	}
+}
+
+// testTakeoverLost: a lease that expired, was released, or was taken by another
+// holder cannot be taken over, and a refused takeover changes nothing.
+func testTakeoverLost(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	scope := Scope(t)
+	l, err := s.Acquire(ctx(t), scope, 1, "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := l
+	forged.Token = "not-the-token"
+	if _, err := s.Takeover(ctx(t), forged, "b", ttl, 7); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Takeover with a wrong token: %v; want ErrLost", err)
+	}
+	if _, err := s.Renew(ctx(t), l, time.Second, 3); err != nil {
+		t.Fatalf("a refused takeover disturbed the lease: %v", err)
+	}
+	// Wait for the store to see the lease expire, then try.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		recs, err := s.List(ctx(t), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 1 && !recs[0].Held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease did not expire: %+v", recs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := s.Takeover(ctx(t), l, "b", ttl, 9); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Takeover of an expired lease: %v; want ErrLost", err)
+	}
+	recs, err := s.List(ctx(t), scope)
+	if err != nil || len(recs) != 1 || recs[0].Mark != 3 {
+		t.Fatalf("List after refused takeovers = %+v, %v; want mark 3", recs, err)
+	}
+	next := acquire(t, s, scope, 1, "c")
+	if _, err := s.Takeover(ctx(t), l, "b", ttl, 9); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Takeover of a lease another holder acquired since: %v; want ErrLost", err)
+	}
+	if err := s.Release(ctx(t), next, 3); err != nil {
+		t.Fatalf("the next holder's lease was disturbed: %v", err)
+	}
+	if _, err := s.Takeover(ctx(t), next, "b", ttl, 9); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Takeover of a released lease: %v; want ErrLost", err)
+	}
+	_, err = s.Takeover(ctx(t), l, "", ttl, 9)
+	if !errors.Is(err, lease.ErrBadConfig) {
+		t.Errorf("Takeover with no owner: %v; want ErrBadConfig", err)
+	}
+}
+
+// testEpoch: every write of a value's record counts one more, across release and
+// expiry, and List reports it.
+func testEpoch(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	scope := Scope(t)
+	l := acquire(t, s, scope, 1, "a")
+	if l.Epoch < 1 {
+		t.Fatalf("first Acquire epoch %d; want at least 1", l.Epoch)
+	}
+	e := l.Epoch
+	l, err := s.Renew(ctx(t), l, ttl, 10)
+	if err != nil || l.Epoch != e+1 {
+		t.Fatalf("Renew epoch %d (%v); want %d", l.Epoch, err, e+1)
+	}
+	if err := s.Release(ctx(t), l, 10); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.List(ctx(t), scope)
+	if err != nil || len(recs) != 1 || recs[0].Epoch != e+1 {
+		t.Fatalf("List after release = %+v, %v; want epoch %d kept", recs, err, e+1)
+	}
+	l2, err := s.AcquireValue(ctx(t), scope, 0, "b", ttl)
+	if err != nil || l2.Epoch != e+2 {
+		t.Fatalf("AcquireValue after release: epoch %d (%v); want %d: a release must not reset it", l2.Epoch, err, e+2)
+	}
+	if err := s.Release(ctx(t), l2, 10); err != nil {
+		t.Fatal(err)
+	}
+	l3 := acquire(t, s, scope, 1, "c")
+	if l3.Epoch != e+3 {
+		t.Errorf("Acquire after release: epoch %d; want %d", l3.Epoch, e+3)
 	}
 }

@@ -37,6 +37,7 @@ type record struct {
 	token   string
 	expires int64 // clock ns; the lease is live while the clock reads less
 	mark    int64
+	epoch   int64
 }
 
 // New returns an empty store whose leases expire by clk. Nil means clock.NewSystem().
@@ -62,7 +63,8 @@ func (s *Store) grant(scope string, v int64, owner string, ttl time.Duration, no
 	}
 	s.tokens++
 	r.owner, r.token, r.expires = owner, "m"+strconv.FormatInt(s.tokens, 10), now+int64(ttl)
-	return lease.Lease{Scope: scope, Value: v, Owner: owner, Token: r.token, Mark: r.mark, Expires: time.Unix(0, r.expires).UTC()}
+	r.epoch++
+	return lease.Lease{Scope: scope, Value: v, Owner: owner, Token: r.token, Mark: r.mark, Expires: time.Unix(0, r.expires).UTC(), Epoch: r.epoch}
 }
 
 func (s *Store) check() error {
@@ -174,8 +176,30 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	}
 	r.expires = now + int64(ttl)
 	r.mark = max(r.mark, mark)
+	r.epoch++
 	out := l
-	out.Mark, out.Expires = r.mark, time.Unix(0, r.expires).UTC()
+	out.Mark, out.Expires, out.Epoch = r.mark, time.Unix(0, r.expires).UTC(), r.epoch
+	return out, nil
+}
+
+// Takeover implements lease.Store.
+func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (lease.Lease, error) {
+	if err := leasestore.CheckTakeover(l, owner, ttl); err != nil {
+		return l, err
+	}
+	if err := ctx.Err(); err != nil {
+		return l, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, now, err := s.held(l, "take over")
+	if err != nil {
+		return l, err
+	}
+	before := r.mark
+	out := s.grant(l.Scope, l.Value, owner, ttl, now)
+	r.mark = max(r.mark, mark)
+	out.Mark = before
 	return out, nil
 }
 
@@ -193,7 +217,7 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) error {
 	if err != nil {
 		return err
 	}
-	*r = record{mark: mark}
+	*r = record{mark: mark, epoch: r.epoch}
 	return nil
 }
 
@@ -220,7 +244,7 @@ func (s *Store) List(ctx context.Context, scope string) ([]lease.Record, error) 
 }
 
 func (s *Store) record(scope string, v int64, r *record, now int64) lease.Record {
-	rec := lease.Record{Scope: scope, Value: v, Mark: r.mark}
+	rec := lease.Record{Scope: scope, Value: v, Mark: r.mark, Epoch: r.epoch}
 	if s.live(r, now) {
 		rec.Owner, rec.Token, rec.Held, rec.Expires = r.owner, r.token, true, time.Unix(0, r.expires).UTC()
 	}

@@ -128,6 +128,24 @@ func (w *LeaseWorld) renewed(l lease.Lease, owner string) {
 	}
 }
 
+// takenOver records a takeover the store applied, made by the process owner: it
+// resumed the run of old's holder from its journal, and the new lease l's token
+// names that run from now on (old's is retired). A takeover of a lease the checker
+// does not know is an acquisition.
+func (w *LeaseWorld) takenOver(old, l lease.Lease, owner string) {
+	h := w.chk.byToken[old.Token]
+	if h == nil {
+		w.acquired(l)
+		return
+	}
+	h.token = l.Token
+	w.chk.byToken[l.Token] = h
+	w.renewed(l, owner)
+	if k := (ownerKey{l.Owner, l.Value, l.Scope}); w.chk.byOwner[k] != h {
+		w.chk.byOwner[k] = h
+	}
+}
+
 func (w *LeaseWorld) released(l lease.Lease) {
 	if h := w.chk.byToken[l.Token]; h != nil && h.releasedAt == 0 {
 		h.releasedAt = w.sim.now

@@ -128,6 +128,22 @@ func (st *LeaseStore) Renew(ctx context.Context, l lease.Lease, ttl time.Duratio
 	return out, err
 }
 
+// Takeover implements lease.Store. To the checker the process resumed the run of
+// l's holder from its journal, under a new token, as a renewal by another process
+// used to (renewed).
+func (st *LeaseStore) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (lease.Lease, error) {
+	out := l
+	err := transport(st.w.sim, &st.w.net, ctx, func() error {
+		var err error
+		out, err = st.m.Takeover(context.Background(), l, owner, ttl, mark)
+		if err == nil {
+			st.w.takenOver(l, out, st.owner)
+		}
+		return err
+	})
+	return out, err
+}
+
 // Release implements lease.Store.
 func (st *LeaseStore) Release(ctx context.Context, l lease.Lease, mark int64) error {
 	return transport(st.w.sim, &st.w.net, ctx, func() error {
