@@ -53,8 +53,8 @@ faults: ## the fault harness's full run, as root (internal/verify/harness/setup.
 model: ## the SPIN model of the lease protocol (Debian's spin)
 	$(GO) test -count=1 ./internal/verify/model/
 
-sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS)
-	$(GO) run ./internal/verify/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS)
+sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS), journals copied and restored
+	$(GO) run ./internal/verify/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS) -copies
 
 release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
 	scripts/release.sh $(ARGS)

@@ -15,9 +15,22 @@
  * once. Between a generator's reading of its clock and the ID it returns, a process
  * may pause for up to PAUSE units.
  *
- * The model follows lease/session.go (tryAcquire, tryResume, renew, Close, journal),
- * the stores' Acquire/Renew/Release (one atomic step each, expiry judged by the
- * store's clock), a journal whose Save is atomic and durable when it returns, and the
+ * The operator may copy slot 0's journal onto a new slot, N-1, at any step, and start
+ * a process there (CLONES, at most one copy: cp -a of a data directory, a cloned VM
+ * or volume), while slot 0's process runs on or after it crashed; and may save a
+ * copy of slot 0's journal at any step and restore it in place once, after slot 0's
+ * process ended (REVERT: a backup, a reverted snapshot), the next process's clock
+ * up to ROFF behind. A copy is seen as copied (JournalEntry.Copied: another file's
+ * Origin) until its slot's own process saves it; a journal restored in place is not
+ * (the worst case: same inode, same boot), and only the epoch tells it is behind.
+ * The store's record counts its writes (the epoch: Acquire, Renew, Takeover); every
+ * store write follows a journal save naming its epoch.
+ *
+ * The model follows lease/session.go and lease/resume.go (tryAcquire, tryResume,
+ * renew, Close, journal), the stores' Acquire/Renew/Release/Takeover (one atomic
+ * step each, expiry judged by the store's clock; Takeover retires the token it is
+ * given and answers the mark before it raised it), a journal whose Save is atomic
+ * and durable when it returns, and the
  * checks of snowflake/generator.go's reserve (Above < tick <= Through, clock < Until).
  * A tick is a reading of the holder's clock; one ID per holder and tick stands for
  * all the IDs of that tick (sequence numbers never collide across node values or
@@ -33,7 +46,9 @@
  *       and of the processes for one token);
  *   I4  exclusivity: a holder issues only while the store holds its lease live
  *       (a call already past the fence when Close revoked is exempt; I1-I3 cover
- *       it through the release mark).
+ *       it through the release mark; so is a holder whose token a Takeover retired,
+ *       the original of a copy, which issues on until its next renewal fails or its
+ *       fence, never above the reservation the copy starts above: I1-I3 cover it).
  * I1 and I3 are checked against one witness ID that the search chooses
  * nondeterministically (w_tick, w_key), instead of a record of every ID.
  *
@@ -58,7 +73,19 @@
  *   BUG_STALE_RELEASE  a Release is sent while the journal still names its lease:
  *                      tryAcquire's abandon, and Close, which keeps the token when
  *                      its Release fails; a restart resumes the lease, then the late
- *                      Release frees it and lowers the mark
+ *                      Release frees it and lowers the mark (with BUG_RESUME_RENEW:
+ *                      a Takeover retires the token, and the late Release fails)
+ *   BUG_RESUME_RENEW   a restart resumes the journal's lease by renewing its token,
+ *                      as before Takeover: two copies of one journal both resume
+ *   BUG_KEEP_TOKEN     the store's Takeover is a Renew: the token is not retired
+ *   BUG_TRUST_COPY     a copied journal's mark is trusted when its epoch is not
+ *                      behind (Copied ignored)
+ *   BUG_NOEPOCH        a journal's mark is trusted when it was not copied, however
+ *                      far the store's epoch is ahead of it
+ *   BUG_EPOCH_SLACK    a journal one store write behind is trusted
+ *   REVERT_ANY         a copy is restored in place also when the store's epoch is
+ *                      still the copy's and the slot issued above its mark: the case
+ *                      the epoch cannot see (docs/correctness.md)
  * and failed assumptions by parameters: MARGIN too small or DRIFT too large for the
  * other, PAUSE too long (with NO_EXCL, which drops I4: I1-I3 hold under any pause).
  * NOJOURNAL models a session without a Journal (Options.Journal nil).
@@ -108,6 +135,16 @@
 #define RESTARTS 1   /* new processes, in all */
 #endif
 
+#ifndef CLONES
+#define CLONES 0     /* copies of slot 0's journal onto slot N-1, a new data directory */
+#endif
+#ifndef ROFF
+#define ROFF OFF     /* the clock of a process on a reverted journal may be this far behind */
+#endif
+#if CLONES > 0 || defined(REVERT)
+#define EPOCH        /* the store's and the journal's epochs matter */
+#endif
+
 #define BASE 4       /* real time starts here, so that every clock stays positive */
 #define END  (BASE + HORIZON)
 
@@ -122,12 +159,14 @@
 #define RESW   7     /* tryResume: waiting for the Renew with the journal's token */
 #define RESA   8     /* BUG_RESUME_NOTOKEN: waiting for the Acquire that takes the value back */
 #define CLOSEW 9     /* BUG_STALE_RELEASE: Close waits for its Release, then writes the journal */
+#define RESR   10    /* tryResume: waiting for the Renew above the store's mark */
 
 /* requests and replies */
 #define NONE 0
 #define ACQ  1
 #define REN  2
 #define REL  3
+#define TKO  4       /* Takeover: the journal's lease replaced by a new token, at once */
 #define OK   1
 #define FAIL 2
 
@@ -140,8 +179,29 @@ byte now = BASE;            /* real time, and the store's clock (plus sstep) */
 byte s_tok;                 /* token of the live lease, 0 when free; tokens are 1, 2, ... */
 byte s_exp;                 /* its expiry, by the store's clock */
 byte s_mark;                /* the high-water mark */
-byte acqs;                  /* acquisitions so far: the next token is acqs + 1 */
+byte acqs;                  /* acquisitions so far */
+byte toks;                  /* tokens handed out (Acquire, Takeover): the next is toks + 1 */
+byte retired;               /* bit t: token t was retired by a Takeover */
 byte restarts;              /* new processes so far */
+byte procs;                 /* processes started after the first ones (a run's key) */
+byte tkmark;                /* scratch: the mark a Takeover found, before it raised it */
+byte s_ep;                  /* the record's epoch: one more on every write but Release
+                               (without EPOCH it stays 0: nothing compares it) */
+#ifdef EPOCH
+#define EPINC s_ep++
+#else
+#define EPINC skip
+#endif
+#if CLONES > 0
+byte clones;                /* copies made so far */
+#endif
+#ifdef REVERT
+byte sv_st;                    /* the saved copy of slot 0's journal: 0 none, 1 saved, 2 restored */
+byte sv_tok, sv_mark, sv_ep;
+bit  sv_cp;
+bit  sv_hi;                 /* slot 0 issued above sv_mark since the copy was saved */
+bit  rvd;                   /* slot 0's journal was restored; its next process may be ROFF behind */
+#endif
 byte res;                   /* scratch: the outcome of the store operation being run */
 #ifdef BUG_LOSTWRITE
 byte p_tok, p_exp, p_mark;  /* the replica: the record before the last write */
@@ -157,7 +217,11 @@ byte sstep;
 /* per slot: the journal, which survives the process */
 byte j_tok[N];              /* token of the lease held; 0 after a release, or none yet */
 byte j_mark[N];             /* the local mark: the slot's processes issued no tick above it */
-byte gen[N];                /* processes started on the slot before this one */
+byte gen[N];                /* the process's number: procs when it started */
+bit  born[N];               /* the slot exists (CLONES: slot N-1 from the copy on) */
+bit  j_cp[N];               /* its Origin is another file's: copied (or a clone's), until
+                               the slot's own process writes it */
+byte j_ep[N];               /* the epoch of the store write its process was about to make */
 
 /* per holder process: the session */
 byte ph[N];                 /* phase */
@@ -174,6 +238,11 @@ byte rsm[N];                /* s.resume: 1 while the journal's lease may be resu
 #ifdef BUG_JOURNAL_LATE
 byte jw[N];                 /* a journal mark granted through but not written yet */
 #endif
+bit  cpload[N];             /* the journal was copied when the process loaded it */
+byte jeload[N];             /* the journal's epoch when the process loaded it (s.resume's) */
+byte rtok[N], rmark[N];     /* s.resume: the lease to take over, and the mark to trust */
+byte sep[N];                /* s.l.Epoch: the epoch of the lease held, as last written */
+byte rp_ep[N];              /* a reply's epoch */
 /* per holder process: its request in flight, and the reply */
 byte rq[N];
 byte rq_tok[N], rq_mark[N];
@@ -216,7 +285,7 @@ inline store_acquire() {
 	if
 	:: (s_tok == 0 || SNOW >= s_exp) && acqs < MAXACQ ->
 		snapshot();
-		acqs++; s_tok = acqs; s_exp = SNOW + TTL; res = OK
+		acqs++; toks++; s_tok = toks; s_exp = SNOW + TTL; EPINC; res = OK
 	:: else -> res = FAIL   /* ErrNoFreeValue */
 	fi
 }
@@ -230,7 +299,25 @@ inline store_renew(t, m) {
 	:: s_tok == t && SNOW < s_exp ->
 #endif
 		snapshot();
-		s_exp = SNOW + TTL; s_mark = max(s_mark, m); res = OK
+		s_exp = SNOW + TTL; s_mark = max(s_mark, m); EPINC; res = OK
+	:: else -> res = FAIL   /* ErrLost */
+	fi
+}
+
+/* Takeover: the live lease of this token only, replaced by a lease of a new token
+ * (the old one retired: its Renew and Release fail from now on); raises the mark
+ * and answers the mark as it was before (tkmark) */
+inline store_takeover(t, m) {
+	if
+	:: s_tok == t && SNOW < s_exp ->
+		snapshot();
+#ifdef BUG_KEEP_TOKEN
+		/* a Renew: the token stays, its other holders renew on */
+		s_exp = SNOW + TTL; tkmark = s_mark; s_mark = max(s_mark, m); EPINC; res = OK
+#else
+		retired = retired | (1 << t);
+		toks++; s_tok = toks; s_exp = SNOW + TTL; tkmark = s_mark; s_mark = max(s_mark, m); EPINC; res = OK
+#endif
 	:: else -> res = FAIL   /* ErrLost */
 	fi
 }
@@ -250,6 +337,7 @@ inline store_run(kind, t, m) {
 	:: kind == ACQ -> store_acquire()
 	:: kind == REN -> store_renew(t, m)
 	:: kind == REL -> store_release(t, m)
+	:: kind == TKO -> store_takeover(t, m)
 	fi
 }
 
@@ -260,15 +348,26 @@ inline send(h, kind, t, m) {
 /* ---- the journal: one atomic, durable Save per step ---- */
 
 /* the mark of a journal write: reservation(jmark, above, now, jahead) */
+#ifdef EPOCH
+#define JEPOCH(h, e) j_ep[h] = e
+#define SEP(h, e) sep[h] = e
+#else
+#define JEPOCH(h, e) skip
+#define SEP(h, e) skip
+#endif
 #ifdef NOJOURNAL
 #define JNEXT(h, a) 0
 inline jwrite(h, a) { skip }
 inline jtoken(h, t) { skip }
+inline jsave(h, a) { skip }
 #define THROUGH(m, h) (m)
 #else
 #define JNEXT(h, a) max(j_mark[h], max(a, hc[h]) + JRES)
 inline jwrite(h, a) { j_mark[h] = JNEXT(h, a) }
 inline jtoken(h, t) { j_tok[h] = t }
+/* a renewal's save: mark, token, the epoch of the write that follows, and the
+ * slot's own Origin */
+inline jsave(h, a) { jwrite(h, a); jtoken(h, tok[h]); JEPOCH(h, sep[h] + 1); j_cp[h] = 0 }
 /* what the generator may issue through (Session.through) */
 #ifdef BUG_PAST_BUDGET
 #define THROUGH(m, h) j_mark[h]
@@ -276,8 +375,32 @@ inline jtoken(h, t) { j_tok[h] = t }
 #define THROUGH(m, h) min(m, j_mark[h])
 #endif
 #endif
-/* a renewal writes the journal when less than jahead - every/2 of its mark is left */
-#define JDUE(h) (j_mark[h] + EVERY / 2 < hc[h] + JRES)
+
+/* a resumption is fast, above the journal's mark, when the journal was not copied
+ * and the store was not written after the write it names: its epoch before the
+ * Takeover (the reply's, less one) is at most the journal's */
+#ifdef BUG_TRUST_COPY
+#define CPOK(h) 1
+#else
+#define CPOK(h) (!cpload[h])
+#endif
+#if defined(EPOCH) && defined(BUG_EPOCH_SLACK)
+#define EPOK(h) (rp_ep[h] <= jeload[h] + 2)
+#elif defined(EPOCH) && !defined(BUG_NOEPOCH)
+#define EPOK(h) (rp_ep[h] <= jeload[h] + 1)
+#else
+#define EPOK(h) 1
+#endif
+#define TRUSTED(h) (CPOK(h) && EPOK(h))
+#ifdef EPOCH
+#define RPEP0(h) rp_ep[h] = 0
+#define REPOCH(h) jeload[h] = sep[h]
+#define RPEP(h) rp_ep[h] = s_ep
+#else
+#define RPEP0(h) skip
+#define REPOCH(h) skip
+#define RPEP(h) skip
+#endif
 
 /* a fenced grant: from the renewal's send (or, BUG_REPLY, from its reply) */
 inline grant(h) {
@@ -299,6 +422,10 @@ inline revoke(h) {
 inline end_session(h) {
 	ph[h] = DEAD; revoke(h);
 	tok[h] = 0; lmark[h] = 0; above[h] = 0; mark[h] = 0; pmark[h] = 0; psent[h] = 0; rsm[h] = 0; jload[h] = 0;
+	cpload[h] = 0; rtok[h] = 0; rmark[h] = 0;
+#ifdef EPOCH
+	jeload[h] = 0; sep[h] = 0; rp_ep[h] = 0;
+#endif
 #ifdef BUG_JOURNAL_LATE
 	jw[h] = 0;
 #endif
@@ -315,7 +442,7 @@ inline issue(h) {
 	printf("t=%d: H%d returns an ID in tick %d (run %d); store: token %d, expiry %d, mark %d\n", now, h, pend[h], pkey[h], s_tok, s_exp, s_mark);
 #ifndef NO_EXCL
 	/* I4 */
-	assert(pex[h] || (s_tok == pkey[h] / 4 && SNOW < s_exp));
+	assert(pex[h] || (s_tok == pkey[h] / 4 && SNOW < s_exp) || (retired & (1 << (pkey[h] / 4))));
 #endif
 	/* I2 */
 	assert(pend[h] <= s_mark);
@@ -343,18 +470,41 @@ proctype Holder(byte h) {
 end:
 	do
 	/* ---- the session (lease/session.go) ---- */
-	/* tryResume: renew the journal's lease with its token; the journal first */
-	:: atomic { ph[h] == IDLE && rq[h] == NONE && rsm[h] ->
-		tok[h] = j_tok[h]; above[h] = jload[h];
+	/* tryResume (lease/resume.go): take the journal's lease over, retiring its
+	 * token; then the journal names the new lease, before any grant */
+	:: atomic { ph[h] == IDLE && rq[h] == NONE && rsm[h] && psent[h] == 0 ->
+		tok[h] = rtok[h]; above[h] = rmark[h];
 		psent[h] = hc[h]; pmark[h] = max(above[h], hc[h]) + RES;
-		jwrite(h, above[h]);
-		printf("t=%d: H%d (clock %d) resumes: journal token %d mark %d; Renew(token %d, mark %d)\n", now, h, hc[h], j_tok[h], j_mark[h], tok[h], pmark[h]);
+#ifdef BUG_RESUME_RENEW
+		printf("t=%d: H%d (clock %d) resumes: token %d mark %d copied %d; Renew(token %d, mark %d)\n", now, h, hc[h], rtok[h], rmark[h], cpload[h], tok[h], pmark[h]);
 		send(h, REN, tok[h], pmark[h]); ph[h] = RESW }
+#else
+		printf("t=%d: H%d (clock %d) resumes: token %d mark %d epoch %d copied %d; Takeover(token %d, mark %d)\n", now, h, hc[h], rtok[h], rmark[h], jeload[h], cpload[h], tok[h], pmark[h]);
+		send(h, TKO, tok[h], pmark[h]); ph[h] = RESW }
+#endif
 	:: atomic { ph[h] == RESW && rp[h] != NONE ->
 		if
+#ifdef BUG_RESUME_RENEW
 		:: rp[h] == OK ->
+			/* today's resume: the Renew proves the journal's token is live */
+			SEP(h, rp_ep[h]); jsave(h, above[h]); mark[h] = pmark[h]; grant(h); rsm[h] = 0; ph[h] = HELD
+#else
+		:: rp[h] == OK && TRUSTED(h) ->
 			/* resumed: above the journal's mark, not the store's */
+			tok[h] = rp_tok[h]; SEP(h, rp_ep[h]); jsave(h, above[h]);
 			mark[h] = pmark[h]; grant(h); rsm[h] = 0; ph[h] = HELD
+		:: rp[h] == OK && !TRUSTED(h) && rp_mark[h] <= above[h] ->
+			tok[h] = rp_tok[h]; SEP(h, rp_ep[h]); jsave(h, above[h]);
+			mark[h] = pmark[h]; grant(h); rsm[h] = 0; ph[h] = HELD
+		:: rp[h] == OK && !TRUSTED(h) && rp_mark[h] > above[h] ->
+			/* a copied journal, or one behind the store: above the store's mark as
+			 * the Takeover found it, reserved before the grant (from the same send) */
+			tok[h] = rp_tok[h]; SEP(h, rp_ep[h]); above[h] = rp_mark[h];
+			pmark[h] = max(above[h], psent[h]) + RES;
+			jsave(h, above[h]);
+			printf("t=%d: H%d took over a journal copied (%d) or behind the store (store epoch %d, journal %d): token %d above %d; Renew(token %d, mark %d)\n", now, h, cpload[h], rp_ep[h] - 1, jeload[h], tok[h], above[h], tok[h], pmark[h]);
+			send(h, REN, tok[h], pmark[h]); ph[h] = RESR
+#endif
 #ifdef BUG_RESUME_NOTOKEN
 		:: rp[h] == FAIL && rsm[h] == 1 ->
 			/* take the value back anyway, keeping above, psent and pmark */
@@ -367,20 +517,28 @@ end:
 			rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0; ph[h] = IDLE
 #endif
 		fi;
-		rp[h] = NONE;
+		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0; RPEP0(h);
 		if
-		:: ph[h] != RESA -> pmark[h] = 0
+		:: ph[h] != RESA && ph[h] != RESR -> pmark[h] = 0
 		:: else -> skip
 		fi }
+	/* the reservation above the store's mark: granted, or left to the next attempt,
+	 * which takes the new lease over (trusting it no more than this one did) */
+	:: atomic { ph[h] == RESR && rp[h] != NONE ->
+		if
+		:: rp[h] == OK -> SEP(h, rp_ep[h]); mark[h] = pmark[h]; grant(h); rsm[h] = 0; ph[h] = HELD
+		:: else -> rtok[h] = tok[h]; rmark[h] = above[h]; REPOCH(h); ph[h] = IDLE; tok[h] = 0; above[h] = 0
+		fi;
+		rp[h] = NONE; rp_tok[h] = 0; RPEP0(h); pmark[h] = 0 }
 #ifdef BUG_RESUME_NOTOKEN
 	:: atomic { ph[h] == RESA && rp[h] != NONE ->
 		if
 		:: rp[h] == OK ->
 			printf("t=%d: H%d takes the value back with token %d, above %d\n", now, h, rp_tok[h], above[h]);
-			tok[h] = rp_tok[h]; send(h, REN, tok[h], pmark[h]); ph[h] = RESW
+			tok[h] = rp_tok[h]; SEP(h, rp_ep[h]); send(h, REN, tok[h], pmark[h]); ph[h] = RESW
 		:: else -> rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0; ph[h] = IDLE
 		fi;
-		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0 }
+		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0; RPEP0(h) }
 #endif
 	/* tryAcquire: claim */
 	:: atomic { ph[h] == IDLE && rq[h] == NONE && !rsm[h] -> send(h, ACQ, 0, 0); ph[h] = ACQW }
@@ -389,20 +547,20 @@ end:
 		:: rp[h] == OK ->
 			/* above the store's mark and the journal's; the journal names the lease
 			 * and reaches JRES ahead before the Renew that reserves is sent */
-			tok[h] = rp_tok[h]; lmark[h] = rp_mark[h]; above[h] = max(rp_mark[h], jload[h]);
+			tok[h] = rp_tok[h]; SEP(h, rp_ep[h]); lmark[h] = rp_mark[h]; above[h] = max(rp_mark[h], jload[h]);
 			psent[h] = hc[h]; pmark[h] = max(above[h], hc[h]) + RES;
-			jwrite(h, above[h]); jtoken(h, tok[h]);
+			jsave(h, above[h]);
 			printf("t=%d: H%d (clock %d) acquired token %d, store mark %d; journal token %d mark %d; Renew(token %d, mark %d)\n", now, h, hc[h], tok[h], rp_mark[h], j_tok[h], j_mark[h], tok[h], pmark[h]);
 			send(h, REN, tok[h], pmark[h]); ph[h] = REN0W
 		:: else -> ph[h] = IDLE
 		fi;
-		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0 }
+		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0; RPEP0(h) }
 	:: atomic { ph[h] == REN0W && rp[h] != NONE ->
 		if
-		:: rp[h] == OK -> mark[h] = pmark[h]; grant(h); lmark[h] = 0; ph[h] = HELD
+		:: rp[h] == OK -> SEP(h, rp_ep[h]); mark[h] = pmark[h]; grant(h); lmark[h] = 0; ph[h] = HELD
 		:: else -> ph[h] = REL0
 		fi;
-		rp[h] = NONE; pmark[h] = 0 }
+		rp[h] = NONE; rp_tok[h] = 0; RPEP0(h); pmark[h] = 0 }
 	/* tryAcquire's abandon, Release(l, l.Mark), after a failed first Renew; its
 	 * outcome does not matter to the caller. The journal stops naming the lease
 	 * first: a Release under a token the journal names may run after a restart
@@ -419,9 +577,9 @@ end:
 		tok[h] = 0; lmark[h] = 0; above[h] = 0; psent[h] = 0; ph[h] = IDLE }
 	/* the renew loop, EVERY or later after the last renewal: the journal first, on
 	 * its own (and the generator re-granted through it with the old fence), then
-	 * the store */
+	 * the store; every renewal saves the journal, with the epoch of its write */
 #ifdef BUG_JOURNAL_LATE
-	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] == 0 && hc[h] >= psent[h] + EVERY && JDUE(h) ->
+	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] == 0 && hc[h] >= psent[h] + EVERY ->
 		/* granted through the new mark before the write */
 		jw[h] = JNEXT(h, above[h]);
 		if
@@ -430,16 +588,10 @@ end:
 		fi;
 		printf("t=%d: H%d (clock %d) grants through %d before the journal has it (journal %d)\n", now, h, hc[h], g_through[h], j_mark[h]) }
 	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] != 0 ->
-		j_mark[h] = jw[h]; jw[h] = 0; jtoken(h, tok[h]);
-		psent[h] = hc[h]; pmark[h] = max(mark[h], hc[h] + RES);
-		send(h, REN, tok[h], pmark[h]); ph[h] = RENW }
-	:: atomic { ph[h] == HELD && rq[h] == NONE && jw[h] == 0 && hc[h] >= psent[h] + EVERY && !JDUE(h) ->
+		j_mark[h] = jw[h]; jw[h] = 0; jtoken(h, tok[h]); JEPOCH(h, sep[h] + 1); j_cp[h] = 0;
 #else
 	:: atomic { ph[h] == HELD && rq[h] == NONE && hc[h] >= psent[h] + EVERY ->
-		if
-		:: JDUE(h) -> jwrite(h, above[h]); jtoken(h, tok[h])
-		:: else -> skip
-		fi;
+		jsave(h, above[h]);
 		if
 		:: gr[h] -> g_through[h] = THROUGH(mark[h], h)
 		:: else -> skip
@@ -453,24 +605,26 @@ end:
 		send(h, REN, tok[h], pmark[h]); ph[h] = RENW }
 	:: atomic { ph[h] == RENW && rp[h] != NONE ->
 		if
-		:: rp[h] == OK -> mark[h] = pmark[h]; grant(h); ph[h] = HELD
+		:: rp[h] == OK -> SEP(h, rp_ep[h]); mark[h] = pmark[h]; grant(h); ph[h] = HELD
 		:: else -> revoke(h); ph[h] = IDLE   /* ErrLost: stop, acquire again */
 		fi;
-		rp[h] = NONE; pmark[h] = 0 }
+		rp[h] = NONE; rp_tok[h] = 0; RPEP0(h); pmark[h] = 0 }
 	/* the caller gives up: the request may still run, its reply is dropped */
-	:: atomic { (ph[h] == ACQW || ph[h] == REN0W || ph[h] == RENW || ph[h] == RESW || ph[h] == RESA) ->
+	:: atomic { (ph[h] == ACQW || ph[h] == REN0W || ph[h] == RENW || ph[h] == RESW || ph[h] == RESA || ph[h] == RESR) ->
 		if
 		:: rq[h] != NONE -> orphan[h] = 1
 		:: else -> skip
 		fi;
-		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0;
+		rp[h] = NONE; rp_tok[h] = 0; rp_mark[h] = 0; RPEP0(h);
 		if
 		:: ph[h] == ACQW -> ph[h] = IDLE
 		:: ph[h] == REN0W -> ph[h] = REL0; pmark[h] = 0
 		:: ph[h] == RENW -> ph[h] = HELD; pmark[h] = 0   /* the grant runs on to its Until */
-		:: ph[h] == RESW -> ph[h] = IDLE; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0
-			/* resume again: the store did not answer */
+		:: ph[h] == RESW -> ph[h] = IDLE; tok[h] = 0; above[h] = 0; pmark[h] = 0
+			/* resume again once the interval has passed (canon clears psent): the
+			 * store did not answer */
 		:: ph[h] == RESA -> ph[h] = IDLE; rsm[h] = 0; tok[h] = 0; above[h] = 0; psent[h] = 0; pmark[h] = 0
+		:: ph[h] == RESR -> rtok[h] = tok[h]; rmark[h] = above[h]; REPOCH(h); ph[h] = IDLE; tok[h] = 0; above[h] = 0; pmark[h] = 0
 		fi }
 	/* Close: revoke, then release with what was issued (IssuedThrough); the journal
 	 * keeps that mark and no token, written before the Release is sent */
@@ -509,15 +663,27 @@ end:
 		end_session(h); last[h] = 0; pend[h] = 0; pdl[h] = 0; pkey[h] = 0; pex[h] = 0 }
 	/* a new process on the slot, whose clock may be behind; the dead process's
 	 * request may still be in the network */
-	:: atomic { ph[h] == DEAD && restarts < RESTARTS && gq[h] == NONE && pend[h] == 0 ->
-		restarts++; gen[h]++; last[h] = 0;
+	:: atomic { ph[h] == DEAD && born[h] && restarts < RESTARTS && gq[h] == NONE && pend[h] == 0 ->
+		restarts++; procs++; gen[h] = procs; last[h] = 0;
 		gq[h] = rq[h]; gq_tok[h] = rq_tok[h]; gq_mark[h] = rq_mark[h];
 		rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0;
 		if
 		:: hc[h] = now
 		:: hc[h] = now - OFF
+#ifdef REVERT
+		:: rvd && h == 0 && ROFF > OFF -> hc[h] = now - ROFF
+#endif
 		fi;
-		rsm[h] = (j_tok[h] != 0); jload[h] = j_mark[h];
+#ifdef REVERT
+		if
+		:: h == 0 -> rvd = 0
+		:: else -> skip
+		fi;
+#endif
+		rsm[h] = (j_tok[h] != 0); jload[h] = j_mark[h]; cpload[h] = j_cp[h]; rtok[h] = j_tok[h]; rmark[h] = j_mark[h];
+#ifdef EPOCH
+		jeload[h] = j_ep[h];
+#endif
 		printf("t=%d: H%d restarts, clock %d; the dead process's request in flight: %d\n", now, h, hc[h], gq[h]);
 		ph[h] = IDLE }
 #if STEP > 0
@@ -534,19 +700,21 @@ end:
 		:: !orphan[h] ->
 			rp[h] = res;
 			if
-			:: rq[h] == ACQ && res == OK -> rp_tok[h] = s_tok; rp_mark[h] = s_mark
+			:: rq[h] == ACQ && res == OK -> rp_tok[h] = s_tok; rp_mark[h] = s_mark; RPEP(h)
+			:: rq[h] == TKO && res == OK -> rp_tok[h] = s_tok; rp_mark[h] = tkmark; RPEP(h)
+			:: rq[h] == REN && res == OK -> rp_tok[h] = rq_tok[h]; RPEP(h)
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi;
-		res = 0; rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0 }
+		res = 0; tkmark = 0; rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0 }
 	/* it is lost (a request whose caller still waits is lost the same way: the
 	 * caller gives up, then the request is lost) */
 	:: atomic { rq[h] != NONE && orphan[h] -> rq[h] = NONE; rq_tok[h] = 0; rq_mark[h] = 0; orphan[h] = 0 }
 	/* a dead process's request: the store runs it, or it is lost */
 	:: atomic { gq[h] != NONE -> store_run(gq[h], gq_tok[h], gq_mark[h]);
 		printf("t=%d: the store runs H%d's dead process's request %d (token %d, mark %d): %d; store: token %d, expiry %d, mark %d\n", now, h, gq[h], gq_tok[h], gq_mark[h], res, s_tok, s_exp, s_mark);
-		res = 0; gq[h] = NONE; gq_tok[h] = 0; gq_mark[h] = 0 }
+		res = 0; tkmark = 0; gq[h] = NONE; gq_tok[h] = 0; gq_mark[h] = 0 }
 	:: atomic { gq[h] != NONE -> gq[h] = NONE; gq_tok[h] = 0; gq_mark[h] = 0 }
 
 	/* ---- the generator (snowflake/generator.go, reserve) ---- */
@@ -558,7 +726,14 @@ end:
 		hc[h] > g_above[h] &&
 #endif
 		hc[h] <= g_through[h] ->
-		pend[h] = hc[h]; pdl[h] = now + PAUSE; pkey[h] = g_key[h] }
+		pend[h] = hc[h]; pdl[h] = now + PAUSE; pkey[h] = g_key[h];
+#ifdef REVERT
+		if
+		:: sv_st == 1 && h == 0 && pend[h] > sv_mark -> sv_hi = 1
+		:: else -> skip
+		fi;
+#endif
+	}
 	/* the ID is returned, at most PAUSE later */
 	:: atomic { pend[h] != 0 -> issue(h) }
 	od
@@ -596,7 +771,7 @@ inline canon(h) {
 	:: else -> skip
 	fi;
 	if
-	:: ph[h] != RENW && ph[h] != REN0W && ph[h] != RESW && ph[h] != RESA && hc[h] >= psent[h] + EVERY -> psent[h] = 0
+	:: ph[h] != RENW && ph[h] != REN0W && ph[h] != RESW && ph[h] != RESA && ph[h] != RESR && hc[h] >= psent[h] + EVERY -> psent[h] = 0
 	:: else -> skip
 	fi
 }
@@ -625,6 +800,39 @@ end:
 		:: s_tok != 0 && SNOW >= s_exp -> s_tok = 0; s_exp = 0   /* expired: free */
 		:: else -> skip
 		fi }
+#if CLONES > 0
+	/* the operator copies slot 0's journal (its data directory) onto a new one,
+	 * at any moment, and starts a process there */
+	:: atomic { clones < CLONES && !born[N - 1] && j_tok[0] != 0 ->
+		clones++; born[N - 1] = 1;
+		j_tok[N - 1] = j_tok[0]; j_mark[N - 1] = j_mark[0]; j_ep[N - 1] = j_ep[0]; j_cp[N - 1] = 1;
+		procs++; gen[N - 1] = procs;
+		if
+		:: hc[N - 1] = now
+		:: hc[N - 1] = now - OFF
+		fi;
+		rsm[N - 1] = 1; jload[N - 1] = j_mark[0]; cpload[N - 1] = 1; jeload[N - 1] = j_ep[0];
+		rtok[N - 1] = j_tok[0]; rmark[N - 1] = j_mark[0];
+		printf("t=%d: the journal of H0 (phase %d) is copied to H%d: token %d mark %d epoch %d; store: token %d, mark %d, epoch %d\n", now, ph[0], N - 1, j_tok[0], j_mark[0], j_ep[0], s_tok, s_mark, s_ep);
+		ph[N - 1] = IDLE }
+#endif
+#ifdef REVERT
+	/* a copy of slot 0's journal is saved (a backup, a snapshot), once */
+	:: atomic { sv_st == 0 && j_tok[0] != 0 ->
+		sv_tok = j_tok[0]; sv_mark = j_mark[0]; sv_ep = j_ep[0]; sv_cp = j_cp[0]; sv_st = 1;
+		printf("t=%d: a copy of H0's journal is saved: token %d mark %d epoch %d\n", now, sv_tok, sv_mark, sv_ep) }
+	/* and restored in place, over the journal of a process that has ended; its next
+	 * process may come up with a clock ROFF behind (a VM snapshot). The store has
+	 * been written past the write the copy names, or the slot issued nothing above
+	 * its mark since (REVERT_ANY: also otherwise) */
+	:: atomic { sv_st == 1 && ph[0] == DEAD && born[0] &&
+#ifndef REVERT_ANY
+		(s_ep > sv_ep || !sv_hi) &&
+#endif
+		restarts < RESTARTS ->
+		j_tok[0] = sv_tok; j_mark[0] = sv_mark; j_ep[0] = sv_ep; j_cp[0] = sv_cp; sv_st = 2; rvd = 1;
+		printf("t=%d: H0's journal is restored from the copy; store: token %d, mark %d, epoch %d\n", now, s_tok, s_mark, s_ep) }
+#endif
 #ifdef BUG_LOSTWRITE
 	/* a failover to a replica that missed the last write */
 	:: atomic { !failed && acqs > 0 -> failed = 1; s_tok = p_tok; s_exp = p_exp; s_mark = p_mark }
@@ -640,7 +848,15 @@ init {
 	atomic {
 		h = 0;
 		do
-		:: h < N -> hc[h] = BASE; run Holder(h); h++
+		:: h < N ->
+			hc[h] = BASE; born[h] = 1;
+#if CLONES > 0
+			if
+			:: h == N - 1 -> born[h] = 0; hc[h] = 0; ph[h] = DEAD
+			:: else -> skip
+			fi;
+#endif
+			run Holder(h); h++
 		:: h == N -> break
 		od;
 		h = 0;

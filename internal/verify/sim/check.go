@@ -138,6 +138,12 @@ func (w *LeaseWorld) takenOver(old, l lease.Lease, owner string) {
 		w.acquired(l)
 		return
 	}
+	if old.Owner != owner && w.alive[old.Owner] {
+		// A process on a copy of a running node's journal: a run of its own, which
+		// must start above everything the original issues, also after this.
+		w.acquired(l)
+		return
+	}
 	h.token = l.Token
 	w.chk.byToken[l.Token] = h
 	w.renewed(l, owner)

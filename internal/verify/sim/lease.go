@@ -45,6 +45,13 @@ type LeaseConfig struct {
 	// if the journal's lock did not stop the second (lease.OpenJournal): the
 	// known-bad variant of resuming a lease without proof that its holder is gone.
 	SharedJournal bool
+	// Clones copies, now and then, the journal of a node that holds or held a lease
+	// (running or crashed) into a new data directory and starts a process on it.
+	// Restores restores a node's journal in place from a copy saved earlier, the
+	// clock often coming back behind with it. Seams, with either, switches on
+	// known-bad variants of resuming from such journals (Seam).
+	Clones, Restores bool
+	Seams            Seam
 	// PPM bounds the rate error of each node's clock and of the store's clock
 	// (uniform in ±PPM); Offset bounds how far each node's wall clock starts from
 	// true time (uniform in ±Offset).
@@ -111,6 +118,11 @@ type LeaseWorld struct {
 	Acct Availability
 	// Counts.
 	IDs, Requests, Acquisitions, Resumes, Kills, Restarts, Pauses, Steps, Outages, Slows int64
+	// Copies and Restores count the journals copied and restored (Clones, Restores).
+	Copies, Restores int64
+	// alive names the processes running, by owner: a takeover from one of them is
+	// a copy's, beside its original.
+	alive map[string]bool
 }
 
 // Availability splits the node-time of a run: up and able to issue, acquiring a
@@ -153,11 +165,16 @@ type leaseNode struct {
 // a crash during it leaves the entry as it was, as the rename of a fsync'd
 // temporary file does.
 type journal struct {
-	n     *leaseNode
-	entry lease.JournalEntry
+	n      *leaseNode
+	entry  lease.JournalEntry
+	copied bool // a copy of another node's, or of this one's other file: not saved here yet
 }
 
-func (j *journal) Load(context.Context) (lease.JournalEntry, error) { return j.entry, nil }
+func (j *journal) Load(context.Context) (lease.JournalEntry, error) {
+	e := j.entry
+	e.Copied = j.copied
+	return e, nil
+}
 
 func (j *journal) Save(ctx context.Context, e lease.JournalEntry) error {
 	s := j.n.w.sim
@@ -168,7 +185,7 @@ func (j *journal) Save(ctx context.Context, e lease.JournalEntry) error {
 	if err := j.n.Node.SleepUntil(ctx, j.n.Node.Now()+d); err != nil {
 		return err
 	}
-	j.entry = e
+	j.entry, j.copied = e, false
 	return nil
 }
 
@@ -203,7 +220,7 @@ func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
 		return nil, err
 	}
 	s := New(cfg.Seed, simStart)
-	w := &LeaseWorld{cfg: cfg, sim: s, lay: lay, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w := &LeaseWorld{cfg: cfg, sim: s, lay: lay, log: slog.New(slog.NewTextHandler(io.Discard, nil)), alive: map[string]bool{}}
 	w.ns = fmt.Sprintf("sim%p/", w)
 	w.frng = rand.New(rand.NewPCG(cfg.Seed, 0x5eed_fa17))
 	r := s.rng
@@ -227,6 +244,16 @@ func NewLeaseWorld(cfg LeaseConfig) (*LeaseWorld, error) {
 	if cfg.SharedJournal {
 		w.scheduleClones()
 	}
+	if cfg.Clones {
+		w.scheduleJournalCopies()
+	}
+	if cfg.Restores {
+		for _, n := range w.nodes {
+			if n.journal != nil {
+				n.scheduleRestores()
+			}
+		}
+	}
 	return w, nil
 }
 
@@ -247,6 +274,7 @@ func (n *leaseNode) boot() {
 	n.owner = fmt.Sprintf("n%d.%d", n.ID, n.inc)
 	n.scope = fmt.Sprintf("sim/dc=%d", n.group)
 	n.tick, n.starting = w.sim.now, true
+	w.alive[n.owner] = true
 	n.restartProcess()
 	if n.deadFrom != 0 {
 		w.Acct.Down += w.sim.now - n.deadFrom
@@ -260,7 +288,10 @@ func (n *leaseNode) boot() {
 func (n *leaseNode) run() {
 	w, s := n.w, n.w.sim
 	owner := n.owner
-	st := &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws, owner: owner}
+	var st lease.Store = &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws, owner: owner}
+	if w.cfg.Seams&TakeoverKeepsToken != 0 {
+		st = keepTokenStore{st.(*LeaseStore)}
+	}
 	gopts := snowflake.Options{Layout: w.lay, Clock: n.Node, Namespace: w.ns + owner}
 	if n.ID%2 == 1 {
 		gopts.Behind = snowflake.Logical
@@ -270,6 +301,9 @@ func (n *leaseNode) run() {
 		Owner: owner, Budget: w.cfg.Budget, TTL: w.cfg.TTL, Window: w.cfg.Window, Order: w.cfg.Order, Logger: w.log}
 	if n.journal != nil {
 		lopts.Journal = n.journal
+		if w.cfg.Seams != 0 {
+			lopts.Journal = seamJournal{n.journal, w.cfg.Seams}
+		}
 	}
 	if n.group%2 == 1 {
 		id := n.ID
@@ -296,6 +330,7 @@ func (n *leaseNode) run() {
 			sess.Close()
 			g.Close()
 			n.closing = false
+			delete(w.alive, owner)
 			w.Restarts++
 			n.boot()
 			return
@@ -417,6 +452,7 @@ func (n *leaseNode) crash(delay int64) {
 		n.account(&w.Acct.OK) // the last interval: unknown, counted as up
 	}
 	s.Kill(n.Node)
+	delete(w.alive, n.owner)
 	n.deadFrom = s.now
 	n.restart = false
 	n.pausedUntil, n.pauseOnRead = 0, 0
@@ -536,6 +572,8 @@ type Report struct {
 	Steps      int64
 	Outages    int64
 	Slows      int64
+	Copies     int64 // journals copied onto new nodes (Clones)
+	Restores   int64 // journals restored in place from an earlier copy (Restores)
 	Acct       Availability
 	Violations []Violation
 	ByKind     map[string]int64
@@ -545,7 +583,7 @@ type Report struct {
 func (w *LeaseWorld) report(el time.Duration) *Report {
 	return &Report{Config: w.cfg, TraceHash: w.sim.TraceHash(), Events: w.sim.Events, IDs: w.IDs, Requests: w.Requests,
 		Holders: w.chk.holders, Resumes: w.Resumes, Kills: w.Kills, Restarts: w.Restarts, Pauses: w.Pauses, Steps: w.Steps, Outages: w.Outages, Slows: w.Slows,
-		Acct: w.Acct, Violations: w.chk.first, ByKind: w.chk.byKind, Elapsed: el}
+		Copies: w.Copies, Restores: w.Restores, Acct: w.Acct, Violations: w.chk.first, ByKind: w.chk.byKind, Elapsed: el}
 }
 
 // Failed reports whether the run found a violation.
@@ -554,8 +592,8 @@ func (r *Report) Failed() bool { return len(r.ByKind) > 0 }
 // Summary is one line for people.
 func (r *Report) Summary() string {
 	c := r.Config
-	return fmt.Sprintf("seed=%d nodes=%d hours=%.2f budget=%v ttl=%v window=%v ppm=%g: %d IDs, %d holders, %d resumes, %d kills, %d pauses, %d steps, %d outages, %d slow spells; unavailable %.4f%% (acquiring %.4f%%, fenced %.4f%%, behind %.4f%%); violations %v; %d events in %v; trace %016x",
-		c.Seed, c.Nodes, c.Duration.Hours(), c.Budget, c.TTL, c.Window, c.PPM, r.IDs, r.Holders, r.Resumes, r.Kills, r.Pauses, r.Steps, r.Outages, r.Slows,
+	return fmt.Sprintf("seed=%d nodes=%d hours=%.2f budget=%v ttl=%v window=%v ppm=%g: %d IDs, %d holders, %d resumes, %d kills, %d pauses, %d steps, %d outages, %d slow spells, %d journals copied, %d restored; unavailable %.4f%% (acquiring %.4f%%, fenced %.4f%%, behind %.4f%%); violations %v; %d events in %v; trace %016x",
+		c.Seed, c.Nodes, c.Duration.Hours(), c.Budget, c.TTL, c.Window, c.PPM, r.IDs, r.Holders, r.Resumes, r.Kills, r.Pauses, r.Steps, r.Outages, r.Slows, r.Copies, r.Restores,
 		100*r.Acct.Unavailable(), 100*r.Acct.frac(r.Acct.Acquiring), 100*r.Acct.frac(r.Acct.Fenced), 100*r.Acct.frac(r.Acct.Behind),
 		r.ByKind, r.Events, r.Elapsed.Round(time.Millisecond), r.TraceHash)
 }

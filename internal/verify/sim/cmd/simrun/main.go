@@ -38,7 +38,8 @@ func main() {
 		ppm     = flag.Float64("ppm", def.PPM, "bound on each clock's rate error, ppm")
 		offset  = flag.Duration("offset", def.Offset, "bound on each node's initial wall-clock offset")
 		rate    = flag.Float64("rate", def.Rate, "ID requests per node per second")
-		flaw    = flag.String("flaw", "", "try a known-bad variant: fence-from-reply, grant-before-reserve, above-without-plus-one, grant-before-journal, past-budget, shared-journal")
+		flaw    = flag.String("flaw", "", "try a known-bad variant: fence-from-reply, grant-before-reserve, above-without-plus-one, grant-before-journal, past-budget, shared-journal; with copied and restored journals: takeover-keeps-token, trust-copied-journal, trust-journal-behind-store")
+		copies  = flag.Bool("copies", false, "copy journals of running and crashed nodes onto new nodes, and restore journals in place from earlier copies, the clock often back with them")
 		sweep   = flag.Bool("sweep", false, "print the availability table over TTL, window and clock error")
 		csvPath = flag.String("csv", "", "with -sweep, also write the table as CSV here")
 		procs   = flag.Int("procs", 1, "GOMAXPROCS: the simulation runs one goroutine at a time, so 1 is fastest")
@@ -61,6 +62,7 @@ func main() {
 	base.Nodes, base.Duration = *nodes, time.Duration(*hours*float64(time.Hour))
 	base.Budget, base.TTL, base.Window, base.PPM, base.Offset, base.Rate = *budget, *ttl, *window, *ppm, *offset, *rate
 	base.NoJournal = *nojour
+	base.Clones, base.Restores = *copies, *copies
 	switch *flaw {
 	case "":
 	case "fence-from-reply":
@@ -75,6 +77,12 @@ func main() {
 		base.Flaws = simhook.PastBudget
 	case "shared-journal":
 		base.SharedJournal = true
+	case "takeover-keeps-token":
+		base.Seams, base.Clones, base.Restores = sim.TakeoverKeepsToken, true, true
+	case "trust-copied-journal":
+		base.Seams, base.Clones, base.Restores = sim.TrustCopies, true, true
+	case "trust-journal-behind-store":
+		base.Seams, base.Clones, base.Restores = sim.IgnoreEpoch, true, true
 	default:
 		fmt.Fprintf(os.Stderr, "simrun: unknown -flaw %q\n", *flaw)
 		os.Exit(2)
