@@ -402,3 +402,46 @@ func TestJournalFullDiskNamed(t *testing.T) {
 		}
 	}
 }
+
+// A pool value's journal restored from a backup onto a new file (cp -a of the
+// backup, a reverted snapshot), with the clock back about as far as the backup is
+// old: the session takes another value, and starts above what the journal's value
+// was last renewed for, so the node's IDs still go on above its earlier ones.
+func TestJournalRestoredPoolKeepsOrder(t *testing.T) {
+	st := memstore.New(nil)
+	o := copyOpts(st, nil)
+	j := &memJournal{}
+	o.Journal = j
+	g1, s1, err := lease.NewGenerator(context.Background(), logical(t.Name()), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup, _ := j.Load(context.Background())
+	taken := time.Now()
+	var ids []flurry.ID
+	for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		ids = append(ids, take(t, g1, 100)...)
+	}
+	v1 := s1.Status().Value
+	crash(t, g1, s1, nil)
+	backup.Copied = true // restored onto another file: Load says so
+	j.set(backup, nil)
+	o.Clock = &skewed{d: -time.Since(taken)}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	g2, s2, err := lease.NewGenerator(ctx, logical(t.Name()), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close()
+	defer s2.Close()
+	after := take(t, g2, 1000)
+	if v2 := s2.Status().Value; v2 == v1 {
+		t.Fatalf("the restored journal's session took the value %d of the crashed holder's live lease", v2)
+	}
+	noDuplicates(t, map[string][]flurry.ID{"before the restore": ids, "after": after})
+	if last := ids[len(ids)-1]; after[0] <= last {
+		t.Fatalf("the first ID after the restore %d is not above the last before it %d: the node's IDs went back", after[0], last)
+	}
+}

@@ -76,8 +76,17 @@ var errNotResumed = fmt.Errorf("%w: the journal is a copy; its lease is left to 
 func (s *Session) tryResume(ctx context.Context) error {
 	e := s.resume
 	if e.Copied && s.opts.Fixed == nil {
+		// Uniqueness needs nothing more: another value. Order does: a journal
+		// restored from a backup, or a reverted snapshot whose clock is behind,
+		// has a mark below what this node issued since, so the new value starts
+		// above what the journal's value was last renewed for instead.
+		floor, err := s.renewedFor(ctx, e.Value)
+		if err != nil {
+			return err
+		}
+		s.jfloor = max(s.jfloor, floor)
 		s.log.Warn("lease: the journal was copied or restored from another file or host, or the host rebooted, and its lease may be its original's: acquiring another node value",
-			"scope", s.scope, "journal_value", e.Value)
+			"scope", s.scope, "journal_value", e.Value, "above", s.jfloor.time())
 		return errNotResumed
 	}
 	old := Lease{Scope: e.Scope, Value: e.Value, Owner: e.Owner, Token: e.Token}
@@ -142,6 +151,25 @@ func (s *Session) tryResume(ctx context.Context) error {
 	s.resume = nil
 	s.hold(l, node, above, mark, until, true)
 	return nil
+}
+
+// renewedFor returns how far the holder of value, as of its last renewal, may have
+// issued: its reservation in the store less the part of it that covers an outage
+// (the budget and one interval), plus the lead of its journal (two intervals).
+// Without a store outage before it ended, that holder issued nothing above it; it
+// is a floor for order, not for uniqueness (the session takes another value). 0
+// when the value has no record.
+func (s *Session) renewedFor(ctx context.Context, value int64) (unixMilli, error) {
+	recs, err := s.opts.Store.List(ctx, s.scope)
+	if err != nil {
+		return 0, fmt.Errorf("lease: reading the mark of the journal's value %d of scope %s: %w", value, s.scope, err)
+	}
+	for _, r := range recs {
+		if r.Value == value && r.Mark > 0 {
+			return max(unixMilli(r.Mark)-unixMilli((s.ahead()-s.jahead()).Milliseconds()), 0), nil
+		}
+	}
+	return 0, nil
 }
 
 // isLost reports whether err says the lease is not the caller's (ErrLost).
