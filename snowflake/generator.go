@@ -57,8 +57,12 @@ type Generator struct {
 	lanesN     int
 	contention contention // how one lane serves concurrent callers
 
-	nodes  []*node
+	nodes []*node
+	// active is the node in use. Before a managed generator's first grant it is
+	// none, a node whose fence never opens, so that next need not test for nil:
+	// read it through activeNode.
 	active atomic.Pointer[node]
+	none   *node
 
 	// *fenced is the Options.Fence of a managed generator (nil otherwise), embedded
 	// under an unexported name: the field is not part of the API, and its promoted
@@ -82,6 +86,7 @@ type node struct {
 	lanes  []*lane
 	// until (clock ns) and through (tick) fence a managed generator: it issues
 	// nothing at or after until, and no tick after through. Unmanaged: no limit.
+	// Each lane's fast word holds both as one limit for the fast path (setFence).
 	until   atomic.Int64
 	through atomic.Int64
 	key     string // in the in-process registry
@@ -92,11 +97,84 @@ type node struct {
 // mu and serialUntil, used by the mutex and hybrid variants, share the state's line
 // because whoever takes the lock touches the state next.
 type lane struct {
-	state       atomic.Uint64
+	state atomic.Uint64
+	// fast is what the fast path checks before it issues, in one word: the node's
+	// fence (until and through, as clock ns since the epoch below which both allow
+	// an ID: fenceLimit) and whether the lane is serialised (mutex variant, or the
+	// hybrid after contention). A limit l >= 0 is stored as l when callers may add
+	// without the mutex and as ^l (negative) when they take it. Every write is a
+	// compare-and-swap that keeps the other half (setLimit, setSerial), so a fence
+	// that ends is never undone by the hybrid going back to lock-free.
+	fast        atomic.Int64
 	mu          sync.Mutex
-	serialUntil atomic.Int64 // hybrid: clock ns until which callers take mu; 0: lock-free
-	bits        int64        // the lane's index in the ID: laneIdx << laneBits << seqShift
+	serialUntil atomic.Int64 // hybrid: clock ns until which callers take mu
+	idBits      int64        // the node value and the lane's index in the ID: mask | laneIdx << laneBits << seqShift
 	_           [32]byte
+}
+
+// setLimit sets the fence half of ln.fast to limit (>= 0), keeping the other half.
+func (ln *lane) setLimit(limit int64) {
+	for {
+		f := ln.fast.Load()
+		v := limit
+		if f < 0 {
+			v = ^limit
+		}
+		if ln.fast.CompareAndSwap(f, v) {
+			return
+		}
+	}
+}
+
+// setSerial sets whether callers of ln take its mutex, keeping the fence half.
+func (ln *lane) setSerial(serial bool) {
+	for {
+		f := ln.fast.Load()
+		if f < 0 == serial || ln.fast.CompareAndSwap(f, ^f) {
+			return
+		}
+	}
+}
+
+// fenceLimit is the fast path's form of a fence: the clock ns since the epoch below
+// which an ID is allowed both by until (clock ns) and by through (its last tick),
+// 0 when none is; it saturates instead of overflowing.
+func (g *Generator) fenceLimit(until, through int64) int64 {
+	var u int64
+	switch {
+	case until <= g.epochNs:
+		u = 0
+	case g.epochNs < 0 && until > math.MaxInt64+g.epochNs:
+		u = math.MaxInt64
+	default:
+		u = until - g.epochNs
+	}
+	t := int64(math.MaxInt64)
+	if through < 0 {
+		t = 0
+	} else if through < math.MaxInt64/g.unitNs-1 {
+		t = (through + 1) * g.unitNs
+	}
+	return min(u, t)
+}
+
+// setFence sets node n's fence: nothing at or after clock ns until, no tick after
+// through. grantMu or construction serialises the writers.
+func (n *node) setFence(g *Generator, until, through int64) {
+	n.through.Store(through)
+	n.until.Store(until)
+	limit := g.fenceLimit(until, through)
+	for _, ln := range n.lanes {
+		ln.setLimit(limit)
+	}
+}
+
+// end ends node n's fence: every later call goes to the slow path and refuses.
+func (n *node) end() {
+	n.until.Store(math.MinInt64)
+	for _, ln := range n.lanes {
+		ln.setLimit(0)
+	}
 }
 
 // contention names how a lane serves callers on several CPUs at once. The variants
@@ -303,12 +381,14 @@ func newGenerator(opts Options, c contention) (*Generator, error) {
 				return nil, fmt.Errorf("snowflake: node value %s is listed twice", l.FormatNodeValues(nv))
 			}
 		}
-		n := &node{values: nv, mask: mask, lanes: g.newLanes(), key: g.regKey(mask)}
-		n.until.Store(math.MaxInt64)
-		n.through.Store(g.maxTick)
+		n := &node{values: nv, mask: mask, lanes: g.newLanes(mask), key: g.regKey(mask)}
+		n.setFence(g, math.MaxInt64, g.maxTick)
 		g.nodes = append(g.nodes, n)
 	}
-	if !g.managed {
+	if g.managed {
+		g.none = &node{lanes: g.newLanes(0)}
+		g.active.Store(g.none)
+	} else {
 		g.active.Store(g.nodes[0])
 	}
 
@@ -364,14 +444,14 @@ func (g *Generator) Close() error {
 	// The fast path does not look at closed: a fence ended at the beginning of time
 	// sends every later call to the slow path, which does.
 	for _, n := range g.nodes {
-		n.until.Store(math.MinInt64)
+		n.end()
 	}
 	registry.Lock()
 	defer registry.Unlock()
 	if g.managed {
 		// Only the active value is registered: a value moved away from was released
 		// then, and may now belong to another generator.
-		if cur := g.active.Load(); cur != nil {
+		if cur := g.activeNode(); cur != nil {
 			delete(registry.live, cur.key)
 		}
 		return nil
@@ -390,6 +470,14 @@ func (g *Generator) inUse(nv layout.NodeValues) error {
 	return fmt.Errorf("%w: namespace %q, layout %s, node %s; share the first generator or Close it", ErrInUse, g.namespace, g.l, g.l.FormatNodeValues(nv))
 }
 
+// activeNode returns the node in use: nil before a managed generator's first grant.
+func (g *Generator) activeNode() *node {
+	if nd := g.active.Load(); nd != g.none {
+		return nd
+	}
+	return nil
+}
+
 // Layout returns the generator's layout.
 func (g *Generator) Layout() *layout.Layout { return g.l }
 
@@ -397,7 +485,7 @@ func (g *Generator) Layout() *layout.Layout { return g.l }
 // A generator fed by a lease (lease.NewGenerator) returns zero values before its
 // first grant.
 func (g *Generator) Node() layout.NodeValues {
-	if nd := g.active.Load(); nd != nil {
+	if nd := g.activeNode(); nd != nil {
 		return nd.values
 	}
 	return layout.NodeValues{}
@@ -523,15 +611,14 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 // the warning window (warnTick) needs no check because the fast path issues only
 // in a tick that reserveOn has issued in, and reserveOn warns.
 func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
-	nd := g.active.Load()
-	if nd == nil {
-		return g.slowNext(ctx, laneIdx) // a generator fed by a lease, before its first grant
-	}
-	ln := nd.lanes[laneIdx]
-	if ln.serialUntil.Load() != 0 {
-		// The mutex or hybrid variant serialises the lane; the clock is read under
-		// its mutex.
-		if id, ok := g.fastSerial(nd, ln); ok {
+	// Before a managed generator's first grant, active is none, whose fence is
+	// closed (limit 0).
+	ln := g.active.Load().lanes[laneIdx]
+	limit := ln.fast.Load()
+	if limit <= 0 {
+		// The mutex or hybrid variant serialises the lane (the clock is read under
+		// its mutex), or the fence has ended.
+		if id, ok := g.fastSerial(ln); ok {
 			return id, nil
 		}
 		return g.slowNext(ctx, laneIdx)
@@ -542,46 +629,48 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	} else {
 		nowNs = g.clk.Now()
 	}
+	// One unsigned compare for a clock before the epoch (d wraps around to a huge
+	// number) and for the fence: until and through (limit, from fenceLimit).
 	d := nowNs - g.epochNs
-	if d < 0 || nowNs >= nd.until.Load() {
-		return g.slowNext(ctx, laneIdx) // a clock before the epoch, or a fence that has ended
+	if uint64(d) >= uint64(limit) {
+		return g.slowNext(ctx, laneIdx)
 	}
 	now := g.unit.DivShift(d) // fastSeq is 0 unless unit.Shifts
 	old := ln.state.Load()
 	// old is in tick now with sequence values left exactly when seq = old -
 	// now<<stateShift, its sequence field, is below fastSeq (laneMask, or 0 without
 	// the guard bits that the add needs): an earlier tick wraps around to a huge
-	// number, a later one leaves at least 1<<stateShift. The fence's through is at
-	// most maxTick, which keeps now<<stateShift from overflowing. Every shift count
+	// number, a later one leaves at least 1<<stateShift. The fence's through, in
+	// limit, is at most maxTick, which keeps now<<stateShift from overflowing. Every shift count
 	// is below 64 by construction; &63 says so to the compiler, which otherwise adds
 	// a compare and a mask to each shift.
 	seq := old - uint64(now)<<(g.stateShift&63)
-	if seq >= g.fastSeq || now > nd.through.Load() {
+	if seq >= g.fastSeq {
 		return g.slowNext(ctx, laneIdx)
 	}
 	if v := ln.state.Add(1); v != old+1 {
 		// Another CPU's add landed between the load and this add.
-		return g.fastContended(ctx, nd, ln, laneIdx, old, v, nowNs, now)
+		return g.fastContended(ctx, ln, laneIdx, old, v, nowNs, now)
 	}
 	// The add took old+1: the same tick, and sequence value seq+1, at most laneMask.
 	if g.stateIsID {
-		return flurry.ID(old+1) | flurry.ID(nd.mask|ln.bits), nil // compose, written out
+		return flurry.ID(old+1) | flurry.ID(ln.idBits), nil // compose, written out
 	}
-	return g.compose(nd, ln, now, int64(seq+1), old+1), nil
+	return g.compose(ln, now, int64(seq+1), old+1), nil
 }
 
 // fastContended finishes a fast-path add that found another CPU's add between its
 // load and its add: the lane's cache line is moving between CPUs (the hybrid
 // variant serialises the lane for a while), and the add issues only if it is still
 // in the tick it loaded with a sequence value left.
-func (g *Generator) fastContended(ctx context.Context, nd *node, ln *lane, laneIdx int, old, v uint64, nowNs, now int64) (flurry.ID, error) {
+func (g *Generator) fastContended(ctx context.Context, ln *lane, laneIdx int, old, v uint64, nowNs, now int64) (flurry.ID, error) {
 	g.contended(ln, nowNs)
 	stateShift := g.stateShift & 63
 	seq := int64(v & g.stateSeq)
 	if v>>stateShift != old>>stateShift || seq > g.laneMask {
 		return g.slowNext(ctx, laneIdx)
 	}
-	return g.compose(nd, ln, now, seq, v), nil
+	return g.compose(ln, now, seq, v), nil
 }
 
 // slowNext is next when the fast path did not issue.
@@ -597,7 +686,7 @@ func (g *Generator) reserveSlow(ctx context.Context, laneIdx int, want int64) (f
 		return 0, 0, ErrClosed
 	}
 	for {
-		nd := g.active.Load()
+		nd := g.activeNode()
 		if nd == nil {
 			return 0, 0, g.lostErr(nil, 0)
 		}
@@ -691,7 +780,7 @@ func (g *Generator) reserveOn(ctx context.Context, nd *node, laneIdx int, want i
 		if tick >= g.warnTick && !g.warned.Load() {
 			g.warn(tick)
 		}
-		return g.compose(nd, ln, tick, seq, uint64(tick)<<g.stateShift|uint64(seq)), n, nil
+		return g.compose(ln, tick, seq, uint64(tick)<<g.stateShift|uint64(seq)), n, nil
 	}
 }
 
@@ -739,23 +828,28 @@ func (g *Generator) exhausted() error {
 	return fmt.Errorf("%w: layout %s ran out on %s", ErrExhausted, g.l, g.l.Lifetime().Format(time.RFC3339))
 }
 
-// compose builds the ID of sequence value seq of tick in lane ln of nd; state is
+// compose builds the ID of sequence value seq of tick in lane ln; state is
 // tick<<stateShift | seq.
-func (g *Generator) compose(nd *node, ln *lane, tick, seq int64, state uint64) flurry.ID {
+func (g *Generator) compose(ln *lane, tick, seq int64, state uint64) flurry.ID {
 	if g.stateIsID {
-		return flurry.ID(state) | flurry.ID(nd.mask|ln.bits)
+		return flurry.ID(state) | flurry.ID(ln.idBits)
 	}
 	// Every shift count is below 64 by construction; &63 says so to the compiler.
-	return flurry.ID(tick<<(g.timeShift&63) | nd.mask | ln.bits | seq<<(g.seqShift&63))
+	return flurry.ID(tick<<(g.timeShift&63) | ln.idBits | seq<<(g.seqShift&63))
 }
 
 // fastSerial is the fast path under a lane's mutex: always under the mutex
-// variant, and for hybridHold after the hybrid saw callers on two CPUs. The clock
-// is read inside the lock, so a caller keeps the lock, and the lane's cache line,
-// for runs of calls while the others wait, as bwmarrin's generator does. Only the
-// clock read and the add are inside: what follows them needs no lock, and every
-// instruction inside is one the callers waiting for the lock wait for.
-func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
+// variant, and for hybridHold after the hybrid saw callers on two CPUs. next calls
+// it when ln.fast is not a positive limit: serialised (negative), or a fence that
+// has ended (0, which goes straight to the slow path). The clock is read inside the
+// lock, so a caller keeps the lock, and the lane's cache line, for runs of calls
+// while the others wait, as bwmarrin's generator does. Only the clock read and the
+// add are inside: what follows them needs no lock, and every instruction inside is
+// one the callers waiting for the lock wait for.
+func (g *Generator) fastSerial(ln *lane) (flurry.ID, bool) {
+	if ln.fast.Load() >= 0 {
+		return 0, false // not serialised: the fence has ended
+	}
 	var nowNs, now int64
 	var old, v uint64
 	ln.mu.Lock()
@@ -764,20 +858,21 @@ func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
 	} else {
 		nowNs = g.clk.Now()
 	}
-	// next's fast path. The add is still atomic: callers that loaded serialUntil
-	// before it was set add without the mutex, and reserveOn moves the state to a
-	// new tick by compare-and-swap.
-	if d := nowNs - g.epochNs; d >= 0 && nowNs < nd.until.Load() {
+	// next's fast path, with the fence limit loaded again under the lock. The add
+	// is still atomic: callers that loaded ln.fast before it was made serial add
+	// without the mutex, and reserveOn moves the state to a new tick by
+	// compare-and-swap.
+	if d := nowNs - g.epochNs; uint64(d) < uint64(^ln.fast.Load()) {
 		now = g.unit.DivShift(d)
 		old = ln.state.Load()
-		if old-uint64(now)<<(g.stateShift&63) < g.fastSeq && now <= nd.through.Load() {
+		if old-uint64(now)<<(g.stateShift&63) < g.fastSeq {
 			v = ln.state.Add(1)
 		}
 	}
 	ln.mu.Unlock()
 	if g.contention == contendHybrid {
 		if until := ln.serialUntil.Load(); nowNs >= until || until-nowNs > hybridHold {
-			ln.serialUntil.Store(0) // try lock-free again; a clock step back ends it too
+			ln.setSerial(false) // try lock-free again; a clock step back ends it too
 		}
 	}
 	if v == 0 {
@@ -788,7 +883,7 @@ func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
 	}
 	stateShift := g.stateShift & 63
 	if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
-		return g.compose(nd, ln, now, seq, v), true
+		return g.compose(ln, now, seq, v), true
 	}
 	return 0, false
 }
@@ -799,19 +894,20 @@ func (g *Generator) fastSerial(nd *node, ln *lane) (flurry.ID, bool) {
 func (g *Generator) contended(ln *lane, nowNs int64) {
 	if g.contention == contendHybrid {
 		ln.serialUntil.Store(nowNs + hybridHold)
+		ln.setSerial(true)
 	}
 }
 
-// newLanes makes a node's lanes; under the mutex variant they are serialised for
-// good.
-func (g *Generator) newLanes() []*lane {
+// newLanes makes the lanes of the node with mask; their fence is 0 (nothing
+// issues) until setFence. Under the mutex variant they are serialised for good.
+func (g *Generator) newLanes(mask int64) []*lane {
 	lanes := make([]*lane, g.lanesN)
 	for i := range lanes {
 		lanes[i] = new(lane)
 		// Lanes split the sequence field, lane 0 lowest.
-		lanes[i].bits = int64(i) << g.laneBits << g.seqShift
+		lanes[i].idBits = mask | int64(i)<<g.laneBits<<g.seqShift
 		if g.contention == contendMutex {
-			lanes[i].serialUntil.Store(math.MaxInt64)
+			lanes[i].setSerial(true)
 		}
 	}
 	return lanes
