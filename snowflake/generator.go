@@ -28,7 +28,6 @@ type Generator struct {
 	l         *layout.Layout
 	codec     *bitcodec.Codec // l's field positions
 	clk       clock.Clock
-	sys       *clock.System // clk when it is the system clock, read without an interface call
 	epochNs   int64
 	unitNs    int64
 	unit      fastdiv.Divisor // unitNs, divided by without a hardware divide
@@ -84,6 +83,7 @@ type node struct {
 	values layout.NodeValues
 	mask   int64
 	lanes  []*lane
+	lane0  *lane // lanes[0], for Next without a bounds check
 	// until (clock ns) and through (tick) fence a managed generator: it issues
 	// nothing at or after until, and no tick after through. Unmanaged: no limit.
 	// Each lane's fast word holds both as one limit for the fast path (setFence).
@@ -273,7 +273,6 @@ func newGenerator(opts Options, c contention) (*Generator, error) {
 	if g.clk == nil {
 		g.clk = clock.NewSystem()
 	}
-	g.sys, _ = g.clk.(*clock.System)
 	if opts.Overflow > Borrow {
 		return nil, fmt.Errorf("snowflake: unknown overflow policy %d", opts.Overflow)
 	}
@@ -381,12 +380,12 @@ func newGenerator(opts Options, c contention) (*Generator, error) {
 				return nil, fmt.Errorf("snowflake: node value %s is listed twice", l.FormatNodeValues(nv))
 			}
 		}
-		n := &node{values: nv, mask: mask, lanes: g.newLanes(mask), key: g.regKey(mask)}
+		n := g.newNode(nv, mask)
 		n.setFence(g, math.MaxInt64, g.maxTick)
 		g.nodes = append(g.nodes, n)
 	}
 	if g.managed {
-		g.none = &node{lanes: g.newLanes(0)}
+		g.none = g.newNode(layout.NodeValues{}, 0)
 		g.active.Store(g.none)
 	} else {
 		g.active.Store(g.nodes[0])
@@ -613,9 +612,12 @@ func (g *Generator) reserve(ctx context.Context, laneIdx int, want int64) (flurr
 func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	// Before a managed generator's first grant, active is none, whose fence is
 	// closed (limit 0).
-	ln := g.active.Load().lanes[laneIdx]
-	limit := ln.fast.Load()
-	if limit <= 0 {
+	nd := g.active.Load()
+	ln := nd.lane0
+	if laneIdx != 0 {
+		ln = nd.lanes[laneIdx] // Lane.Next
+	}
+	if ln.fast.Load() <= 0 {
 		// The mutex or hybrid variant serialises the lane (the clock is read under
 		// its mutex), or the fence has ended.
 		if id, ok := g.fastSerial(ln); ok {
@@ -623,16 +625,14 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 		}
 		return g.slowNext(ctx, laneIdx)
 	}
-	var nowNs int64
-	if g.sys != nil {
-		nowNs = g.sys.Now()
-	} else {
-		nowNs = g.clk.Now()
-	}
+	// Through the interface: a direct call to the system clock behind a test of
+	// which clock it is costs more instructions than the interface's call.
+	nowNs := g.clk.Now()
 	// One unsigned compare for a clock before the epoch (d wraps around to a huge
-	// number) and for the fence: until and through (limit, from fenceLimit).
+	// number) and for the fence: until and through (fenceLimit). ln.fast is loaded
+	// again rather than kept across the clock read: as cheap, and fresher.
 	d := nowNs - g.epochNs
-	if uint64(d) >= uint64(limit) {
+	if uint64(d) >= uint64(ln.fast.Load()) {
 		return g.slowNext(ctx, laneIdx)
 	}
 	now := g.unit.DivShift(d) // fastSeq is 0 unless unit.Shifts
@@ -641,9 +641,9 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	// now<<stateShift, its sequence field, is below fastSeq (laneMask, or 0 without
 	// the guard bits that the add needs): an earlier tick wraps around to a huge
 	// number, a later one leaves at least 1<<stateShift. The fence's through, in
-	// limit, is at most maxTick, which keeps now<<stateShift from overflowing. Every shift count
-	// is below 64 by construction; &63 says so to the compiler, which otherwise adds
-	// a compare and a mask to each shift.
+	// ln.fast, is at most maxTick, which keeps now<<stateShift from overflowing.
+	// Every shift count is below 64 by construction; &63 says so to the compiler,
+	// which otherwise adds a compare and a mask to each shift.
 	seq := old - uint64(now)<<(g.stateShift&63)
 	if seq >= g.fastSeq {
 		return g.slowNext(ctx, laneIdx)
@@ -853,11 +853,7 @@ func (g *Generator) fastSerial(ln *lane) (flurry.ID, bool) {
 	var nowNs, now int64
 	var old, v uint64
 	ln.mu.Lock()
-	if g.sys != nil {
-		nowNs = g.sys.Now()
-	} else {
-		nowNs = g.clk.Now()
-	}
+	nowNs = g.clk.Now()
 	// next's fast path, with the fence limit loaded again under the lock. The add
 	// is still atomic: callers that loaded ln.fast before it was made serial add
 	// without the mutex, and reserveOn moves the state to a new tick by
@@ -896,6 +892,13 @@ func (g *Generator) contended(ln *lane, nowNs int64) {
 		ln.serialUntil.Store(nowNs + hybridHold)
 		ln.setSerial(true)
 	}
+}
+
+// newNode makes the node of node value nv, whose field bits are mask.
+func (g *Generator) newNode(nv layout.NodeValues, mask int64) *node {
+	n := &node{values: nv, mask: mask, lanes: g.newLanes(mask), key: g.regKey(mask)}
+	n.lane0 = n.lanes[0]
+	return n
 }
 
 // newLanes makes the lanes of the node with mask; their fence is 0 (nothing

@@ -49,7 +49,7 @@ func (g *Generator) grant(gr fence.Grant) error {
 			}
 		}
 		if next == nil {
-			next = &node{values: gr.Node, mask: mask, lanes: g.newLanes(mask), key: g.regKey(mask)}
+			next = g.newNode(gr.Node, mask)
 			g.nodes = append(g.nodes, next)
 		}
 		registry.Lock()
