@@ -51,6 +51,12 @@ func (g *Generator) newNode(nv layout.NodeValues, mask int64) *node {
 	return n
 }
 
+// laneAt returns lane i of n. It is not inlined: in next, a bounds check's path
+// costs every call, Next's too, two more instructions.
+//
+//go:noinline
+func (n *node) laneAt(i int) *lane { return n.lanes[i] }
+
 // newLanes makes the lanes of the node with mask; their fence is 0 (nothing
 // issues) until setFence. Under the mutex variant they are serialised for good.
 func (g *Generator) newLanes(mask int64) []*lane {

@@ -84,7 +84,7 @@ func (g *Generator) next(ctx context.Context, laneIdx int) (flurry.ID, error) {
 	nd := g.active.Load()
 	ln := nd.lane0
 	if laneIdx != 0 {
-		ln = nd.lanes[laneIdx] // Lane.Next
+		ln = nd.laneAt(laneIdx) // Lane.Next
 	}
 	if ln.fast.Load() <= 0 {
 		// The mutex or hybrid variant serialises the lane (the clock is read under
