@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # contention.sh: the snowflake contention variants (add, mutex, hybrid; see
-# snowflake/generator.go, type contention) and bwmarrin, interleaved: ROUNDS rounds,
+# snowflake/contention.go, type contention) and bwmarrin, interleaved: ROUNDS rounds,
 # each running every variant once with -count 6 -benchtime 200ms -cpu 1,2, so that a
 # change in the machine's load hits all of them alike. Prints, per benchmark, the
 # median, min and max ns/op and each round's median; raw output and the load per

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -739,5 +740,69 @@ func TestFastPathGuardBits(t *testing.T) {
 			}
 			wg.Wait()
 		}
+	}
+}
+
+// The hybrid going back to lock-free after its hold must not reopen a fence that
+// ended while the lane was serialised: the serialisation and the fence share the
+// lane's fast word. With a one-second tick, the ID after the hold would be in the
+// same tick as the ones before Close, so only the fence stops the fast path.
+func TestHybridUnholdKeepsEndedFence(t *testing.T) {
+	for _, managed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("managed=%v", managed), func(t *testing.T) {
+			f := clock.NewFake(t0.Truncate(time.Second).Add(100 * time.Millisecond))
+			o := Options{Layout: lay(t, "time:32:1s:2024-01-01T00:00:00Z,worker:10,seq:21"), Clock: f}
+			if !managed {
+				o.Node = layout.NodeValues{1}
+			}
+			g := newGenWith(t, o, contendHybrid, managed)
+			if managed {
+				far := t0.Add(time.Hour)
+				if err := g.grant(fence.Grant{Node: layout.NodeValues{1}, Through: far.UnixMilli(), Until: far.UnixNano()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next(t, g)
+			ln := g.active.Load().lane0
+			g.contended(ln, f.Now()) // as if two CPUs had added at once
+			next(t, g)               // under the lane's mutex
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+			f.Add(time.Duration(2 * hybridHold)) // the hold ends; still the same tick
+			for i := range 3 {
+				if _, err := g.Next(bg); !errors.Is(err, ErrClosed) {
+					t.Fatalf("call %d after Close, past the hybrid's hold: %v, want ErrClosed", i, err)
+				}
+			}
+			if ln.fast.Load() != 0 {
+				t.Fatalf("lane's fast word after the hold %d, want 0 (lock-free, fence ended)", ln.fast.Load())
+			}
+		})
+	}
+}
+
+// fenceLimit saturates instead of overflowing, and closes for a fence in the past.
+func TestFenceLimit(t *testing.T) {
+	g := newGenWith(t, Options{Layout: lay(t, "twitter"), Clock: clock.NewFake(t0), Node: layout.NodeValues{1, 2}}, contendAdd, false)
+	unit := g.unitNs
+	for _, c := range []struct {
+		until, through, want int64
+	}{
+		{math.MaxInt64, g.maxTick, (g.maxTick + 1) * unit},
+		{math.MinInt64, g.maxTick, 0},
+		{g.epochNs, 5, 0},
+		{g.epochNs + 10*unit, 5, 6 * unit},
+		{g.epochNs + 3*unit + 1, 5, 3*unit + 1},
+		{math.MaxInt64, -1, 0},
+		{math.MaxInt64, math.MaxInt64 / unit, math.MaxInt64 - g.epochNs},
+	} {
+		if got := g.fenceLimit(c.until, c.through); got != c.want {
+			t.Errorf("fenceLimit(%d, %d) = %d, want %d", c.until, c.through, got, c.want)
+		}
+	}
+	g.epochNs = -g.epochNs // an epoch before 1970
+	if got := g.fenceLimit(math.MaxInt64, math.MaxInt64/unit); got != math.MaxInt64 {
+		t.Errorf("fenceLimit with an epoch before 1970 = %d, want MaxInt64", got)
 	}
 }

@@ -3,7 +3,6 @@ package snowflake
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/flurryid/flurry/internal/fence"
@@ -39,9 +38,9 @@ func (g *Generator) grant(gr fence.Grant) error {
 		return ErrClosed
 	}
 	floor := max(g.codec.TickAt(gr.Above*int64(time.Millisecond)), 0)
-	prev := g.active.Load()
+	prev := g.activeNode()
 	through := min(g.codec.TickAt(gr.Through*int64(time.Millisecond)), g.maxTick)
-	cur := g.active.Load()
+	cur := g.activeNode()
 	if cur == nil || cur.mask != mask {
 		var next *node
 		for _, n := range g.nodes {
@@ -50,7 +49,7 @@ func (g *Generator) grant(gr fence.Grant) error {
 			}
 		}
 		if next == nil {
-			next = &node{values: gr.Node, mask: mask, lanes: g.newLanes(), key: g.regKey(mask)}
+			next = g.newNode(gr.Node, mask)
 			g.nodes = append(g.nodes, next)
 		}
 		registry.Lock()
@@ -60,7 +59,7 @@ func (g *Generator) grant(gr fence.Grant) error {
 		}
 		registry.live[next.key] = true
 		if cur != nil {
-			cur.until.Store(math.MinInt64)
+			cur.end()
 			delete(registry.live, cur.key)
 		}
 		registry.Unlock()
@@ -78,8 +77,7 @@ func (g *Generator) grant(gr fence.Grant) error {
 		for old := st.Load(); old < floorState && !st.CompareAndSwap(old, floorState); old = st.Load() {
 		}
 	}
-	cur.through.Store(through)
-	cur.until.Store(gr.Until)
+	cur.setFence(g, gr.Until, through)
 	if gr.Cause != nil {
 		g.lost.Store(&gr.Cause)
 	} else {
@@ -102,7 +100,7 @@ func (n *node) lastTick(g *Generator) int64 {
 // revoke and releases the value with this mark, which is usually far below the end
 // of its reservation, so the next holder need not wait for the reservation to pass.
 func (g *Generator) issuedThrough() int64 {
-	cur := g.active.Load()
+	cur := g.activeNode()
 	if cur == nil {
 		return 0
 	}
@@ -130,8 +128,8 @@ func (g *Generator) revoke(cause error) {
 	if cause != nil {
 		g.lost.Store(&cause)
 	}
-	if cur := g.active.Load(); cur != nil {
-		cur.until.Store(math.MinInt64)
+	if cur := g.activeNode(); cur != nil {
+		cur.end()
 	}
 }
 

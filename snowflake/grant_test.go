@@ -230,3 +230,21 @@ func TestFence(t *testing.T) {
 		t.Error("a generator made without a Fence has a fence target: a lease could feed it")
 	}
 }
+
+// Before its first grant a managed generator refuses in every contention variant,
+// also in the epoch's first tick, where the zero state word of the node that
+// stands in for the missing grant is a state the fast path could add to.
+func TestManagedBeforeGrantAtEpoch(t *testing.T) {
+	for _, c := range variants {
+		t.Run(c.String(), func(t *testing.T) {
+			f := clock.NewFake(t0.Add(100 * time.Microsecond))
+			o := Options{Layout: lay(t, "time:41:1ms:2026-11-22T12:00:00Z,worker:10,seq:12"), Clock: f}
+			g := newGenWith(t, o, c, true)
+			for i := range 3 {
+				if id, err := g.Next(bg); !errors.Is(err, fence.ErrLost) {
+					t.Fatalf("call %d before a grant, in the epoch's first tick: %d, %v; want the lease-lost error", i, id, err)
+				}
+			}
+		})
+	}
+}

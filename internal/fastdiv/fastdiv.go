@@ -62,9 +62,11 @@ func (v Divisor) Div(n int64) int64 {
 func (v Divisor) Shifts() bool { return v.m != 0 }
 
 // DivShift returns n / d for 0 <= n, for a Divisor whose Shifts is true (for
-// another it returns 0).
+// another it returns 0). Unlike Div it does not clear n's sign bit first: a caller
+// on a hot path has already checked that n is not negative, and the result for a
+// negative n is unspecified.
 func (v Divisor) DivShift(n int64) int64 {
-	hi, _ := bits.Mul64(uint64(n)&(1<<63-1), v.m)
+	hi, _ := bits.Mul64(uint64(n), v.m)
 	return int64(hi >> (v.shift & 63))
 }
 
