@@ -101,6 +101,9 @@ func decodeLayout(cmd *cobra.Command, text string, cf *clientFlags) (*layout.Lay
 	defer c.Close()
 	info, err := c.Info(cmd.Context(), cf.namespace)
 	if err != nil {
+		if errors.Is(err, client.ErrUnavailable) {
+			return nil, fmt.Errorf("decode: could not reach %s for the layout of namespace %q: %w", strings.Join(servers, ","), cf.namespace, err)
+		}
 		return nil, fmt.Errorf("decode: asking %s for the layout of namespace %q: %w", strings.Join(servers, ","), cf.namespace, err)
 	}
 	for _, ns := range info.Namespaces {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -166,5 +167,22 @@ func TestDecodeKeysMatchServer(t *testing.T) {
 	b, _ := json.Marshal(route)
 	if err := json.Unmarshal(b, &fromRoute); err != nil || fromRoute.ID != d.ID || fromRoute.Sequence != d.Sequence || fmt.Sprint(fromRoute.Nodes) != fmt.Sprint(d.Nodes) {
 		t.Errorf("the route's JSON reads back as %+v, %v; want %+v", fromRoute, err, d)
+	}
+}
+
+// TestDecodeDeadServer: decode --server to a server that does not answer says it
+// could not reach it for the layout, not that no server could issue IDs (decode
+// issues none).
+func TestDecodeDeadServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	r := cli(t, "", "decode", "--server", dead, "--timeout", "2s", "5")
+	wantOneLineError(t, r, 1, "could not reach "+dead+" for the layout of namespace \"default\"", "connection refused")
+	if strings.Contains(r.stderr, "issue") {
+		t.Errorf("decode --server to a dead server speaks of issuing IDs: %s", r.stderr)
 	}
 }
