@@ -278,7 +278,7 @@ func (c *Client) Decode(ctx context.Context, namespace, id string) (Decoded, err
 		return resp.Msg, nil
 	})
 	if err != nil {
-		return Decoded{}, err
+		return Decoded{}, withCall(err, "Decode")
 	}
 	return decoded(out), nil
 }
@@ -299,7 +299,7 @@ func (c *Client) Info(ctx context.Context, namespace string) (Info, error) {
 		return resp.Msg, nil
 	})
 	if err != nil {
-		return Info{}, err
+		return Info{}, withCall(err, "Info")
 	}
 	return info(out)
 }

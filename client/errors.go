@@ -41,6 +41,18 @@ type Error struct {
 	Namespace string
 	// Attempts holds one entry per server tried, in the order tried.
 	Attempts []Attempt
+	// Call is the call that failed when it issues no IDs: "Info" or "Decode";
+	// empty for Next, NextText and Fetch.
+	Call string
+}
+
+// withCall names the call in an *Error from a call that issues no IDs, so that
+// its message does not speak of issuing.
+func withCall(err error, call string) error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		e.Call = call
+	}
+	return err
 }
 
 // Attempt is one server's failure within an *Error.
@@ -52,7 +64,11 @@ type Attempt struct {
 // Error describes every attempt on one line, and what to do.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "client: no server could issue IDs of namespace %q", e.Namespace)
+	if e.Call != "" {
+		fmt.Fprintf(&b, "client: could not reach a server for %s of namespace %q", e.Call, e.Namespace)
+	} else {
+		fmt.Fprintf(&b, "client: no server could issue IDs of namespace %q", e.Namespace)
+	}
 	if len(e.Attempts) == 0 {
 		b.WriteString(" (no server was tried)")
 	}

@@ -221,14 +221,32 @@ func (d Decoded) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
-// UnmarshalJSON reads the form MarshalJSON writes. Node fields come back sorted by name,
-// since a JSON object does not keep order.
+// jsonInt reads an integer written as a JSON number or, as protojson writes int64,
+// a string.
+func jsonInt(raw json.RawMessage) (int64, error) {
+	var v int64
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, err
+		}
+		return strconv.ParseInt(s, 10, 64)
+	}
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes, and the form of flurry's decode
+// route (GET /v1/{namespace}/decode/{id}: unix_ms, fields as a list of name and
+// value, sequence, namespace, strategy), which `flurry decode` adds to its lines.
+// Node fields come back sorted by name, since a JSON object does not keep order.
 func (d *Decoded) UnmarshalJSON(b []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
 	*d = Decoded{}
+	var list []NamedValue
 	for k, raw := range m {
 		var err error
 		switch k {
@@ -238,6 +256,22 @@ func (d *Decoded) UnmarshalJSON(b []byte) error {
 			err = json.Unmarshal(raw, &d.Time)
 		case "seq":
 			err = json.Unmarshal(raw, &d.Sequence)
+		case "sequence": // the route's int64s are strings (protojson)
+			d.Sequence, err = jsonInt(raw)
+		case "fields":
+			var fs []struct {
+				Name  string          `json:"name"`
+				Value json.RawMessage `json:"value"`
+			}
+			err = json.Unmarshal(raw, &fs)
+			for _, f := range fs {
+				v, ferr := jsonInt(f.Value)
+				if ferr != nil {
+					err = ferr
+				}
+				list = append(list, NamedValue{Name: f.Name, Value: v})
+			}
+		case "unix_ms", "namespace", "strategy": // the time is read from "time"
 		default:
 			var v int64
 			err = json.Unmarshal(raw, &v)
@@ -246,6 +280,9 @@ func (d *Decoded) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("layout: decoded ID field %q: %w", k, err)
 		}
+	}
+	if len(d.Nodes) == 0 { // the route's form alone: the node fields are in the list
+		d.Nodes = list
 	}
 	sort.Slice(d.Nodes, func(i, j int) bool { return d.Nodes[i].Name < d.Nodes[j].Name })
 	return nil

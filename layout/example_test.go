@@ -81,10 +81,11 @@ func ExamplePlan() {
 		fmt.Println(r)
 	}
 	// Output:
-	// time:45:1ms:2025-01-01T00:00:00Z,region:3,machine:8,seq:7
+	// time:42:1ms:2025-01-01T00:00:00Z,region:3,machine:8,seq:10
 	// time: 41 bits of 1ms hold 2199023255552 ticks, 69.7 years (1.58e+12 ticks needed for 50 years)
 	// region: 3 bits hold 8 values (6 needed)
 	// machine: 8 bits hold 256 values (200 needed)
 	// seq: 7 bits hold 128 IDs per 1ms tick, 128000 IDs/s per node (100 per tick needed for 100000/s)
-	// spare: 4 bits go to time, for a lifetime until 3139-12-14
+	// spare: 1 bit to time, for a lifetime of at least twice the 50 years asked (until 2164-05-15)
+	// spare: 3 bits to seq, for 1024000 IDs/s per node, 10.2x the peak asked: room for bursts and growth
 }

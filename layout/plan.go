@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,8 +36,9 @@ type NodeNeed struct {
 // Proposal is Plan's answer.
 type Proposal struct {
 	Layout *Layout
-	// Spare is the number of bits left over after every requirement was met; Plan gives
-	// them to the time field, which lengthens the lifetime.
+	// Spare is the number of bits left over after every requirement was met. Plan
+	// gives them to the time field until the layout lasts twice the years asked, and
+	// the rest to the sequence field (rate headroom).
 	Spare int
 	// Reasoning explains each field's width in one line per field.
 	Reasoning []string
@@ -51,7 +53,8 @@ func bitsFor(n uint64) int {
 }
 
 // Plan proposes the layout that meets req with the fewest bits, giving spare bits to
-// the time field, the reasoning a layout sized by hand follows: years of life fix the time
+// the time field until it lasts twice the years asked and the rest to the sequence
+// field, the reasoning a layout sized by hand follows: years of life fix the time
 // bits, the peak rate per tick fixes the sequence bits, the node counts fix the node
 // bits. When the sum exceeds the budget (63 bits, or 53 with JSSafe), the error wraps
 // [ErrDoesNotFit] and says, for each requirement, what it costs and how far it would
@@ -129,10 +132,25 @@ func plan(req Requirements, now time.Time) (*Proposal, error) {
 		return nil, fmt.Errorf("%w: %d bits needed (time %d + %s + seq %d) but %d fit, %d too many; any one of these would fit: %s",
 			ErrDoesNotFit, total, timeBits, strings.Join(nodeParts, " + "), seqBits, budget, over, strings.Join(fixes, "; "))
 	}
+	// Spare bits: time first, until the layout lasts twice the years asked (a
+	// system outlives its plan, and a margin costs one bit); the rest to the
+	// sequence, since a burst or a peak that grows is what a layout with years to
+	// spare runs out of first. Every spare bit to time would buy centuries and leave
+	// the rate asked with as little as a few percent of headroom.
 	spare := budget - total
-	timeBits += spare
-	if spare > 0 {
-		reasons = append(reasons, fmt.Sprintf("spare: %d bits go to time, for a lifetime until %s", spare, "%LIFE%"))
+	toTime := 0
+	for toTime < spare && math.Ldexp(1, timeBits+toTime) < 2*ticks {
+		toTime++
+	}
+	toSeq := spare - toTime
+	timeBits += toTime
+	seqBits += toSeq
+	if toTime > 0 {
+		reasons = append(reasons, fmt.Sprintf("spare: %s to time, for a lifetime of at least twice the %g years asked (until %s)", nBits(toTime), req.Years, "%LIFE%"))
+	}
+	if toSeq > 0 {
+		perSec := math.Ldexp(1, seqBits) * float64(time.Second) / float64(unit)
+		reasons = append(reasons, fmt.Sprintf("spare: %s to seq, for %.0f IDs/s per node, %.3gx the peak asked: room for bursts and growth", nBits(toSeq), perSec, perSec/req.Rate))
 	}
 	spec := Spec{Unit: unit, Epoch: epoch, Fields: []Field{{Name: "time", Kind: Time, Bits: timeBits}}}
 	for _, n := range nodes {
@@ -147,6 +165,14 @@ func plan(req Requirements, now time.Time) (*Proposal, error) {
 		reasons[i] = strings.Replace(r, "%LIFE%", l.Lifetime().Format("2006-01-02"), 1)
 	}
 	return &Proposal{Layout: l, Spare: spare, Reasoning: reasons}, nil
+}
+
+// nBits writes "1 bit" or "n bits".
+func nBits(n int) string {
+	if n == 1 {
+		return "1 bit"
+	}
+	return strconv.Itoa(n) + " bits"
 }
 
 // span writes a number of seconds in the largest unit that keeps it at least 1.

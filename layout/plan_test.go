@@ -15,15 +15,19 @@ func TestPlanHandSized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "time:43:1ms:2026-11-22T00:00:00Z,datacenter:2,machine:7,line:4,seq:7"
+	// Spare bits: 1 to time (17.4 years to 34.8, twice the 10 asked), 3 to seq
+	// (128,000 IDs/s to 1,024,000, 10x the peak asked).
+	want := "time:40:1ms:2026-11-22T00:00:00Z,datacenter:2,machine:7,line:4,seq:10"
 	if got := p.Layout.String(); got != want || p.Spare != 4 {
 		t.Errorf("plan = %s (spare %d), want %s (spare 4)", got, p.Spare, want)
 	}
-	if len(p.Reasoning) != 6 || !strings.Contains(p.Reasoning[0], "time: 39 bits") {
+	if len(p.Reasoning) != 7 || !strings.Contains(p.Reasoning[0], "time: 39 bits") ||
+		!strings.Contains(p.Reasoning[5], "spare: 1 bit to time, for a lifetime of at least twice the 10 years asked") ||
+		!strings.Contains(p.Reasoning[6], "spare: 3 bits to seq, for 1024000 IDs/s per node, 10.2x the peak asked") {
 		t.Errorf("reasoning %q", p.Reasoning)
 	}
 	f := p.Layout.Facts(now)
-	if f.RatePerNode < 100000 || f.Nodes < 4*100*10 || f.YearsLeft < 10 {
+	if f.RatePerNode < 10*100000 || f.Nodes < 4*100*10 || f.YearsLeft < 2*10 || f.YearsLeft > 4*10 {
 		t.Errorf("plan does not meet its requirements: %+v", f)
 	}
 }

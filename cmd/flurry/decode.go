@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/flurryid/flurry"
@@ -23,9 +24,13 @@ func newDecodeCmd() *cobra.Command {
 		Use:   "decode [ID...]",
 		Short: "Take IDs apart: time, node fields and sequence, as JSON",
 		Long: `decode prints one JSON object per ID, one per line, in the order given:
-  {"id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","worker":1,"process":0,"seq":7}
-The time is the start of the tick the ID was issued in; the node fields follow in
-layout order. The ID is a string, since JavaScript numbers lose digits above 2^53.
+  {"id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","worker":1,"process":0,"seq":7,
+   "unix_ms":"1462015105796","fields":[{"name":"worker","value":"1"},{"name":"process","value":"0"}],"sequence":"7"}
+(on one line). The time is the start of the tick the ID was issued in; the node
+fields follow in layout order, as keys and again as the list "fields", and the
+sequence as "seq" and "sequence": the second forms are the server's (GET
+/v1/{namespace}/decode/{id}, its 64-bit numbers as strings), so a script reads the
+same keys from either. The ID is a string, since JavaScript numbers lose digits above 2^53.
 
 An ID does not say which layout made it, so decode needs one: --layout, or
 --server to use the layout of a running server's namespace (--namespace, default
@@ -96,6 +101,9 @@ func decodeLayout(cmd *cobra.Command, text string, cf *clientFlags) (*layout.Lay
 	defer c.Close()
 	info, err := c.Info(cmd.Context(), cf.namespace)
 	if err != nil {
+		if errors.Is(err, client.ErrUnavailable) {
+			return nil, fmt.Errorf("decode: could not reach %s for the layout of namespace %q: %w", strings.Join(servers, ","), cf.namespace, err)
+		}
 		return nil, fmt.Errorf("decode: asking %s for the layout of namespace %q: %w", strings.Join(servers, ","), cf.namespace, err)
 	}
 	for _, ns := range info.Namespaces {
@@ -126,6 +134,34 @@ type decoder struct {
 	out  *bufio.Writer
 	errw io.Writer
 	bad  int
+	buf  []byte
+}
+
+// appendDecoded appends d's JSON: the layout's form (the node fields as keys, then
+// seq), then the keys of the server's decode route (GET /v1/{namespace}/decode/{id}:
+// unix_ms, fields as a list of name and value, sequence), so that a script reads
+// the same keys from either. Those are written as the route writes them: its
+// 64-bit integers as strings (protojson, for JavaScript's 2^53).
+func appendDecoded(b []byte, d layout.Decoded) []byte {
+	j, _ := d.MarshalJSON()
+	b = append(b, j[:len(j)-1]...) // without its closing brace
+	b = append(b, `,"unix_ms":"`...)
+	b = strconv.AppendInt(b, d.Time.UnixMilli(), 10)
+	b = append(b, '"')
+	b = append(b, `,"fields":[`...)
+	for i, n := range d.Nodes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = strconv.AppendQuote(b, n.Name)
+		b = append(b, `,"value":"`...)
+		b = strconv.AppendInt(b, n.Value, 10)
+		b = append(b, `"}`...)
+	}
+	b = append(b, `],"sequence":"`...)
+	b = strconv.AppendInt(b, d.Sequence, 10)
+	return append(b, `"}`...)
 }
 
 // run decodes args, or the lines of stdin when there are none, and flushes.
@@ -156,8 +192,8 @@ func (d *decoder) decode(s string) error {
 		fmt.Fprintf(d.errw, "flurry: %s\n", oneLine(err))
 		return nil
 	}
-	b, _ := dec.MarshalJSON()
-	d.out.Write(b)
+	d.buf = appendDecoded(d.buf[:0], dec)
+	d.out.Write(d.buf)
 	if err := d.out.WriteByte('\n'); err != nil {
 		return quietPipe(err)
 	}

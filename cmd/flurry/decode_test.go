@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -10,7 +12,7 @@ import (
 )
 
 // Discord's developer documentation decodes this ID.
-const discordID = `{"id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","worker":1,"process":0,"seq":7}`
+const discordID = `{"id":"175928847299117063","time":"2016-04-30T11:18:25.796Z","worker":1,"process":0,"seq":7,"unix_ms":"1462015105796","fields":[{"name":"worker","value":"1"},{"name":"process","value":"0"}],"sequence":"7"}`
 
 func TestDecodeDiscord(t *testing.T) {
 	r := cli(t, "", "decode", "--layout", "discord", "175928847299117063")
@@ -83,8 +85,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("decode: %+v", r)
 	}
-	if want := `"platform":5,"area":2000,"app":31,"seq":63}`; !strings.HasSuffix(strings.TrimSpace(r.stdout), want) {
-		t.Errorf("decode = %s, want node fields in layout order ending %s", r.stdout, want)
+	if want := `"platform":5,"area":2000,"app":31,"seq":63,`; !strings.Contains(r.stdout, want) {
+		t.Errorf("decode = %s, want node fields in layout order then %s", r.stdout, want)
 	}
 	var d layout.Decoded
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.ID != id || d.Sequence != 63 || !d.Time.Equal(l.TickTime(p.Tick)) {
@@ -123,4 +125,64 @@ func FuzzDecodeArg(f *testing.F) {
 			t.Fatalf("decode %q: exit code %d (stderr %q)", arg, r.code, r.stderr)
 		}
 	})
+}
+
+// TestDecodeKeysMatchServer: flurry decode's line carries the keys of the server's
+// decode route (unix_ms, fields, sequence) with the same values, so a script reads
+// either the same way; the layout's flat keys stay for the scripts that use them.
+func TestDecodeKeysMatchServer(t *testing.T) {
+	ts := startFlurryServer(t)
+	r := cli(t, "", "get", "--server", ts.URL)
+	if r.code != 0 {
+		t.Fatalf("get --server: %+v", r)
+	}
+	id := strings.TrimSpace(r.stdout)
+	resp, err := ts.Client().Get(ts.URL + "/v1/default/decode/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var route map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&route); err != nil {
+		t.Fatal(err)
+	}
+	r = cli(t, "", "decode", "--server", ts.URL, id)
+	var line map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &line); r.code != 0 || err != nil {
+		t.Fatalf("decode --server: %+v, %v", r, err)
+	}
+	for _, k := range []string{"id", "time", "unix_ms", "fields", "sequence"} {
+		if route[k] == nil || fmt.Sprint(line[k]) != fmt.Sprint(route[k]) {
+			t.Errorf("key %s: flurry decode %v, the server's route %v", k, line[k], route[k])
+		}
+	}
+	if fmt.Sprint(line["seq"]) != route["sequence"] || line["worker"] == nil {
+		t.Errorf("flurry decode lost its own keys: %s", r.stdout)
+	}
+	var d layout.Decoded
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.ID.String() != id || len(d.Nodes) != 1 {
+		t.Errorf("flurry decode's line reads back as %+v, %v", d, err)
+	}
+	var fromRoute layout.Decoded
+	b, _ := json.Marshal(route)
+	if err := json.Unmarshal(b, &fromRoute); err != nil || fromRoute.ID != d.ID || fromRoute.Sequence != d.Sequence || fmt.Sprint(fromRoute.Nodes) != fmt.Sprint(d.Nodes) {
+		t.Errorf("the route's JSON reads back as %+v, %v; want %+v", fromRoute, err, d)
+	}
+}
+
+// TestDecodeDeadServer: decode --server to a server that does not answer says it
+// could not reach it for the layout, not that no server could issue IDs (decode
+// issues none).
+func TestDecodeDeadServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	r := cli(t, "", "decode", "--server", dead, "--timeout", "2s", "5")
+	wantOneLineError(t, r, 1, "could not reach "+dead+" for the layout of namespace \"default\"", "connection refused")
+	if strings.Contains(r.stderr, "issue") {
+		t.Errorf("decode --server to a dead server speaks of issuing IDs: %s", r.stderr)
+	}
 }

@@ -25,8 +25,11 @@ func newPlanCmd() *cobra.Command {
 		Short: "Propose a layout for years of life, a peak rate and a number of nodes",
 		Long: `plan works out the narrowest layout that lasts --years, lets one node issue --rate
 IDs per second, and has room for the node values asked for, then gives the spare bits
-to the time field. It prints the layout's text form (for --layout), one line of
-reasoning per field, and the layout's facts.
+to the time field until the layout lasts twice --years (a margin for a system that
+outlives its plan) and the rest to the sequence field (headroom over --rate, for
+bursts and growth): time first would buy centuries and leave the peak rate with
+little room. It prints the layout's text form (for --layout), one line of reasoning
+per field and per use of the spare bits, and the layout's facts.
 
 Node fields are given most significant first, each with the number of values it must
 hold: --node datacenter=4 --node machine=100. --nodes 1024 is short for one field

@@ -10,8 +10,8 @@ import (
 )
 
 // The classic hand-sized example: 10 years, 100k IDs/s per machine, 4 datacenters x
-// 100 machines x 10 business lines: 39 + 2 + 7 + 4 + 7 bits, and 4 spare bits go to
-// time.
+// 100 machines x 10 business lines: 39 + 2 + 7 + 4 + 7 bits, and of the 4 spare bits 1
+// goes to time (twice the years asked) and 3 to seq (rate headroom).
 func handSizedPlan() []string {
 	return []string{"plan", "--years", "10", "--rate", "100000", "--node", "datacenter=4", "--node", "machine=100", "--node", "line=10"}
 }
@@ -22,8 +22,8 @@ func TestPlanHandSized(t *testing.T) {
 		t.Fatalf("plan: %+v", r)
 	}
 	out := lines(r.stdout)
-	if !regexp.MustCompile(`^time:43:1ms:\d{4}-\d\d-\d\dT00:00:00Z,datacenter:2,machine:7,line:4,seq:7$`).MatchString(out[0]) {
-		t.Errorf("first line %q is not the hand-sized layout (datacenter 2, machine 7, line 4, seq 7 bits)", out[0])
+	if !regexp.MustCompile(`^time:40:1ms:\d{4}-\d\d-\d\dT00:00:00Z,datacenter:2,machine:7,line:4,seq:10$`).MatchString(out[0]) {
+		t.Errorf("first line %q is not the hand-sized layout (time 40, datacenter 2, machine 7, line 4, seq 10 bits)", out[0])
 	}
 	if _, err := layout.Parse(out[0]); err != nil {
 		t.Errorf("proposed layout does not parse: %v", err)
@@ -31,9 +31,10 @@ func TestPlanHandSized(t *testing.T) {
 	for _, want := range []string{
 		"\nwhy:\n  time: 39 bits of 1ms",
 		"  machine: 7 bits hold 128 values (100 needed)\n",
-		"  spare: 4 bits go to time",
+		"  spare: 1 bit to time, for a lifetime of at least twice the 10 years asked",
+		"  spare: 3 bits to seq, for 1024000 IDs/s per node, 10.2x the peak asked",
 		"\nfacts:\n",
-		"  ids/s per node: 128,000\n",
+		"  ids/s per node: 1,024,000\n",
 		"  nodes:          8,192\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -51,7 +52,7 @@ func TestPlanHandSized(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
 		t.Fatalf("plan --json: %v, %+v", err, r)
 	}
-	if want := "time:43:1ms:2026-01-01T00:00:00Z,datacenter:2,machine:7,line:4,seq:7"; got.Layout != want || got.Spare != 4 || len(got.Reasoning) != 6 || got.Facts.Layout != want || got.Facts.RatePerNode != 128000 {
+	if want := "time:40:1ms:2026-01-01T00:00:00Z,datacenter:2,machine:7,line:4,seq:10"; got.Layout != want || got.Spare != 4 || len(got.Reasoning) != 7 || got.Facts.Layout != want || got.Facts.RatePerNode != 1024000 {
 		t.Errorf("plan --json = %+v, want layout %s with 4 spare bits", got, want)
 	}
 }
@@ -65,7 +66,7 @@ func TestPlanOptions(t *testing.T) {
 		t.Errorf("--js-safe plan: %+v, %v (%+v)", got.Facts, err, r)
 	}
 	r = cli(t, "", "plan", "--years", "20", "--rate", "1e5", "--nodes", "1e3", "--epoch", "1767225600000")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "time:46:1ms:2026-01-01T00:00:00Z,node:10,seq:7\n") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "time:41:1ms:2026-01-01T00:00:00Z,node:10,seq:12\n") {
 		t.Errorf("--nodes plan: %+v", r)
 	}
 }

@@ -6,14 +6,18 @@
 # this machine's CA bundle (for TLS to a database, Redis or etcd) and an empty data
 # directory. Needs bash, git, go and one of podman, buildah or docker.
 #
-#   deploy/container/build.sh                        # version from git describe (as release.sh)
+#   deploy/container/build.sh                        # version from git describe (as release.sh),
+#                                                    # e.g. flurry:v0.1.0-rc.3-g1a2b3c4
 #   deploy/container/build.sh --version v0.4.0       # flurry:v0.4.0
 #   deploy/container/build.sh --binary dist/flurry-v0.4.0-linux-amd64 --version v0.4.0
 #   deploy/container/build.sh --engine buildah       # podman (default when found), buildah, docker
 #   deploy/container/build.sh --context /tmp/ctx     # keep the build context there
 #
-# Then:
-#   podman run -d --read-only -p 8080:8080 -v flurry-data:/var/lib/flurry flurry:v0.4.0
+# It prints the tag it built on standard output (and nothing else there), so:
+#   tag=$(deploy/container/build.sh)
+#   podman run -d --name flurry --ulimit nofile=16384:16384 --ulimit nproc=4096:4096 \
+#       --read-only -p 8080:8080 -v flurry-data:/var/lib/flurry --stop-timeout 45 "$tag"
+# (the limits: podman's defaults need CAP_SYS_RESOURCE, docs/operations.md).
 #
 # The image test (deploy/container/image_test.go) runs this script, then the image.
 set -euo pipefail
@@ -62,7 +66,7 @@ mkdir -p "$ctx"
 if [ -z "$binary" ]; then
 	args=(--target "linux/$arch" --out "$ctx")
 	[ -n "$version" ] && args+=(--version "$version")
-	"$root/scripts/release.sh" "${args[@]}"
+	"$root/scripts/release.sh" "${args[@]}" >&2
 	binary=$(ls "$ctx"/flurry-*-linux-"$arch" | head -1)
 	found=$(basename "$binary")
 	found=${found#flurry-}
@@ -80,8 +84,9 @@ build=(--build-arg "VERSION=$version" --build-arg TARGETOS=linux --build-arg "TA
 echo "build.sh: $engine: $tag from $here/Dockerfile" >&2
 case "$engine" in
 # The docker format: the OCI image config has no HEALTHCHECK.
-podman) podman build --quiet --layers=false --format docker "${build[@]}" "$ctx" ;;
-buildah) buildah bud --quiet --layers=false --format docker "${build[@]}" "$ctx" ;;
-docker) docker build --quiet "${build[@]}" "$ctx" ;;
+podman) podman build --quiet --layers=false --format docker "${build[@]}" "$ctx" >&2 ;;
+buildah) buildah bud --quiet --layers=false --format docker "${build[@]}" "$ctx" >&2 ;;
+docker) docker build --quiet "${build[@]}" "$ctx" >&2 ;;
 esac
 echo "build.sh: built $tag" >&2
+echo "$tag"

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,13 +86,41 @@ func setUp(t *testing.T) *podman {
 		p.global = append(p.global, "--runtime", runc)
 	}
 	// podman's default limits (1M open files) need CAP_SYS_RESOURCE to raise the
-	// hard limit; a sandbox may not grant it. Keep the container within ours.
-	var nofile syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
+	// hard limit; a sandbox may not grant it. Run with the limits the documented
+	// command gives, so that the command runs as written.
+	p.run = documentedLimits(t)
+	return p
+}
+
+// documentedLimits returns the --ulimit flags of docs/operations.md's podman run
+// command, failing the test when it has none or they exceed this process's own
+// hard limits (the container could not start here).
+func documentedLimits(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
 		t.Fatal(err)
 	}
-	p.run = []string{"--ulimit", fmt.Sprintf("nofile=%d:%d", nofile.Max, nofile.Max), "--ulimit", "nproc=4096:4096"}
-	return p
+	m := regexp.MustCompile(`(?s)podman run -d (.*?)"\$tag"`).FindSubmatch(doc)
+	if m == nil {
+		t.Fatal(`docs/operations.md has no podman run -d ... "$tag" command`)
+	}
+	var args []string
+	for _, l := range regexp.MustCompile(`--ulimit (nofile|nproc)=(\d+):(\d+)`).FindAllStringSubmatch(string(m[1]), -1) {
+		res := map[string]int{"nofile": syscall.RLIMIT_NOFILE, "nproc": 6}[l[1]] // RLIMIT_NPROC
+		var own syscall.Rlimit
+		if err := syscall.Getrlimit(res, &own); err != nil {
+			t.Fatal(err)
+		}
+		if hard, _ := strconv.ParseUint(l[3], 10, 64); hard > own.Max {
+			t.Fatalf("docs/operations.md: --ulimit %s=%s:%s is above this machine's hard limit %d", l[1], l[2], l[3], own.Max)
+		}
+		args = append(args, "--ulimit", l[1]+"="+l[2]+":"+l[3])
+	}
+	if len(args) != 4 {
+		t.Fatalf("docs/operations.md: podman run gives %q; want --ulimit for nofile and nproc (podman's defaults need CAP_SYS_RESOURCE)", args)
+	}
+	return args
 }
 
 // TestImage builds the image with deploy/container/build.sh (no base image is
@@ -115,9 +144,16 @@ func TestImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	build := exec.CommandContext(ctx, "bash", "build.sh", "--version", version, "--engine", "podman")
+	var buildErr bytes.Buffer
+	build.Stderr = &buildErr
 	start := time.Now()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, out)
+	out, err := build.Output()
+	if err != nil {
+		t.Fatalf("build.sh: %v\n%s%s", err, out, buildErr.String())
+	}
+	// The documented tag=$(deploy/container/build.sh): the tag alone on stdout.
+	if got := strings.TrimSpace(string(out)); got != "flurry:"+version {
+		t.Errorf("build.sh printed %q on stdout; want the tag alone, flurry:%s", got, version)
 	}
 	t.Logf("build.sh (release build and image): %v", time.Since(start).Round(time.Second))
 	t.Cleanup(func() {

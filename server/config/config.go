@@ -357,13 +357,20 @@ func Default() *Config {
 	return c
 }
 
-// Load reads and checks the configuration file at path.
+// Load reads and checks the configuration file at path, with token_env variables
+// from the process environment.
 func Load(path string) (*Config, error) {
+	return LoadEnv(path, os.LookupEnv)
+}
+
+// LoadEnv reads and checks the configuration file at path; env looks up token_env
+// variables, as in Parse.
+func LoadEnv(path string, env func(string) (string, bool)) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w; pass --config with a readable YAML file (see docs/flurry.example.yaml)", err)
 	}
-	return Parse(path, b, os.LookupEnv)
+	return Parse(path, b, env)
 }
 
 // Parse reads and checks a configuration from its YAML text. file names it in

@@ -82,15 +82,23 @@ test("decode equals flurry decode, on random IDs of every preset and of text for
     assert.equal(lines.length, ids.length);
     for (const [i, line] of lines.entries()) {
       // Node fields and seq are at most 22 bits here: exact as JSON numbers.
-      const want = JSON.parse(line) as Record<string, string | number>;
+      const want = JSON.parse(line) as Record<string, string | number | { name: string; value: string }[]>;
       const got = l.decode(ids[i]!);
       assert.equal(want["id"], got.id.toString(), `${spec}: id`);
       assert.equal(want["time"], got.time.toISOString(), `${spec}: time of ${got.id}`);
-      assert.equal(BigInt(want["seq"]!), got.sequence, `${spec}: seq of ${got.id}`);
+      assert.equal(BigInt(want["seq"] as number), got.sequence, `${spec}: seq of ${got.id}`);
       for (const f of got.fields) {
-        assert.equal(BigInt(want[f.name]!), f.value, `${spec}: ${f.name} of ${got.id}`);
+        assert.equal(BigInt(want[f.name] as number), f.value, `${spec}: ${f.name} of ${got.id}`);
       }
-      assert.equal(Object.keys(want).length, 3 + got.fields.length, `${spec}: fields of ${got.id}`);
+      // The decode route's keys too, its 64-bit numbers as strings.
+      assert.equal(BigInt(want["unix_ms"] as string), BigInt(got.unixMs), `${spec}: unix_ms of ${got.id}`);
+      assert.equal(BigInt(want["sequence"] as string), got.sequence, `${spec}: sequence of ${got.id}`);
+      assert.deepEqual(
+        (want["fields"] as { name: string; value: string }[]).map((f) => [f.name, BigInt(f.value)]),
+        got.fields.map((f) => [f.name, f.value]),
+        `${spec}: fields list of ${got.id}`,
+      );
+      assert.equal(Object.keys(want).length, 6 + got.fields.length, `${spec}: keys of ${got.id}`);
       assert.equal(l.timeOf(got.id).getTime(), got.unixMs);
     }
   }
