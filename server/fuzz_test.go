@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/server/config"
 )
 
@@ -39,6 +40,8 @@ func FuzzNextRoute(f *testing.F) {
 		f.Add(seed, "count=3&format=number", "text/plain", "Bearer "+testToken)
 	}
 	f.Add("default", "count=%zz&format=%", "", "")
+	f.Add("default", "count=5&format=base58", "", "")
+	f.Add("default", "count=3000&format=text&encoding=base64", "", "")
 	f.Add("default", "count=99999999999999999999", "", "Bearer")
 	f.Fuzz(func(t *testing.T, ns, query, accept, auth string) {
 		hdr := http.Header{}
@@ -58,6 +61,9 @@ func FuzzDecodeRoute(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ns, id string) {
 		serveFuzz(t, s.Handler(), "GET", "/v1/"+ns+"/decode/"+id, nil)
+		for _, enc := range flurry.EncodingNames() {
+			serveFuzz(t, s.Handler(), "GET", "/v1/"+ns+"/decode/"+id+"?encoding="+enc, nil)
+		}
 		serveFuzz(t, s.Handler(), "GET", "/decodeSnowflakeId?snowflakeId="+id+"&namespace="+ns, nil)
 	})
 }

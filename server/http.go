@@ -265,9 +265,10 @@ func (s *Server) deadlines(w http.ResponseWriter, body bool) {
 	d.SetWriteDeadline(now.Add(s.writeTimeout))
 }
 
-// nextQuery reads count and format from a raw query without allocating for the
-// usual forms (count=12&format=text).
-func nextQuery(raw string, acceptText bool) (count int, format int, err *apiError) {
+// nextQuery reads count, format and encoding from a raw query without
+// allocating for the usual forms (count=12&format=text). format=base58 (any
+// encoding's name) is short for format=json&encoding=base58.
+func nextQuery(raw string, acceptText bool) (count int, format int, enc flurry.Encoding, err *apiError) {
 	count, format = 1, fmtJSON
 	if acceptText {
 		format = fmtText
@@ -281,14 +282,14 @@ func nextQuery(raw string, acceptText bool) (count int, format int, err *apiErro
 			k, e1 = url.QueryUnescape(k)
 			v, e2 = url.QueryUnescape(v)
 			if e1 != nil || e2 != nil {
-				return 0, 0, errBadRequest("malformed query %q", clip(kv))
+				return 0, 0, 0, errBadRequest("malformed query %q", clip(kv))
 			}
 		}
 		switch k {
 		case "count", "n":
 			n, perr := strconv.Atoi(v)
 			if perr != nil || n < 1 || len(v) > 12 {
-				return 0, 0, errBadRequest("count %q is not a whole number from 1 up", clip(v))
+				return 0, 0, 0, errBadRequest("count %q is not a whole number from 1 up", clip(v))
 			}
 			count = n
 		case "format":
@@ -300,11 +301,24 @@ func nextQuery(raw string, acceptText bool) (count int, format int, err *apiErro
 			case "text":
 				format = fmtText
 			default:
-				return 0, 0, errBadRequest("format %q: use json (decimal strings), number or text", clip(v))
+				e, perr := flurry.ParseEncoding(v)
+				if perr != nil {
+					return 0, 0, 0, errBadRequest("format %q: use json (decimal strings), number or text, or an encoding: %s", clip(v), strings.Join(flurry.EncodingNames(), ", "))
+				}
+				format, enc = fmtJSON, e
 			}
+		case "encoding":
+			e, perr := flurry.ParseEncoding(v)
+			if perr != nil {
+				return 0, 0, 0, errBadRequest("encoding %q: use one of %s", clip(v), strings.Join(flurry.EncodingNames(), ", "))
+			}
+			enc = e
 		}
 	}
-	return count, format, nil
+	if enc != flurry.Decimal && format == fmtNumber {
+		return 0, 0, 0, errBadRequest("format=number gives decimal numbers; use format=json or text with encoding=%v", enc)
+	}
+	return count, format, enc, nil
 }
 
 // header returns the first value of a header whose name is already canonical,
@@ -328,7 +342,7 @@ func acceptsText(accept string) bool {
 // which a namespace whose store is down or whose token is missing would not.
 func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
-		_, format, _ := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
+		_, format, _, _ := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
 		w.Header().Set("Allow", http.MethodGet)
 		s.writeError(w, format, &apiError{status: http.StatusMethodNotAllowed, code: connect.CodeUnimplemented,
 			msg: "method " + clip(r.Method) + " not allowed: /v1/{namespace}/next issues IDs on GET only"})
@@ -340,7 +354,7 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 // next serves GET /v1/{name}/next: the hot path.
 func (s *Server) next(w http.ResponseWriter, r *http.Request, name string) {
 	start := s.opts.Clock.Now()
-	count, format, qerr := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
+	count, format, enc, qerr := nextQuery(r.URL.RawQuery, acceptsText(header(r, "Accept")))
 	ns := s.namespaces[name]
 	if ns == nil {
 		s.writeError(w, format, s.errNotFound(name))
@@ -355,6 +369,11 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, name string) {
 	case qerr != nil:
 		s.countError(ns, qerr)
 		s.writeError(w, format, qerr)
+		return
+	case enc != flurry.Decimal && ns.text != nil:
+		e := errBadRequest("namespace %s issues text IDs (%s); encoding=%v is for integer IDs", ns.name, ns.strategy, enc)
+		s.countError(ns, e)
+		s.writeError(w, format, e)
 		return
 	case count > ns.maxCount:
 		e := errBadRequest("count %d is above the max_count %d of namespace %s; ask in several requests", count, ns.maxCount, ns.name)
@@ -381,10 +400,10 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, name string) {
 	if count == 1 && ns.text == nil {
 		var id flurry.ID
 		if id, err = ns.ints.Next(r.Context()); err == nil {
-			b = s.appendIDs(b, ns, format, id, nil, true, true)
+			b = s.appendIDs(b, ns, format, enc, id, nil, true, true)
 		}
 	} else {
-		b, err = s.nextBatch(w, r.Context(), ns, b, count, format)
+		b, err = s.nextBatch(w, r.Context(), ns, b, count, format, enc)
 	}
 	if err != nil {
 		e := s.issueError(ns, err)
@@ -394,7 +413,7 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, name string) {
 		ns.issued.Add(int64(count))
 		if len(b) > 0 {
 			switch {
-			case format == fmtText && ns.text == nil && len(b) <= sniffLen:
+			case format == fmtText && ns.text == nil && enc == flurry.Decimal && len(b) <= sniffLen:
 				// Decimal digits and newlines: net/http's sniffing sets this
 				// same Content-Type (TestNextTextSniffed), without the four
 				// allocations that touching w.Header() costs (the map insert
@@ -414,11 +433,14 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, name string) {
 	}
 }
 
-// appendIDs appends ids (one, or a slice) in format; first and last say whether
-// the opening and closing of a JSON body are written.
-func (s *Server) appendIDs(b []byte, ns *namespace, format int, one flurry.ID, ids []flurry.ID, first, last bool) []byte {
+// appendIDs appends ids (one, or a slice) in format and enc; first and last say
+// whether the opening and closing of a JSON body are written.
+func (s *Server) appendIDs(b []byte, ns *namespace, format int, enc flurry.Encoding, one flurry.ID, ids []flurry.ID, first, last bool) []byte {
 	if ids == nil {
 		ids = []flurry.ID{one}[:1:1] // does not escape: appendIDs is not retained
+	}
+	if enc != flurry.Decimal {
+		return appendEncoded(b, ns, format, enc, ids, first, last)
 	}
 	if format == fmtText {
 		return appendLines(b, ids)
@@ -442,6 +464,36 @@ func (s *Server) appendIDs(b []byte, ns *namespace, format int, one flurry.ID, i
 		if quote {
 			b = append(b, '"')
 		}
+	}
+	if last {
+		b = append(b, "]}\n"...)
+	}
+	return b
+}
+
+// appendEncoded is appendIDs for an encoding other than decimal: text lines, or
+// the JSON body with each ID a string in the encoding (no encoding needs JSON
+// escaping).
+func appendEncoded(b []byte, ns *namespace, format int, enc flurry.Encoding, ids []flurry.ID, first, last bool) []byte {
+	if format == fmtText {
+		for _, id := range ids {
+			b = enc.AppendID(b, id)
+			b = append(b, '\n')
+		}
+		return b
+	}
+	if first {
+		b = append(b, `{"namespace":"`...)
+		b = append(b, ns.name...)
+		b = append(b, `","ids":[`...)
+	}
+	for i, id := range ids {
+		if i > 0 || !first {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = enc.AppendID(b, id)
+		b = append(b, '"')
 	}
 	if last {
 		b = append(b, "]}\n"...)
@@ -514,7 +566,7 @@ func appendLines(b []byte, ids []flurry.ID) []byte {
 // before the first write is returned, one after it aborts the response
 // (http.ErrAbortHandler): the client sees a broken stream, never a short body
 // that looks whole.
-func (s *Server) nextBatch(w http.ResponseWriter, ctx context.Context, ns *namespace, b []byte, count, format int) ([]byte, error) {
+func (s *Server) nextBatch(w http.ResponseWriter, ctx context.Context, ns *namespace, b []byte, count, format int, enc flurry.Encoding) ([]byte, error) {
 	var ids []flurry.ID
 	if ns.text == nil {
 		ip := s.idBufs.Get().(*[]flurry.ID)
@@ -532,7 +584,7 @@ func (s *Server) nextBatch(w http.ResponseWriter, ctx context.Context, ns *names
 		if ns.text != nil {
 			b, err = s.appendText(ctx, ns, b, n, format, first, last)
 		} else if err = ns.nextN(ctx, ids[:n]); err == nil {
-			b = s.appendIDs(b, ns, format, 0, ids[:n], first, last)
+			b = s.appendIDs(b, ns, format, enc, 0, ids[:n], first, last)
 		}
 		if err != nil {
 			if !wrote {
@@ -624,8 +676,8 @@ func (s *Server) countError(ns *namespace, e *apiError) {
 	s.metrics.errors.WithLabelValues(ns.name, strconv.Itoa(e.status)).Inc()
 }
 
-// handleDecode is GET /v1/{namespace}/decode/{id}: the DecodeResponse message in
-// JSON with the proto's field names.
+// handleDecode is GET /v1/{namespace}/decode/{id}[?encoding=base58]: the
+// DecodeResponse message in JSON with the proto's field names.
 func (s *Server) handleDecode(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("namespace")
 	ns := s.namespaces[name]
@@ -637,7 +689,27 @@ func (s *Server) handleDecode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, fmtJSON, e)
 		return
 	}
-	res, e := s.decode(ns, r.PathValue("id"))
+	text := r.PathValue("id")
+	if v := r.URL.Query().Get("encoding"); v != "" && !strings.EqualFold(v, "decimal") {
+		// The ID in another encoding (as next's encoding= gives it): read it
+		// here, then decode its decimal form like any other.
+		enc, err := flurry.ParseEncoding(v)
+		if err != nil {
+			s.writeError(w, fmtJSON, errBadRequest("encoding %q: use one of %s", clip(v), strings.Join(flurry.EncodingNames(), ", ")))
+			return
+		}
+		if ns.text != nil {
+			s.writeError(w, fmtJSON, errBadRequest("namespace %s issues text IDs (%s); encoding=%v is for integer IDs", ns.name, ns.strategy, enc))
+			return
+		}
+		id, err := enc.Parse(text)
+		if err != nil {
+			s.writeError(w, fmtJSON, errBadRequest("%s is not an ID of namespace %s: %s", clipQ(text), ns.name, strings.TrimPrefix(err.Error(), "flurry: ")))
+			return
+		}
+		text = id.String()
+	}
+	res, e := s.decode(ns, text)
 	if e != nil {
 		s.writeError(w, fmtJSON, e)
 		return

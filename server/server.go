@@ -252,7 +252,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.metrics = newMetrics(s)
 	s.spring = s.springRoutes()
-	s.handler = s.routes()
+	s.handler = s.cors(cfg.CORS, s.routes())
 	return s, nil
 }
 

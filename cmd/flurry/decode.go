@@ -18,6 +18,7 @@ import (
 func newDecodeCmd() *cobra.Command {
 	var (
 		layoutText string
+		format     string
 		cf         clientFlags
 	)
 	cmd := &cobra.Command{
@@ -40,20 +41,29 @@ namespace uses time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16.
 With no ID arguments, decode reads IDs from standard input, one per line; blank lines
 and spaces around an ID are skipped.
 
-An ID that is not a decimal number, is negative, or does not belong to the layout
+--format reads the IDs in another form of flurry gen --format: hex, or
+bwmarrin/snowflake's base2, base32, base36, base58 or base64; the JSON still
+gives the ID in decimal.
+
+An ID that is not a number in that form, is negative, or does not belong to the layout
 (bits set above its width) is reported on standard error as one line naming it;
 decode goes on with the next ID and exits with status 1 at the end.`,
 		Example: `  flurry decode --layout discord 175928847299117063
   flurry gen -n 3 --node worker=5 | flurry decode --layout twitter
   flurry decode --server http://127.0.0.1:8080 --namespace default 250370138287636480
+  flurry gen -n 3 --format base58 | flurry decode --format base58 --layout twitter
   flurry decode --layout time:41:1ms:2020-01-01T00:00:00Z,worker:10,seq:12 < ids.txt`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			enc, err := flurry.ParseEncoding(format)
+			if err != nil {
+				return usageErr("--format: %v", err)
+			}
 			l, err := decodeLayout(cmd, layoutText, &cf)
 			if err != nil {
 				return err
 			}
-			d := &decoder{l: l, out: bufio.NewWriterSize(cmd.OutOrStdout(), 32<<10), errw: cmd.ErrOrStderr()}
+			d := &decoder{l: l, enc: enc, out: bufio.NewWriterSize(cmd.OutOrStdout(), 32<<10), errw: cmd.ErrOrStderr()}
 			err = d.run(args, cmd.InOrStdin())
 			if ee, ok := errors.AsType[*exitError](err); (err == nil || ok && ee.code == 0) && d.bad > 0 {
 				return &exitError{code: 1} // each bad ID was reported on its own line
@@ -62,6 +72,7 @@ decode goes on with the next ID and exits with status 1 at the end.`,
 		},
 	}
 	f := cmd.Flags()
+	f.Var(newEnum(&format, "decimal", flurry.EncodingNames()...), "format", "the IDs' form: decimal, or hex, or bwmarrin/snowflake's base2, base32, base36, base58 or base64, as flurry gen --format writes them")
 	f.StringVar(&layoutText, "layout", "", "the IDs' layout: a preset name or a text form (see flurry layouts)")
 	f.StringArrayVar(&cf.servers, "server", nil, "use the layout of a running server's namespace instead: its URL")
 	f.StringVar(&cf.namespace, "namespace", "default", "with --server: the namespace whose layout to use")
@@ -131,6 +142,7 @@ func negativeArg(err error) (string, bool) {
 
 type decoder struct {
 	l    *layout.Layout
+	enc  flurry.Encoding
 	out  *bufio.Writer
 	errw io.Writer
 	bad  int
@@ -182,7 +194,7 @@ func (d *decoder) run(args []string, stdin io.Reader) error {
 // decode prints one ID's JSON, or reports why it is not an ID of the layout. It
 // returns an error only when the output cannot be written.
 func (d *decoder) decode(s string) error {
-	dec, err := decodeID(d.l, strings.TrimSpace(s))
+	dec, err := decodeID(d.l, d.enc, strings.TrimSpace(s))
 	if err != nil {
 		d.bad++
 		// Flush first so that the report lands after the good IDs before it.
@@ -225,12 +237,12 @@ func (d *decoder) decodeLines(r io.Reader) error {
 	}
 }
 
-// decodeID parses s as a decimal ID and takes it apart with l. Errors name s.
-func decodeID(l *layout.Layout, s string) (layout.Decoded, error) {
-	if strings.HasPrefix(s, "-") && len(s) > 1 && strings.Trim(s[1:], "0123456789") == "" {
+// decodeID parses s as an ID in enc and takes it apart with l. Errors name s.
+func decodeID(l *layout.Layout, enc flurry.Encoding, s string) (layout.Decoded, error) {
+	if enc == flurry.Decimal && strings.HasPrefix(s, "-") && len(s) > 1 && strings.Trim(s[1:], "0123456789") == "" {
 		return layout.Decoded{}, fmt.Errorf("decode %q: %w: IDs are never negative", clip(s), flurry.ErrInvalidID)
 	}
-	id, err := flurry.ParseID(s)
+	id, err := enc.Parse(s)
 	if err != nil {
 		return layout.Decoded{}, fmt.Errorf("decode %q: %w", clip(s), err)
 	}

@@ -39,6 +39,7 @@ func newGenCmd() *cobra.Command {
 		start       string
 		maxDrift    time.Duration
 		randomBelow int
+		format      string
 		lf          leaseFlags
 		rf          redisFlags
 		sf          segFlags
@@ -107,6 +108,13 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
   flurry gen -n 10 --segment file:///tmp/ids --tag order`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			enc, err := flurry.ParseEncoding(format)
+			if err != nil {
+				return usageErr("--format: %v", err)
+			}
+			if enc != flurry.Decimal {
+				cmd.SetOut(&encodedOut{w: cmd.OutOrStdout(), enc: enc})
+			}
 			if err := sf.check(cmd); err != nil {
 				return err
 			} else if len(sf.urls) > 0 {
@@ -167,6 +175,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 	}
 	f := cmd.Flags()
 	f.VarP(countValue{&n}, "count", "n", "how many IDs to print: 1000000, 1_000_000 or 1e6")
+	f.Var(newEnum(&format, "decimal", flurry.EncodingNames()...), "format", "how each ID is written: decimal, or hex, or bwmarrin/snowflake's base2, base32, base36, base58 or base64 (flurry decode --format reads them back)")
 	f.StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
 	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0), or a plain number for a layout with one node field; with --lease, only the fields not leased")
 	f.Var(newEnum(&overflow, "wait", "wait", "borrow"), "overflow", "when a tick's sequence is used up: wait for the next tick, or borrow future ticks")
@@ -217,7 +226,21 @@ func defaultNodeWarning(l *layout.Layout) string {
 // when unknown. A run that the cap makes take genSlowAfter or longer shows progress
 // with the time left on a terminal, and otherwise one line with the least time it
 // will take.
+// encodedOut is gen's standard output when --format asks for an encoding other
+// than decimal: every way of gen (snowflake, lease, Redis, segment) writes
+// through generate, which finds the encoding here.
+type encodedOut struct {
+	w   io.Writer
+	enc flurry.Encoding
+}
+
+func (e *encodedOut) Write(p []byte) (int, error) { return e.w.Write(p) }
+
 func generate(ctx context.Context, g flurry.Source, n uint64, stdout, stderr io.Writer, pause bool, capRate float64) error {
+	enc := flurry.Decimal
+	if eo, ok := stdout.(*encodedOut); ok {
+		enc, stdout = eo.enc, eo.w
+	}
 	w := bufio.NewWriterSize(stdout, genBufSize)
 	ids := make([]flurry.ID, min(n, genBatch))
 	buf := make([]byte, 0, genBufSize)
@@ -251,7 +274,11 @@ func generate(ctx context.Context, g flurry.Source, n uint64, stdout, stderr io.
 				continue
 			}
 			last = id
-			buf = strconv.AppendInt(buf, int64(id), 10)
+			if enc == flurry.Decimal {
+				buf = strconv.AppendInt(buf, int64(id), 10)
+			} else {
+				buf = enc.AppendID(buf, id)
+			}
 			buf = append(buf, '\n')
 			printed++
 		}

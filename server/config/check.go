@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,7 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 		k.add([]string{"tls"}, "give both cert and key, or neither")
 	}
 	k.compat(c)
+	k.cors(c.CORS)
 	if len(c.Namespaces) == 0 && c.Leaf == nil && c.TinyID == nil {
 		k.add([]string{"namespaces"}, "no namespace: give at least one, e.g. namespaces: {default: {strategy: snowflake}}")
 	}
@@ -415,4 +417,40 @@ func sortStrings(xs []string) {
 			xs[j], xs[j-1] = xs[j-1], xs[j]
 		}
 	}
+}
+
+// cors checks that each origin is one a browser sends: a scheme, a host and
+// perhaps a port, nothing else.
+func (k *checker) cors(c CORS) {
+	seen := map[string]bool{}
+	for i, o := range c.Origins {
+		p := []string{"cors", "origins", strconv.Itoa(i)}
+		if err := CheckOrigin(o); err != nil {
+			k.add(p, "%v", err)
+		} else if seen[o] {
+			k.add(p, "origin %q is listed twice", o)
+		}
+		seen[o] = true
+	}
+	k.duration([]string{"cors", "max_age"}, c.MaxAge, false)
+}
+
+// CheckOrigin reports whether o is an origin as browsers send it in the Origin
+// header: http or https, a host, perhaps a port, lowercase, with no path,
+// query or trailing slash.
+func CheckOrigin(o string) error {
+	if o == "*" || o == "null" {
+		return fmt.Errorf("origin %q would let any page call the API with the tokens it holds: list each origin, e.g. https://app.example.com", o)
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("origin %q: give scheme://host[:port], e.g. https://app.example.com", o)
+	}
+	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#") {
+		return fmt.Errorf("origin %q has more than scheme://host[:port]: browsers send %q", o, u.Scheme+"://"+u.Host)
+	}
+	if o != strings.ToLower(o) {
+		return fmt.Errorf("origin %q: browsers send origins in lowercase, %q", o, strings.ToLower(o))
+	}
+	return nil
 }

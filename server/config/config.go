@@ -78,6 +78,10 @@ type Config struct {
 	// Limits bound what one client can make the server hold: IDs in flight,
 	// request read and response write time, HTTP/2 streams, requests per token.
 	Limits Limits `yaml:"limits"`
+	// CORS lets pages on other origins call the API from a browser. Empty
+	// means none may: a browser then allows only pages of the server's own
+	// origin.
+	CORS CORS `yaml:"cors"`
 	// Namespaces maps a namespace's name to its settings.
 	Namespaces map[string]*Namespace `yaml:"namespaces"`
 	// Leaf serves every tag of Leaf's leaf_alloc on Leaf's routes (compat.go).
@@ -92,6 +96,24 @@ type Config struct {
 
 	root *yaml.Node
 }
+
+// CORS lists the origins whose pages may call the API from a browser
+// (cross-origin resource sharing). Tokens are still required: a browser sends
+// them in the Authorization header, never as cookies, so the server never
+// allows credentials and an origin is answered only by its exact name.
+type CORS struct {
+	// Origins are the allowed origins, each scheme://host[:port] as a browser
+	// sends it in the Origin header: "https://app.example.com",
+	// "http://localhost:5173". "*" is refused: list each origin.
+	Origins []string `yaml:"origins"`
+	// MaxAge is how long a browser may cache a preflight's answer (a Go
+	// duration). Empty means DefaultCORSMaxAge.
+	MaxAge Duration `yaml:"max_age"`
+}
+
+// DefaultCORSMaxAge is how long a browser caches a preflight when cors.max_age
+// is not set.
+const DefaultCORSMaxAge = 10 * time.Minute
 
 // TLS names the certificate and key files, PEM-encoded.
 type TLS struct {

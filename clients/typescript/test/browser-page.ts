@@ -18,7 +18,10 @@ interface Result {
 
 async function main(): Promise<Result> {
   const out: Result = {};
-  const c = new Client({ servers: [location.origin], batch: 500 });
+  // ?server= names a flurry server on another origin (CORS); by default the
+  // page's own origin passes the calls on.
+  const server = new URLSearchParams(location.search).get("server") ?? location.origin;
+  const c = new Client({ servers: [server], batch: 500, timeoutMs: 5000 });
   try {
     const per: bigint[][] = Array.from({ length: 8 }, () => []);
     await Promise.all(per.map(async (mine) => {

@@ -1,7 +1,8 @@
 // The client in a browser: headless Chromium loads browser-page.js from a small
 // server here, which also passes the IDService's requests on to a real `flurry
-// serve` (flurry sends no CORS headers, so a page reaches it through its own
-// origin, as behind a reverse proxy). The page posts what it saw to /result.
+// serve` (a page reaching it through its own origin, as behind a reverse
+// proxy), or whose page calls flurry serve on another origin (CORS). The page
+// posts what it saw to /result.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -30,14 +31,65 @@ function skipOrFail(t: { skip(msg: string): void }, msg: string): void {
 }
 
 test("in headless Chromium: bigint IDs, none twice, decode exact, typed errors", bounded, async (t) => {
+  const r = await inChromium(t, "proxy");
+  if (r === undefined) {
+    return;
+  }
+  assert.equal(r["error"], undefined, String(r["error"]));
+  assert.deepEqual(r, want(r));
+  t.diagnostic(`first ID in the browser: ${String(r["first"])}`);
+});
+
+test("in headless Chromium on another origin: flurry serve with that origin in cors.origins answers", bounded, async (t) => {
+  const r = await inChromium(t, "cors");
+  if (r === undefined) {
+    return;
+  }
+  assert.equal(r["error"], undefined, String(r["error"]));
+  assert.deepEqual(r, want(r));
+});
+
+test("in headless Chromium on another origin: without it in cors.origins the browser blocks the call", bounded, async (t) => {
+  const r = await inChromium(t, "refused");
+  if (r === undefined) {
+    return;
+  }
+  assert.match(String(r["error"]), /fetch/i, JSON.stringify(r));
+  t.diagnostic(`the page saw: ${String(r["error"]).split("\n")[0]}`);
+  assert.equal(r["count"], undefined);
+});
+
+function want(r: Record<string, unknown>): Record<string, unknown> {
+  return {
+    count: 20_000,
+    unique: 20_000,
+    increasing: true,
+    above53: true,
+    decodeExact: true,
+    layoutAgrees: true,
+    unknown: "unknown_namespace",
+    first: r["first"],
+  };
+}
+
+/**
+ * Runs browser-page.js in headless Chromium and returns what it posted (or
+ * undefined when skipped). proxy: the page's own server passes the calls on to
+ * flurry serve; cors: the page calls flurry serve on its own port, which lists
+ * the page's origin in cors.origins; refused: the same, with another origin
+ * listed.
+ */
+async function inChromium(t: { skip(msg: string): void; diagnostic(msg: string): void }, mode: "proxy" | "cors" | "refused"): Promise<Record<string, unknown> | undefined> {
   if (!existsSync(chromium)) {
-    return skipOrFail(t, `${chromium} not installed (Debian: apt-get install chromium); the browser test needs it`);
+    skipOrFail(t, `${chromium} not installed (Debian: apt-get install chromium); the browser test needs it`);
+    return undefined;
   }
   const got = await flurryBinary();
   if ("skip" in got) {
-    return skipOrFail(t, got.skip);
+    skipOrFail(t, got.skip);
+    return undefined;
   }
-  const flurry = new URL((await startServe(got.bin, tempDir("leases"))).url);
+  let flurry!: URL;
 
   let deliver!: (body: string) => void;
   const result = new Promise<string>((resolve) => {
@@ -81,10 +133,14 @@ test("in headless Chromium: bigint IDs, none twice, decode exact, typed errors",
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const addr = server.address();
   assert.ok(addr !== null && typeof addr === "object");
+  const origin = `http://127.0.0.1:${addr.port}`;
+  const cors = mode === "proxy" ? "" : `cors: {origins: ["${mode === "cors" ? origin : "https://app.example.com"}"]}\n`;
+  flurry = new URL((await startServe(got.bin, tempDir("leases"), cors)).url);
+  const pageURL = mode === "proxy" ? `${origin}/` : `${origin}/?server=${encodeURIComponent(flurry.origin)}`;
   const browser = spawn(chromium, [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    `--user-data-dir=${tempDir("chromium")}`, `http://127.0.0.1:${addr.port}/`,
+    `--user-data-dir=${tempDir("chromium")}`, pageURL,
   ], { stdio: ["ignore", "ignore", "pipe"], detached: true });
   let log = "";
   browser.stderr!.setEncoding("utf8");
@@ -97,19 +153,7 @@ test("in headless Chromium: bigint IDs, none twice, decode exact, typed errors",
         timer = setTimeout(() => reject(new Error(`no result from the page within 60 s; Chromium said:\n${log}`)), 60_000);
       }),
     ]);
-    const r = JSON.parse(body) as Record<string, unknown>;
-    assert.equal(r["error"], undefined, String(r["error"]));
-    assert.deepEqual(r, {
-      count: 20_000,
-      unique: 20_000,
-      increasing: true,
-      above53: true,
-      decodeExact: true,
-      layoutAgrees: true,
-      unknown: "unknown_namespace",
-      first: r["first"],
-    });
-    t.diagnostic(`first ID in the browser: ${String(r["first"])}`);
+    return JSON.parse(body) as Record<string, unknown>;
   } finally {
     clearTimeout(timer);
     try {
@@ -120,4 +164,4 @@ test("in headless Chromium: bigint IDs, none twice, decode exact, typed errors",
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
-});
+}

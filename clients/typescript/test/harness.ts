@@ -126,12 +126,12 @@ export const secretToken = "typescript-client-test-token";
  * Servers given the same leaseDir lease distinct node values, so their IDs
  * never collide.
  */
-export async function startServe(bin: string, leaseDir: string): Promise<Serve> {
+export async function startServe(bin: string, leaseDir: string, extra = ""): Promise<Serve> {
   const dir = tempDir("serve");
   const port = await freePort();
   const store = `file://${leaseDir}`;
   const conf = join(dir, "flurry.yaml");
-  writeFileSync(conf, `listen: 127.0.0.1:${port}
+  writeFileSync(conf, `${extra}listen: 127.0.0.1:${port}
 data_dir: ${join(dir, "data")}
 access: {public_readyz: true}
 namespaces:
