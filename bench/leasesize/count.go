@@ -20,11 +20,12 @@ const (
 	kRenew
 	kRelease
 	kList
+	kTakeover
 	nKinds
 )
 
 func (k kind) String() string {
-	return [...]string{"acquire", "acquire_value", "renew", "release", "list"}[k]
+	return [...]string{"acquire", "acquire_value", "renew", "release", "list", "takeover"}[k]
 }
 
 // write reports whether the call changes the store: every method but List.
@@ -212,6 +213,13 @@ func (c *countingStore) Renew(ctx context.Context, l lease.Lease, ttl time.Durat
 	t := time.Now()
 	l2, err := c.st.Renew(ctx, l, ttl, mark)
 	c.observe(kRenew, t, err)
+	return l2, err
+}
+
+func (c *countingStore) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (lease.Lease, error) {
+	t := time.Now()
+	l2, err := c.st.Takeover(ctx, l, owner, ttl, mark)
+	c.observe(kTakeover, t, err)
 	return l2, err
 }
 
