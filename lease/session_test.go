@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -206,49 +205,54 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	}
 }
 
+// A lost lease stops the generator; the session acquires another value and issuing
+// goes on from it, never repeating an ID. The session's clock is manual, so the loss
+// comes at the renewal the test brings, and nothing depends on how fast the machine is.
 func TestSessionLossReacquires(t *testing.T) {
 	st := &faulty{Store: store(t, t.TempDir())}
 	ctx := context.Background()
 	l, _ := layout.Parse("twitter")
-	g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name()},
-		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: time.Second, Window: 300 * time.Millisecond, Logger: quiet})
+	clk := clock.NewManual(time.Now())
+	ttl := time.Second
+	g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Clock: clk, Namespace: t.Name()},
+		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: ttl, Window: 300 * time.Millisecond, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
 	defer s.Close()
-	var mu sync.Mutex
 	perNode := map[layout.NodeValues]flurry.ID{}
 	seen := map[flurry.ID]bool{}
-	st.lose.Store(1)
-	deadline := time.Now().Add(3 * time.Second)
-	lostSeen, after := false, 0
-	for time.Now().Before(deadline) && after < 500 {
-		id, err := g.Next(ctx)
-		if errors.Is(err, lease.ErrLost) {
-			lostSeen = true
-			time.Sleep(time.Millisecond)
-			continue
+	issue := func(n int) layout.NodeValues {
+		t.Helper()
+		var node layout.NodeValues
+		for range n {
+			id, err := g.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := l.Decompose(id)
+			if seen[id] || id <= perNode[p.Nodes] {
+				t.Fatalf("ID %d repeated or not increasing for node %v", id, p.Nodes)
+			}
+			seen[id], perNode[p.Nodes], node = true, id, p.Nodes
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _ := l.Decompose(id)
-		mu.Lock()
-		if seen[id] || id <= perNode[p.Nodes] {
-			t.Fatalf("ID %d repeated or not increasing for node %v", id, p.Nodes)
-		}
-		seen[id], perNode[p.Nodes] = true, id
-		mu.Unlock()
-		if lostSeen {
-			after++
-		}
-		if len(seen)%100 == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		return node
 	}
-	if s.Status().Losses != 1 || !s.Status().Held || after < 500 || len(perNode) != 2 {
-		t.Errorf("status after a loss %+v", s.Status())
+	first := issue(100)
+	// The next renewal is told the lease is lost.
+	st.lose.Store(1)
+	waitFor(t, "the session to sleep on its clock before its first renewal", func() bool { return clk.Sleepers() > 0 })
+	clk.Add(ttl / 3)
+	waitFor(t, "the session to lose its lease and hold another", func() bool {
+		st := s.Status()
+		return st.Losses >= 1 && st.Held
+	})
+	if second := issue(500); second == first {
+		t.Errorf("after the loss the generator issues on node %v, the lost lease's", first)
+	}
+	if st := s.Status(); st.Losses != 1 || !st.Held || len(perNode) != 2 {
+		t.Errorf("status after a loss %+v; IDs from %d node values, want 2", st, len(perNode))
 	}
 	// A loss the session recovered from does not end it.
 	select {
