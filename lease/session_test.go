@@ -118,13 +118,14 @@ func TestSessionHandOverAboveMark(t *testing.T) {
 		err error
 	}
 	got := make(chan result)
+	second := &refusals{Store: store(t, dir)}
 	go func() {
 		o := opts
-		o.Store = store(t, dir)
+		o.Store = second
 		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: "two", Behind: snowflake.Logical, MaxDrift: time.Second}, o)
 		got <- result{g, s, err}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the second session to be refused the value the first holds", func() bool { return second.n.Load() > 0 })
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,16 +159,16 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	}
 	defer g.Close()
 	defer s.Close()
-	time.Sleep(700 * time.Millisecond) // renewals every 333 ms (TTL/3)
-	if s.Status().Renewals == 0 {
-		t.Fatal("no renewal in 700ms")
-	}
+	waitFor(t, "a renewal (every 333 ms, TTL/3)", func() bool { return s.Status().Renewals > 0 })
+	failures := s.Status().Failures
 	st.outage.Store(true)
 	outageStart := time.Now()
-	time.Sleep(20 * time.Millisecond) // let a renewal already in flight land
-	before := s.Status()              // the last successful renewal's expiry, by the store
-	var stoppedAt time.Time
-	for time.Since(outageStart) < 3*time.Second {
+	// A renewal already in flight may still land; the first one the outage fails
+	// comes after it, so from then on the lease's expiry in the store stays put.
+	waitFor(t, "a renewal to fail in the outage", func() bool { return s.Status().Failures > failures })
+	before := s.Status() // the last successful renewal's expiry, by the store
+	var stoppedAt, lastIssued time.Time
+	for time.Since(outageStart) < waitBound {
 		_, err := g.Next(ctx)
 		if errors.Is(err, lease.ErrLost) {
 			stoppedAt = time.Now()
@@ -176,19 +177,20 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lastIssued = time.Now() // the ID was issued before this reading
 		time.Sleep(time.Millisecond)
 	}
 	if stoppedAt.IsZero() {
-		t.Fatal("the generator kept issuing through a 3 s outage with a 1 s TTL")
+		t.Fatalf("the generator kept issuing through a %v outage with a 1 s TTL", waitBound)
 	}
 	// It must stop before the store could let the lease expire and hand the value over.
-	if !stoppedAt.Before(before.Expires) {
-		t.Errorf("stopped at %v, not before the lease's expiry in the store %v", stoppedAt, before.Expires)
+	if !lastIssued.Before(before.Expires) {
+		t.Errorf("issued at %v, not before the lease's expiry in the store %v", lastIssued, before.Expires)
 	}
 	stoppedAfter := stoppedAt.Sub(outageStart)
 	t.Logf("stopped %v into the outage (TTL %v); status %+v", stoppedAfter, ttl, s.Status())
 	st.outage.Store(false)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitBound)
 	for {
 		if _, err := g.Next(ctx); err == nil {
 			break
@@ -382,6 +384,28 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	if err != nil || second <= first {
 		t.Fatalf("after catching up: %d, %v (first holder issued %d)", second, err, first)
 	}
+}
+
+// refusals counts the acquisitions a store refused because every value was held.
+type refusals struct {
+	lease.Store
+	n atomic.Int64
+}
+
+func (r *refusals) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	l, err := r.Store.AcquireValue(ctx, scope, value, owner, ttl)
+	if errors.Is(err, lease.ErrNoFreeValue) {
+		r.n.Add(1)
+	}
+	return l, err
+}
+
+func (r *refusals) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	l, err := r.Store.Acquire(ctx, scope, size, owner, ttl)
+	if errors.Is(err, lease.ErrNoFreeValue) {
+		r.n.Add(1)
+	}
+	return l, err
 }
 
 // counting counts the writes a store sees.
