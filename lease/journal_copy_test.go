@@ -193,7 +193,7 @@ func TestJournalCopyOfRunningNode(t *testing.T) {
 	defer s1.Close()
 
 	var orig []flurry.ID
-	var origErr error
+	var origErr, lastRefusal error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -201,6 +201,14 @@ func TestJournalCopyOfRunningNode(t *testing.T) {
 		for time.Now().Before(end) {
 			for range 100 {
 				id, err := g1.Next(context.Background())
+				if errors.Is(err, lease.ErrLost) && s1.Status().Losses == 0 {
+					// Not the loss: a renewal came late and the journal's mark ran
+					// out (see next), or the session revoked the grant and is
+					// about to count the loss. Ask again.
+					lastRefusal = err
+					time.Sleep(time.Millisecond)
+					continue
+				}
 				if err != nil {
 					origErr = err
 					return
@@ -228,7 +236,7 @@ func TestJournalCopyOfRunningNode(t *testing.T) {
 		t.Fatalf("the original still issued %v after it started (last error %v); want it stopped (ErrLost) at its next renewal after the copy took over", waitBound, origErr)
 	}
 	if s1.Status().Losses == 0 {
-		t.Fatalf("the original's session has no loss: %+v", s1.Status())
+		t.Fatalf("the original's session has no loss (refused with %v, earlier %v): %+v", origErr, lastRefusal, s1.Status())
 	}
 	noDuplicates(t, map[string][]flurry.ID{"the original": orig, "the copy": copied})
 	if last := slices.Max(orig); copied[0] <= last {
