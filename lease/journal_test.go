@@ -221,11 +221,23 @@ func (c *skewed) SleepUntil(ctx context.Context, t int64) error {
 	return clock.NewSystem().SleepUntil(ctx, t-int64(c.d))
 }
 
+// stepped is the system clock plus an offset that a test moves forward: a store's
+// clock that jumps past a lease's expiry instead of waiting for it.
+type stepped struct{ by atomic.Int64 }
+
+func (c *stepped) Now() int64 { return time.Now().UnixNano() + c.by.Load() }
+func (c *stepped) SleepUntil(ctx context.Context, t int64) error {
+	return clock.NewSystem().SleepUntil(ctx, t-c.by.Load())
+}
+
 // When the crashed run's lease expired and another holder used the value since,
 // the journal's token is refused and the restart acquires as usual, above that
 // holder's IDs.
 func TestJournalLeaseGone(t *testing.T) {
-	st := memstore.New(nil)
+	// The store's leases expire by a clock of their own, which the test moves past
+	// the TTL instead of waiting it out.
+	storeClock := &stepped{}
+	st := memstore.New(storeClock)
 	path := filepath.Join(t.TempDir(), "default.json")
 	three := int64(3)
 	o := lease.Options{Store: st, Scope: "s", Layout: twoBits, Fixed: &three, Logger: quietLog, TTL: time.Second}
@@ -237,7 +249,7 @@ func TestJournalLeaseGone(t *testing.T) {
 	}
 	issue(t, g1, 100)
 	crash(t, g1, s1, j1)
-	time.Sleep(1100 * time.Millisecond) // the lease expires in the store
+	storeClock.by.Add(int64(1100 * time.Millisecond)) // the lease expires in the store
 
 	o.Journal = nil
 	g3, s3, err := lease.NewGenerator(context.Background(), logical(t.Name()+"/other"), o)

@@ -77,13 +77,7 @@ func TestSessionCloseConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Status().Renewals < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no two renewals in 10 s: %+v", s.Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "two renewals", func() bool { return s.Status().Renewals >= 2 })
 	select {
 	case <-s.Done():
 		t.Fatalf("Done closed before Close: %v", s.Err())

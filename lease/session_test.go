@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,13 +118,14 @@ func TestSessionHandOverAboveMark(t *testing.T) {
 		err error
 	}
 	got := make(chan result)
+	second := &refusals{Store: store(t, dir)}
 	go func() {
 		o := opts
-		o.Store = store(t, dir)
+		o.Store = second
 		g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: "two", Behind: snowflake.Logical, MaxDrift: time.Second}, o)
 		got <- result{g, s, err}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the second session to be refused the value the first holds", func() bool { return second.n.Load() > 0 })
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -142,9 +142,13 @@ func TestSessionHandOverAboveMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The old holder released with the mark of what it issued, below its reservation.
-	if id <= last || !l.TimeOf(id).After(l.TimeOf(last)) || !l.TimeOf(id).Before(mark) {
-		t.Errorf("new holder's first ID %d at %v; the old holder issued up to %d at %v and had reserved through %v", id, l.TimeOf(id), last, l.TimeOf(last), mark)
+	if id <= last || !l.TimeOf(id).After(l.TimeOf(last)) {
+		t.Errorf("new holder's first ID %d at %v; the old holder issued up to %d at %v", id, l.TimeOf(id), last, l.TimeOf(last))
+	}
+	// The old holder released with the mark of what it issued, below its reservation:
+	// the new holder starts above that, not above the whole reservation.
+	if above := r.s.Status().Above; above.Before(l.TimeOf(last)) || !above.Before(mark) {
+		t.Errorf("new holder starts above %v; the old holder issued up to %v and had reserved through %v", above, l.TimeOf(last), mark)
 	}
 }
 
@@ -159,16 +163,16 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	}
 	defer g.Close()
 	defer s.Close()
-	time.Sleep(700 * time.Millisecond) // renewals every 333 ms (TTL/3)
-	if s.Status().Renewals == 0 {
-		t.Fatal("no renewal in 700ms")
-	}
+	waitFor(t, "a renewal (every 333 ms, TTL/3)", func() bool { return s.Status().Renewals > 0 })
+	failures := s.Status().Failures
 	st.outage.Store(true)
 	outageStart := time.Now()
-	time.Sleep(20 * time.Millisecond) // let a renewal already in flight land
-	before := s.Status()              // the last successful renewal's expiry, by the store
-	var stoppedAt time.Time
-	for time.Since(outageStart) < 3*time.Second {
+	// A renewal already in flight may still land; the first one the outage fails
+	// comes after it, so from then on the lease's expiry in the store stays put.
+	waitFor(t, "a renewal to fail in the outage", func() bool { return s.Status().Failures > failures })
+	before := s.Status() // the last successful renewal's expiry, by the store
+	var stoppedAt, lastIssued time.Time
+	for time.Since(outageStart) < waitBound {
 		_, err := g.Next(ctx)
 		if errors.Is(err, lease.ErrLost) {
 			stoppedAt = time.Now()
@@ -177,19 +181,20 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lastIssued = time.Now() // the ID was issued before this reading
 		time.Sleep(time.Millisecond)
 	}
 	if stoppedAt.IsZero() {
-		t.Fatal("the generator kept issuing through a 3 s outage with a 1 s TTL")
+		t.Fatalf("the generator kept issuing through a %v outage with a 1 s TTL", waitBound)
 	}
 	// It must stop before the store could let the lease expire and hand the value over.
-	if !stoppedAt.Before(before.Expires) {
-		t.Errorf("stopped at %v, not before the lease's expiry in the store %v", stoppedAt, before.Expires)
+	if !lastIssued.Before(before.Expires) {
+		t.Errorf("issued at %v, not before the lease's expiry in the store %v", lastIssued, before.Expires)
 	}
 	stoppedAfter := stoppedAt.Sub(outageStart)
 	t.Logf("stopped %v into the outage (TTL %v); status %+v", stoppedAfter, ttl, s.Status())
 	st.outage.Store(false)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitBound)
 	for {
 		if _, err := g.Next(ctx); err == nil {
 			break
@@ -206,49 +211,69 @@ func TestSessionOutageFencesThenRecovers(t *testing.T) {
 	}
 }
 
+// A lost lease stops the generator; the session acquires another value and issuing
+// goes on from it, never repeating an ID. The test waits for the loss and the new
+// lease, not for a time: the lost value stays held in the store (the store only told
+// the session it was lost) for a TTL longer than the test takes on a loaded machine,
+// so the new lease is another value.
 func TestSessionLossReacquires(t *testing.T) {
 	st := &faulty{Store: store(t, t.TempDir())}
 	ctx := context.Background()
 	l, _ := layout.Parse("twitter")
 	g, s, err := lease.NewGenerator(ctx, snowflake.Options{Layout: l, Namespace: t.Name()},
-		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: time.Second, Window: 300 * time.Millisecond, Logger: quiet})
+		lease.Options{Store: st, Scope: leasetest.Scope(t), TTL: 3 * time.Second, Window: 300 * time.Millisecond, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
 	defer s.Close()
-	var mu sync.Mutex
 	perNode := map[layout.NodeValues]flurry.ID{}
 	seen := map[flurry.ID]bool{}
-	st.lose.Store(1)
-	deadline := time.Now().Add(3 * time.Second)
-	lostSeen, after := false, 0
-	for time.Now().Before(deadline) && after < 500 {
-		id, err := g.Next(ctx)
-		if errors.Is(err, lease.ErrLost) {
-			lostSeen = true
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	issue := func(id flurry.ID) layout.NodeValues {
+		t.Helper()
 		p, _ := l.Decompose(id)
-		mu.Lock()
 		if seen[id] || id <= perNode[p.Nodes] {
 			t.Fatalf("ID %d repeated or not increasing for node %v", id, p.Nodes)
 		}
 		seen[id], perNode[p.Nodes] = true, id
-		mu.Unlock()
-		if lostSeen {
-			after++
+		return p.Nodes
+	}
+	id, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := issue(id)
+	// The next renewal is told the lease is lost. Issue until the session has lost
+	// it and holds another, riding out the refusals between.
+	st.lose.Store(1)
+	deadline := time.Now().Add(waitBound)
+	for st := s.Status(); st.Losses == 0 || !st.Held; st = s.Status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for the session to lose its lease and hold another: %+v", waitBound, st)
 		}
-		if len(seen)%100 == 0 {
+		id, err := g.Next(ctx)
+		switch {
+		case errors.Is(err, lease.ErrLost):
 			time.Sleep(time.Millisecond)
+		case err != nil:
+			t.Fatal(err)
+		default:
+			issue(id)
 		}
 	}
-	if s.Status().Losses != 1 || !s.Status().Held || after < 500 || len(perNode) != 2 {
-		t.Errorf("status after a loss %+v", s.Status())
+	var node layout.NodeValues
+	for range 500 {
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatalf("after the session holds a new lease: %v", err)
+		}
+		node = issue(id)
+	}
+	if node == first {
+		t.Errorf("after the loss the generator issues on node %v, the lost lease's", first)
+	}
+	if st := s.Status(); st.Losses != 1 || !st.Held || len(perNode) != 2 {
+		t.Errorf("status after a loss %+v; IDs from %d node values, want 2", st, len(perNode))
 	}
 	// A loss the session recovered from does not end it.
 	select {
@@ -378,6 +403,28 @@ func TestSessionWithFakeClockStartsAboveMark(t *testing.T) {
 	if err != nil || second <= first {
 		t.Fatalf("after catching up: %d, %v (first holder issued %d)", second, err, first)
 	}
+}
+
+// refusals counts the acquisitions a store refused because every value was held.
+type refusals struct {
+	lease.Store
+	n atomic.Int64
+}
+
+func (r *refusals) AcquireValue(ctx context.Context, scope string, value int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	l, err := r.Store.AcquireValue(ctx, scope, value, owner, ttl)
+	if errors.Is(err, lease.ErrNoFreeValue) {
+		r.n.Add(1)
+	}
+	return l, err
+}
+
+func (r *refusals) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {
+	l, err := r.Store.Acquire(ctx, scope, size, owner, ttl)
+	if errors.Is(err, lease.ErrNoFreeValue) {
+		r.n.Add(1)
+	}
+	return l, err
 }
 
 // counting counts the writes a store sees.

@@ -1,9 +1,11 @@
 package sqlconn
 
 import (
+	"context"
 	"database/sql/driver"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -24,7 +26,39 @@ func (c Config) connector() (driver.Connector, error) {
 		// failing.
 		dsn := c.SQLitePath + "?_pragma=busy_timeout(" + strconv.FormatInt(c.Busy.Milliseconds(), 10) + ")" +
 			"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-		return sqlite.NewConnector(dsn)
+		conn, err := sqlite.NewConnector(dsn)
+		if err != nil {
+			return nil, err
+		}
+		return busyConnector{Connector: conn, busy: c.Busy}, nil
 	}
 	return nil, fmt.Errorf("unknown engine %d", int(c.Engine))
+}
+
+// busyConnector opens a SQLite connection again, for up to the busy timeout, while
+// opening fails with a busy database. Setting journal_mode=WAL, which each new
+// connection does, needs the file's write lock while the file is still in rollback
+// mode, as a new file is; when another connection holds that lock (processes
+// opening a new file at the same moment: one of them is creating the table or
+// switching the file to WAL) SQLite answers SQLITE_BUSY at once, without waiting the
+// busy timeout, and the open would fail. Once the other connection commits, the file
+// is in WAL mode and opening succeeds.
+type busyConnector struct {
+	driver.Connector
+	busy time.Duration
+}
+
+// Connect implements driver.Connector.
+func (b busyConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	deadline := time.Now().Add(b.busy)
+	backoff := Backoff()
+	for attempt := 1; ; attempt++ {
+		conn, err := b.Connector.Connect(ctx)
+		if err == nil || !Transient(err) || !time.Now().Before(deadline) {
+			return conn, err
+		}
+		if werr := backoff.Wait(ctx, attempt); werr != nil {
+			return nil, err
+		}
+	}
 }
