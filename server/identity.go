@@ -15,7 +15,7 @@ import (
 
 // privateWarning is what a server says, at start and in its info, of a namespace
 // whose store only it can use.
-const privateWarning = "only this server can use this %s store (%s): a second server with its own data directory issues the same IDs; to run several servers, give them one shared %s store"
+const privateWarning = "only this server can use this %s store (%s): a second server with its own data directory can issue the same IDs; to run several servers, give them one shared %s store"
 
 // identities holds what a namespace's stores report of their data, read at start
 // and again by info while a store has not answered.
