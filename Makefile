@@ -21,8 +21,8 @@ help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-test: ## the README's test command: the short set, every engine, skips counted by reason (go run ./internal/verify/cmd/testall)
-	$(GO) run ./internal/verify/cmd/testall
+test: ## the README's test command: the short set, every engine, skips counted by reason (go run ./verify/cmd/testall)
+	$(GO) run ./verify/cmd/testall
 
 test-full: ## what CI runs (.ci/run): services started, lint, the README's test command, go test -race -tags flurry_full ./..., the rest; needs root
 	bash .ci/run
@@ -37,24 +37,24 @@ lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofm
 	$(GO) vet ./...
 	$(GO) vet -tags flurry_full ./...
 	scripts/staticcheck.sh
-	$(GO) run ./internal/verify/cmd/depgraph -q
+	$(GO) run ./verify/cmd/depgraph -q
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -w these:"; echo "$$unformatted"; exit 1; fi
 
 depgraph: ## the packages drawn in layers, each with its imports, and the check that no import runs back up (ARCHITECTURE.md)
-	$(GO) run ./internal/verify/cmd/depgraph
+	$(GO) run ./verify/cmd/depgraph
 
 bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); compare.sh, latency.sh, contention.sh, targets.sh there too
 	cd bench && ./run.sh
 	@echo "more in bench/: compare.sh OLD NEW (two commits), latency.sh (tail latency), contention.sh (the contention variants), targets.sh (every published target beside its peer); see bench/README.md"
 
-faults: ## the fault harness's full run, as root (internal/verify/harness/setup.sh once first); SEED=11, OUT=docs/
-	$(GO) run ./internal/verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
+faults: ## the fault harness's full run, as root (verify/harness/setup.sh once first); SEED=11, OUT=docs/
+	$(GO) run ./verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
 
 model: ## the SPIN model of the lease protocol (Debian's spin)
-	$(GO) test -count=1 ./internal/verify/model/
+	$(GO) test -count=1 ./verify/model/
 
 sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS), journals copied and restored
-	$(GO) run ./internal/verify/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS) -copies
+	$(GO) run ./verify/sim/cmd/simrun -nodes $(SIM_NODES) -hours $(SIM_HOURS) -seeds $(SIM_SEEDS) -copies
 
 release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh; ARGS="--target linux/amd64")
 	scripts/release.sh $(ARGS)

@@ -13,7 +13,7 @@
 # both alike, where back-to-back runs gave it to whichever ran then. Per round and
 # rate there are two runs:
 #   - flurry/bare: `flurry serve` (the embedded default, namespace "default")
-#     against server/internal/barecounter (a bare net/http handler returning an
+#     against bench/cmd/barecounter (a bare net/http handler returning an
 #     atomic counter);
 #   - bare/bare (the control): a second barecounter against the first. Its ratio
 #     would be 1.00 on a quiet machine; its spread is the resolution of the
@@ -83,7 +83,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-(cd "$root" && go build -o "$tmp/flurry" ./cmd/flurry && go build -o "$tmp/bare" ./server/internal/barecounter)
+(cd "$root" && go build -o "$tmp/flurry" ./cmd/flurry && (cd bench && go build -o "$tmp/bare" ./cmd/barecounter))
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 fport=$(port); bport=$(port); cport=$(port)

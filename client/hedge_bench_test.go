@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // BenchmarkHedgedFailover measures what a server that stops answering costs the

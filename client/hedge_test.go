@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // Hedging is tested without a clock: the per-request Timeout is an hour, so a call

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"

@@ -262,7 +262,7 @@ type pool struct {
 }
 
 func newPool(o InstallOptions) (pool, error) {
-	np, err := nodepool.Plan(o.Layout, o.Leased, o.Node)
+	np, err := nodepool.Plan(poolLayout(o.Layout), o.Leased, o.Node)
 	var wide *nodepool.WideError
 	switch {
 	case errors.As(err, &wide):
@@ -588,4 +588,14 @@ func inTx(ctx context.Context, db *sql.DB, e Engine, f func(execer) error) error
 		return fmt.Errorf("indb: %w", err)
 	}
 	return nil
+}
+
+// poolLayout gives nodepool what it reads of a layout: nodepool sits among the
+// helpers below layout, so it takes the node fields as plain values.
+func poolLayout(l *layout.Layout) nodepool.Layout {
+	var fields []nodepool.Field
+	for _, f := range l.NodeFields() {
+		fields = append(fields, nodepool.Field{Name: f.Name, Bits: f.Bits})
+	}
+	return nodepool.Layout{Name: l.String(), Fields: fields, Check: func(v nodepool.Values) error { return l.CheckNodeValues(v) }}
 }

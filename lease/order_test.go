@@ -8,10 +8,10 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/sqlstore"
 	"github.com/flurryid/flurry/snowflake"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/memstore"
 	"github.com/flurryid/flurry/snowflake"
 )

@@ -255,7 +255,7 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 			names = append(names, f.Name)
 		}
 	}
-	pool, err := nodepool.Plan(l, names, opts.Node)
+	pool, err := nodepool.Plan(poolLayout(l), names, opts.Node)
 	var given *nodepool.GivenError
 	var wide *nodepool.WideError
 	switch {
@@ -967,4 +967,14 @@ func NewGenerator(ctx context.Context, gopts snowflake.Options, lopts Options) (
 		return nil, nil, err
 	}
 	return g, s, nil
+}
+
+// poolLayout gives nodepool what it reads of a layout: nodepool sits among the
+// helpers below layout, so it takes the node fields as plain values.
+func poolLayout(l *layout.Layout) nodepool.Layout {
+	var fields []nodepool.Field
+	for _, f := range l.NodeFields() {
+		fields = append(fields, nodepool.Field{Name: f.Name, Bits: f.Bits})
+	}
+	return nodepool.Layout{Name: l.String(), Fields: fields, Check: func(v nodepool.Values) error { return l.CheckNodeValues(v) }}
 }

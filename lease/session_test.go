@@ -14,7 +14,7 @@ import (
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/filestore"
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/snowflake"
 )
 

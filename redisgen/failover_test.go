@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 )
 

@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/engines"
-	_ "github.com/flurryid/flurry/internal/verify/enginetags" // the engines of the test's tags
+	_ "github.com/flurryid/flurry/verify/enginetags" // the engines of the test's tags
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"

@@ -13,9 +13,9 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/segment/segmenttest"
+	"github.com/flurryid/flurry/verify/segmenttest"
 	"github.com/flurryid/flurry/segment/sqlstore"
 )
 

@@ -36,7 +36,7 @@ func BenchmarkNext1000Text(b *testing.B)  { benchRoute(b, "/v1/default/next?coun
 func BenchmarkNextSegment(b *testing.B)   { benchRoute(b, "/v1/orders/next") }
 func BenchmarkLeafSnowflake(b *testing.B) { benchRoute(b, "/api/snowflake/get/default") }
 
-// bareHandler is server/internal/barecounter's handler, the baseline of the
+// bareHandler is bench/cmd/barecounter's handler, the baseline of the
 // latency target, for comparing its cost with the one-ID route's.
 func bareHandler() http.Handler {
 	var n atomic.Int64

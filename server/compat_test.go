@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"

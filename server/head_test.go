@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // issuedTotal is how many IDs the namespaces of s have issued, and how many the

@@ -107,7 +107,7 @@ func TestNextTextSniffed(t *testing.T) {
 
 // TestNextAllocsLikeBare: through a real listener, net/http's server and client
 // included, one ID as text allocates no more than the bare handler of the
-// latency target (server/internal/barecounter) plus ServeMux's one slice for the
+// latency target (bench/cmd/barecounter) plus ServeMux's one slice for the
 // {namespace} wildcard.
 func TestNextAllocsLikeBare(t *testing.T) {
 	if raceEnabled {

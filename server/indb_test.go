@@ -12,7 +12,7 @@ import (
 
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease/memstore"
 )

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/compattest"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/compattest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // leafTemplates is the directory of Leaf's own templates, segment.ftl and db.ftl.

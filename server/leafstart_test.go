@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/internal/verify/conformance"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/conformance"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/server/config"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // evalshaCalls returns how many EVALSHA calls the Redis at addr has served, from

@@ -29,7 +29,7 @@ import (
 
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // serveReal serves s on a loopback listener with Serve (h2c, the configured

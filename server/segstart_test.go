@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
-	"github.com/flurryid/flurry/segment/segmenttest"
+	"github.com/flurryid/flurry/verify/testenv"
+	"github.com/flurryid/flurry/verify/segmenttest"
 )
 
 // TestSegmentStartsWithAStoreDown: a segment namespace with two stores starts while

@@ -4,7 +4,7 @@
 //
 // One http.Handler serves:
 //
-//   - the IDService of proto/flurry/v1/flurry.proto through connect-go, which
+//   - the IDService of api/proto/flurry/v1/flurry.proto through connect-go, which
 //     answers gRPC, gRPC-Web and Connect (HTTP/JSON) on the same paths;
 //   - plain GET routes for curl and for the fastest path:
 //     GET /v1/{namespace}/next?count=N[&format=number|text],

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestSpringMatch: Spring MVC 4.3's defaults (suffix pattern matching, trailing

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/compattest"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/compattest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // tinyScratch makes tinyid's tables (db.sql) in a scratch database of engine e,

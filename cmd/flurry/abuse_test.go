@@ -21,7 +21,7 @@ import (
 
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
 )

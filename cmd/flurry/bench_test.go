@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // loadTimeout is the bench tests' --timeout: the default (2 s per request) is

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/compattest"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/compattest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // The expectations below come from the originals' source (facts, not code):

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/engines"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // leanMaxBytes is the promised bound on the default binary's size (docs/building.md).

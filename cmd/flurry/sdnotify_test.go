@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestServeNotifiesSystemd runs flurry serve in process the way systemd runs a

@@ -30,7 +30,7 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // serveProc is a running `flurry serve`.

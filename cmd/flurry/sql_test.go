@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestSQLInstallDecode runs what docs/in-database.md shows: flurry sql install

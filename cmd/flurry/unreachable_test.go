@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestUnreachableStores runs the flurry binary against stores that do not answer:

@@ -7,7 +7,7 @@
 // Programs do not ask this: which engines a program has is what registered itself
 // (package internal/engines), whatever the tags. A test that reaches an engine in
 // its own process, rather than through the flurry binary, imports the engines of
-// its tags (internal/verify/enginetags) so that the two agree.
+// its tags (verify/enginetags) so that the two agree.
 package buildtags
 
 import (

@@ -13,11 +13,13 @@
 // has no exported fields or methods: embedding it adds nothing a user could call.
 package fence
 
-import (
-	"errors"
+import "errors"
 
-	"github.com/flurryid/flurry/layout"
-)
+// NodeValues holds a node value's fields in layout order, as layout.NodeValues
+// does; it is the same array type, so the two convert without a copy and a
+// change of layout.MaxNodeFields breaks the build of snowflake and lease instead
+// of this package importing layout (the helpers sit below every other layer).
+type NodeValues = [8]int64
 
 // ErrLost means the lease behind a node value is not held: a store's Renew or
 // Release found it gone, or a managed generator has no valid grant. Package lease
@@ -33,7 +35,7 @@ var ErrJournal = errors.New("lease: the journal cannot be written")
 // Grant gives a managed generator the right to issue IDs for one node value.
 type Grant struct {
 	// Node is the node value the lease holds.
-	Node layout.NodeValues
+	Node NodeValues
 	// Above is the value's high-water mark left by earlier holders, in Unix
 	// milliseconds: the generator issues only in ticks that start after it.
 	Above int64

@@ -5,11 +5,30 @@
 // every node value's fields.
 package nodepool
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/flurryid/flurry/layout"
-)
+// Values holds the node fields' values in layout order: the array type of
+// layout.NodeValues, so that the two convert without a copy and a change of
+// layout.MaxNodeFields breaks the callers' build instead of this package importing
+// layout (the helpers sit below every other layer).
+type Values = [8]int64
+
+// Field is one node field of a layout: its name and width.
+type Field struct {
+	Name string
+	Bits int
+}
+
+// Layout is what Plan reads of a layout; *layout.Layout's methods give it through
+// the callers' small adapter (lease and indb).
+type Layout struct {
+	// Name is the layout's text form, for errors.
+	Name string
+	// Fields are its node fields in layout order.
+	Fields []Field
+	// Check reports whether node values fit the fields (layout.CheckNodeValues).
+	Check func(Values) error
+}
 
 // MaxBits is the widest pool one lease scope holds: 2^22 (4,194,304) values.
 const MaxBits = 22
@@ -29,8 +48,8 @@ type Pool struct {
 // layout's node fields when empty), with the other node fields at their values in
 // node. A leased field must be zero in node. The errors name the field or the
 // widths; callers add what to do.
-func Plan(l *layout.Layout, leased []string, node layout.NodeValues) (Pool, error) {
-	fields := l.NodeFields()
+func Plan(l Layout, leased []string, node Values) (Pool, error) {
+	fields := l.Fields
 	if len(leased) == 0 {
 		for _, f := range fields {
 			leased = append(leased, f.Name)
@@ -46,7 +65,7 @@ func Plan(l *layout.Layout, leased []string, node layout.NodeValues) (Pool, erro
 			}
 		}
 		if i < 0 {
-			return Pool{}, fmt.Errorf("layout %s has no node field %q to lease", l, name)
+			return Pool{}, fmt.Errorf("layout %s has no node field %q to lease", l.Name, name)
 		}
 		if node[i] != 0 {
 			return Pool{}, &GivenError{Field: name}
@@ -58,8 +77,10 @@ func Plan(l *layout.Layout, leased []string, node layout.NodeValues) (Pool, erro
 	if total > MaxBits {
 		return Pool{}, &WideError{Bits: total}
 	}
-	if err := l.CheckNodeValues(node); err != nil {
-		return Pool{}, err
+	if l.Check != nil {
+		if err := l.Check(node); err != nil {
+			return Pool{}, err
+		}
 	}
 	p.Size = 1 << total
 	for j, f := range fields {
@@ -81,7 +102,7 @@ func (p Pool) leases(field int) bool {
 
 // NodeOf returns base with the leased fields filled from v, the last leased
 // field taking v's lowest bits.
-func (p Pool) NodeOf(base layout.NodeValues, v int64) layout.NodeValues {
+func (p Pool) NodeOf(base Values, v int64) Values {
 	shift := uint(0)
 	for k := len(p.Leased) - 1; k >= 0; k-- {
 		base[p.Leased[k]] = v >> shift & (1<<p.Bits[k] - 1)

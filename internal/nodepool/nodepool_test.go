@@ -20,7 +20,7 @@ func twitter(t *testing.T) *layout.Layout {
 // TestPlanOneField leases the worker with the datacenter fixed: 32 values, the
 // datacenter in the scope suffix, and each value in the worker field alone.
 func TestPlanOneField(t *testing.T) {
-	p, err := Plan(twitter(t), []string{"worker"}, layout.NodeValues{3})
+	p, err := Plan(of(twitter(t)), []string{"worker"}, layout.NodeValues{3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestPlanOneField(t *testing.T) {
 // TestPlanAllFields leases both fields: the first named takes the high bits, so
 // every value of the pool is a different pair and none is left out.
 func TestPlanAllFields(t *testing.T) {
-	p, err := Plan(twitter(t), nil, layout.NodeValues{})
+	p, err := Plan(of(twitter(t)), nil, layout.NodeValues{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +59,14 @@ func TestPlanAllFields(t *testing.T) {
 
 func TestPlanRefuses(t *testing.T) {
 	l := twitter(t)
-	if _, err := Plan(l, []string{"shard"}, layout.NodeValues{}); err == nil || !strings.Contains(err.Error(), `no node field "shard"`) {
+	if _, err := Plan(of(l), []string{"shard"}, layout.NodeValues{}); err == nil || !strings.Contains(err.Error(), `no node field "shard"`) {
 		t.Errorf("unknown field: %v", err)
 	}
 	var given *GivenError
-	if _, err := Plan(l, []string{"worker"}, layout.NodeValues{0, 4}); !errors.As(err, &given) || given.Field != "worker" {
+	if _, err := Plan(of(l), []string{"worker"}, layout.NodeValues{0, 4}); !errors.As(err, &given) || given.Field != "worker" {
 		t.Errorf("leased field given a value: %v", err)
 	}
-	if _, err := Plan(l, []string{"worker"}, layout.NodeValues{32}); err == nil {
+	if _, err := Plan(of(l), []string{"worker"}, layout.NodeValues{32}); err == nil {
 		t.Error("a datacenter of 32 in 5 bits was accepted")
 	}
 	wide, err := layout.Parse("time:39:1ms:2025-01-01,a:12,b:11,seq:1")
@@ -74,7 +74,15 @@ func TestPlanRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w *WideError
-	if _, err := Plan(wide, nil, layout.NodeValues{}); !errors.As(err, &w) || w.Bits != 23 {
+	if _, err := Plan(of(wide), nil, layout.NodeValues{}); !errors.As(err, &w) || w.Bits != 23 {
 		t.Errorf("23 leased bits: %v", err)
 	}
+}
+
+func of(l *layout.Layout) Layout {
+	var fields []Field
+	for _, f := range l.NodeFields() {
+		fields = append(fields, Field{Name: f.Name, Bits: f.Bits})
+	}
+	return Layout{Name: l.String(), Fields: fields, Check: func(v Values) error { return l.CheckNodeValues(v) }}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/bound"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestRefusedDial: a dial that Open's dialer reports on the connection's first use

@@ -1,5 +1,5 @@
 // Package simhook holds the hooks through which the deterministic simulation
-// (internal/verify/sim) drives flurry's real lease and segment code. They are not API: the
+// (verify/sim) drives flurry's real lease and segment code. They are not API: the
 // package is internal, only the simulation's clock and stores implement them, and the
 // code that looks for them does so once, when a session or allocator starts, never on
 // the path that issues an ID.

@@ -14,7 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/flurryid/flurry/internal/bound"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 var kind = Kind{Package: "zkconn-test", DefaultPrefix: "flurry/test"}

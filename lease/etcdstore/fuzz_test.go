@@ -3,7 +3,7 @@ package etcdstore
 import (
 	"testing"
 
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 // FuzzParseURL: see leasetest.FuzzURL.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 func TestConformance(t *testing.T) {

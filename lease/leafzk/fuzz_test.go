@@ -5,7 +5,7 @@ import (
 
 	"testing"
 
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 // FuzzParseURL: see leasetest.FuzzURL.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/conformance"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/conformance"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"

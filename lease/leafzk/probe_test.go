@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/conformance"
+	"github.com/flurryid/flurry/verify/conformance"
 	"github.com/flurryid/flurry/lease"
 )
 

@@ -1,5 +1,5 @@
 // The tests are in an external package: they import the store packages of their
-// build tags (internal/verify/enginetags), and those import leaseurl.
+// build tags (verify/enginetags), and those import leaseurl.
 package leaseurl_test
 
 import (
@@ -12,10 +12,10 @@ import (
 
 	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/engines"
-	_ "github.com/flurryid/flurry/internal/verify/enginetags"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	_ "github.com/flurryid/flurry/verify/enginetags"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/leaseurl"
 )
 

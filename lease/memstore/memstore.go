@@ -1,5 +1,5 @@
 // Package memstore keeps node-value leases in memory: for tests and for the
-// deterministic simulation (internal/verify/sim), which runs thousands of sessions against
+// deterministic simulation (verify/sim), which runs thousands of sessions against
 // it. It is a complete lease.Store, held to the conformance suite leasetest like the
 // engines' stores, but it keeps nothing when the process ends, so it cannot guard a
 // value across processes: never use it to issue IDs that are stored.

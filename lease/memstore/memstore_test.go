@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/memstore"
 )
 

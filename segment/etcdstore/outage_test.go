@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
-	"github.com/flurryid/flurry/segment/internal/storetest"
+	"github.com/flurryid/flurry/verify/testenv"
+	"github.com/flurryid/flurry/verify/segmenttest/storetest"
 )
 
 func TestOutage(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/segment/segmenttest"
+	"github.com/flurryid/flurry/verify/segmenttest"
 )
 
 func newStore(t *testing.T, dir string) *Store {

@@ -1,5 +1,5 @@
 // Package memstore keeps segment counters in memory: for tests and for the
-// deterministic simulation (internal/verify/sim). It is a complete segment.Store, held to
+// deterministic simulation (verify/sim). It is a complete segment.Store, held to
 // the conformance suite segmenttest like the engines' stores, but it keeps nothing
 // when the process ends: never use it to issue IDs that are stored.
 package memstore

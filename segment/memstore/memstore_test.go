@@ -5,7 +5,7 @@ import (
 
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/memstore"
-	"github.com/flurryid/flurry/segment/segmenttest"
+	"github.com/flurryid/flurry/verify/segmenttest"
 )
 
 // Every store the suite opens is a connection to one memory, as separate connections

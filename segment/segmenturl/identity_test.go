@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
 )

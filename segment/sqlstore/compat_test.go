@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flurryid/flurry/internal/verify/compattest"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/compattest"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 )
 

@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"testing"
 
-	"github.com/flurryid/flurry/lease/leasetest"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 // FuzzParseURL: see leasetest.FuzzURL, the URL-parser property every store keeps:

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestCompatSections: the leaf: and tinyid: sections are checked with the file's

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry/internal/engines"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func TestExampleFile(t *testing.T) {

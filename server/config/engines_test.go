@@ -4,4 +4,4 @@ package config_test
 // configuration's checks look up: a store URL or a redis namespace is accepted
 // only when the program has its engine. An external test package, since the
 // redis strategy's package imports this one.
-import _ "github.com/flurryid/flurry/internal/verify/enginetags"
+import _ "github.com/flurryid/flurry/verify/enginetags"

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flurryid/flurry/api/flurryv1"
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/server/dashboard"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/verify/testenv"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // This file is a minimal client of the W3C WebDriver HTTP protocol, enough to drive

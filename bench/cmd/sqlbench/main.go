@@ -1,0 +1,417 @@
+// Command sqlbench measures flurry_next_id(), the function flurry sql installs,
+// beside the database's own counter in the same run: PostgreSQL's nextval() on a
+// sequence and a bigserial column, MariaDB's NEXTVAL on a SEQUENCE and an
+// AUTO_INCREMENT column. On PostgreSQL it also measures the well-known design it
+// does not use: the last tick and sequence in a row updated under its row lock.
+//
+//	go run ./cmd/sqlbench                       # both engines, 1, 8 and 64 sessions
+//	go run ./cmd/sqlbench -engines postgres -d 3s -rounds 5
+//
+// It makes a database of its own on each server (flurry_sqlbench_<random>, dropped
+// at the end), installs the function with the instagram layout and an in-memory
+// lease, and prints Markdown tables (docs/benchmarks.md, "IDs made in the
+// database"):
+//
+//   - IDs/s: N sessions each run, for -d, statements that take -batch IDs at once
+//     inside the database (SELECT count(f()) FROM generate_series(1, batch)), so
+//     that the figure is the database's cost, not the round trips' (the row-lock
+//     design a tenth of that: it writes a row version per ID);
+//   - single-row INSERT: N sessions each insert one row per statement
+//     into a table whose id comes from the function, or from the peer, for -d,
+//     committing every 100 rows (a commit per row would measure the disk's
+//     fsync, the same for both); the added cost per insert is the difference of
+//     the mean latencies with one session.
+//
+// Each cell is the median of -rounds rounds, flurry and its peers interleaved.
+// The servers come from FLURRY_TEST_POSTGRES and FLURRY_TEST_MYSQL (defaults on
+// loopback, as the tests use).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flurryid/flurry/clock"
+	"github.com/flurryid/flurry/indb"
+	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/lease/memstore"
+)
+
+type variant struct {
+	name   string
+	ids    string // one statement that takes a batch of IDs: %d is the batch
+	insert string // one single-row INSERT
+	// small takes a tenth of the batch per statement: the row-lock design writes
+	// a new version of its row per ID, and a statement of 1,000 of them with 64
+	// sessions queued behind it ran for seconds each.
+	small bool
+}
+
+func main() {
+	enginesFlag := flag.String("engines", "postgres,mariadb", "engines to measure")
+	dur := flag.Duration("d", 2*time.Second, "length of one measurement")
+	rounds := flag.Int("rounds", 3, "rounds per cell; the tables give the median")
+	batch := flag.Int("batch", 1000, "IDs per statement in the IDs/s measurement")
+	sessionsFlag := flag.String("sessions", "1,8,64", "numbers of concurrent sessions")
+	ariaSoft := flag.Bool("aria-soft", false, "MariaDB: measure with SET GLOBAL aria_group_commit = 'soft' (1 ms interval), restored at the end; see docs/in-database.md")
+	flag.Parse()
+	var sessions []int
+	for _, s := range strings.Split(*sessionsFlag, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			fail(fmt.Errorf("-sessions %q: give numbers such as 1,8,64", *sessionsFlag))
+		}
+		sessions = append(sessions, n)
+	}
+	ctx := context.Background()
+	host, _ := os.Hostname()
+	fmt.Printf("sqlbench: %s, %d CPUs, %s, %s; -d %v -rounds %d -batch %d; %s\n\n", host, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format(time.RFC3339), *dur, *rounds, *batch, load())
+	for _, name := range strings.Split(*enginesFlag, ",") {
+		e, err := indb.ParseEngine(name)
+		if err != nil {
+			fail(err)
+		}
+		if err := bench(ctx, e, sessions, *dur, *rounds, *batch, *ariaSoft); err != nil {
+			fail(err)
+		}
+	}
+	fmt.Printf("sqlbench: done, %s\n", load())
+}
+
+// load reports the load average and the CPU time the host took (steal) since boot,
+// so that a reader can tell a busy machine's figures.
+func load() string {
+	avg, _ := os.ReadFile("/proc/loadavg")
+	stat, _ := os.ReadFile("/proc/stat")
+	steal := ""
+	if f := strings.Fields(strings.SplitN(string(stat), "\n", 2)[0]); len(f) > 8 {
+		var total, st float64
+		for _, v := range f[1:] {
+			x, _ := strconv.ParseFloat(v, 64)
+			total += x
+		}
+		st, _ = strconv.ParseFloat(f[8], 64)
+		if total > 0 {
+			steal = fmt.Sprintf(", steal %.1f%% since boot", 100*st/total)
+		}
+	}
+	return "load average " + strings.Join(strings.Fields(string(avg))[:min(3, len(strings.Fields(string(avg))))], " ") + steal
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "sqlbench:", err)
+	os.Exit(1)
+}
+
+func serverURL(e indb.Engine) string {
+	env, def := "FLURRY_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	if e == indb.MariaDB {
+		env, def = "FLURRY_TEST_MYSQL", "mysql://root@127.0.0.1:3306/test"
+	}
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	return def
+}
+
+func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration, rounds, batch int, ariaSoft bool) error {
+	base := serverURL(e)
+	admin, _, where, err := indb.Open(ctx, base)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if e == indb.MariaDB && ariaSoft {
+		var mode, interval string
+		if err := admin.QueryRowContext(ctx, "SELECT @@global.aria_group_commit, @@global.aria_group_commit_interval").Scan(&mode, &interval); err != nil {
+			return err
+		}
+		if _, err := admin.ExecContext(ctx, "SET GLOBAL aria_group_commit_interval = 1000"); err != nil {
+			return err
+		}
+		if _, err := admin.ExecContext(ctx, "SET GLOBAL aria_group_commit = 'soft'"); err != nil {
+			return err
+		}
+		defer admin.ExecContext(context.Background(), "SET GLOBAL aria_group_commit = '"+mode+"'")
+		defer admin.ExecContext(context.Background(), "SET GLOBAL aria_group_commit_interval = "+interval)
+		where += ", aria_group_commit soft, 1 ms"
+	}
+	var version string
+	admin.QueryRowContext(ctx, "SELECT version()").Scan(&version)
+	var b [4]byte
+	rand.Read(b[:])
+	name := "flurry_sqlbench_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return err
+	}
+	defer func() {
+		drop := "DROP DATABASE IF EXISTS " + name
+		if e == indb.Postgres {
+			drop += " WITH (FORCE)"
+		}
+		if _, err := admin.ExecContext(context.Background(), drop); err != nil {
+			fmt.Fprintln(os.Stderr, "sqlbench:", drop+":", err)
+		}
+	}()
+	u, _ := url.Parse(base)
+	u.Path = "/" + name
+	db, _, _, err := indb.Open(ctx, u.String())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(70)
+	db.SetMaxIdleConns(70)
+	l, _ := layout.Lookup("instagram")
+	variants, err := setup(ctx, db, e, l)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("### %s (%s, %s)\n\n", e, strings.SplitN(version, ",", 2)[0], where)
+
+	// IDs/s inside the database.
+	fmt.Printf("IDs/s, %d IDs per statement (the row lock: %d) (median of %d rounds of %v)\n\n", batch, max(batch/10, 1), rounds, dur)
+	fmt.Printf("| sessions |")
+	for _, v := range variants {
+		fmt.Printf(" %s |", v.name)
+	}
+	fmt.Printf(" flurry / %s |\n|---|", variants[1].name)
+	for range variants {
+		fmt.Printf("---|")
+	}
+	fmt.Println("---|")
+	for _, n := range sessions {
+		rates := make([][]float64, len(variants))
+		for r := 0; r < rounds; r++ {
+			for i := range variants {
+				v := variants[(i+r)%len(variants)]
+				k := (i + r) % len(variants)
+				q := fmt.Sprintf(v.ids, batch)
+				if v.small {
+					q = fmt.Sprintf(v.ids, max(batch/10, 1))
+				}
+				rate, err := measure(ctx, db, n, dur, func(c *sql.Conn) (int, error) {
+					if strings.HasPrefix(q, "INSERT") {
+						res, err := c.ExecContext(ctx, q)
+						if err != nil {
+							return 0, err
+						}
+						got, err := res.RowsAffected()
+						return int(got), err
+					}
+					var got int
+					err := c.QueryRowContext(ctx, q).Scan(&got)
+					return got, err
+				})
+				if err != nil {
+					return fmt.Errorf("%s, %d sessions: %w", v.name, n, err)
+				}
+				rates[k] = append(rates[k], rate)
+			}
+		}
+		fmt.Printf("| %d |", n)
+		for i := range variants {
+			fmt.Printf(" %s |", human(median(rates[i])))
+		}
+		fmt.Printf(" %.2f |\n", median(rates[0])/median(rates[1]))
+	}
+
+	// Single-row INSERTs.
+	fmt.Printf("\nsingle-row INSERT statements, committed every 100 rows: rows/s (median of %d rounds of %v)\n\n", rounds, dur)
+	var ins []variant
+	for _, v := range variants {
+		if v.insert != "" {
+			ins = append(ins, v)
+		}
+	}
+	fmt.Printf("| sessions |")
+	for _, v := range ins {
+		fmt.Printf(" %s |", strings.TrimSuffix(v.name, ", INSERT…SELECT"))
+	}
+	fmt.Println(" added per insert, 1 session |")
+	fmt.Printf("|---|")
+	for range ins {
+		fmt.Printf("---|")
+	}
+	fmt.Println("---|")
+	for _, n := range sessions {
+		rates := make([][]float64, len(ins))
+		for r := 0; r < rounds; r++ {
+			for i := range ins {
+				k := (i + r) % len(ins)
+				v := ins[k]
+				var seq atomic.Int64
+				// A commit per row would measure the disk's fsync, the same for both;
+				// 100 rows a transaction leave the statement's own cost.
+				open := map[*sql.Conn]int{}
+				var mu sync.Mutex
+				rate, err := measure(ctx, db, n, dur, func(c *sql.Conn) (int, error) {
+					mu.Lock()
+					k := open[c]
+					open[c] = k + 1
+					mu.Unlock()
+					if k%100 == 0 {
+						if k > 0 {
+							if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+								return 0, err
+							}
+						}
+						if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+							return 0, err
+						}
+					}
+					_, err := c.ExecContext(ctx, v.insert, seq.Add(1))
+					return 1, err
+				})
+				if err != nil {
+					return fmt.Errorf("%s insert, %d sessions: %w", v.name, n, err)
+				}
+				rates[k] = append(rates[k], rate)
+			}
+		}
+		fmt.Printf("| %d |", n)
+		for i := range ins {
+			fmt.Printf(" %s |", human(median(rates[i])))
+		}
+		if n == 1 {
+			added := (1/median(rates[0]) - 1/median(rates[1])) * 1e6
+			fmt.Printf(" %+.1f µs (%s mean %.1f µs, %s %.1f µs) |\n", added, strings.TrimSuffix(ins[0].name, ", INSERT…SELECT"), 1e6/median(rates[0]), strings.TrimSuffix(ins[1].name, ", INSERT…SELECT"), 1e6/median(rates[1]))
+		} else {
+			fmt.Println(" |")
+		}
+	}
+	fmt.Println()
+	return nil
+}
+
+// setup installs the function and the peers; the first variant is flurry's, the
+// second its main peer.
+func setup(ctx context.Context, db *sql.DB, e indb.Engine, l *layout.Layout) ([]variant, error) {
+	st := memstore.New(clock.NewSystem())
+	if _, err := indb.Install(ctx, db, indb.InstallOptions{Options: indb.Options{Engine: e, Layout: l}, Leases: st, LeaseName: "memory"}); err != nil {
+		return nil, err
+	}
+	var stmts []string
+	var vs []variant
+	if e == indb.Postgres {
+		stmts = []string{
+			"CREATE SEQUENCE peer_seq",
+			"CREATE TABLE t_flurry (id bigint PRIMARY KEY DEFAULT flurry_next_id(), v bigint)",
+			"CREATE TABLE t_serial (id bigserial PRIMARY KEY, v bigint)",
+			// The row-lock design: the last tick and sequence in one row, updated
+			// under its lock; correct, and every transaction that takes an ID holds
+			// the lock until it ends.
+			"CREATE TABLE rowlock_state (id int PRIMARY KEY, tick bigint NOT NULL, seq bigint NOT NULL)",
+			"INSERT INTO rowlock_state VALUES (1, 0, 0)",
+			`CREATE FUNCTION rowlock_next_id() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE t bigint; s bigint; k bigint;
+BEGIN
+	t := (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - 1314220021721);
+	SELECT tick, seq INTO k, s FROM rowlock_state WHERE id = 1 FOR UPDATE;
+	IF t > k THEN k := t; s := 0; ELSE s := s + 1; IF s > 1023 THEN k := k + 1; s := 0; END IF; END IF;
+	UPDATE rowlock_state SET tick = k, seq = s WHERE id = 1;
+	RETURN (k << 23) | s;
+END $$`,
+			"CREATE TABLE t_rowlock (id bigint PRIMARY KEY DEFAULT rowlock_next_id(), v bigint)",
+		}
+		vs = []variant{
+			{"flurry_next_id()", "SELECT count(flurry_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_flurry (v) VALUES ($1)", false},
+			{"nextval()", "SELECT count(nextval('peer_seq')) FROM generate_series(1, %d)", "INSERT INTO t_serial (v) VALUES ($1)", false},
+			{"row lock", "SELECT count(rowlock_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_rowlock (v) VALUES ($1)", true},
+		}
+	} else {
+		stmts = []string{
+			"CREATE SEQUENCE peer_seq",
+			"CREATE TABLE t_flurry (id BIGINT NOT NULL PRIMARY KEY, v BIGINT)",
+			"CREATE TABLE t_auto (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, v BIGINT)",
+		}
+		// AUTO_INCREMENT has no statement that takes IDs without rows, so the
+		// first two compare INSERT ... SELECT of the batch, through flurry's
+		// trigger and through AUTO_INCREMENT; the last two take IDs without rows.
+		vs = []variant{
+			{"flurry trigger, INSERT…SELECT", "INSERT INTO t_flurry (v) SELECT seq FROM seq_1_to_%d", "INSERT INTO t_flurry (v) VALUES (?)", false},
+			{"AUTO_INCREMENT, INSERT…SELECT", "INSERT INTO t_auto (v) SELECT seq FROM seq_1_to_%d", "INSERT INTO t_auto (v) VALUES (?)", false},
+			{"SELECT flurry_next_id()", "SELECT COUNT(flurry_next_id()) FROM seq_1_to_%d", "", false},
+			{"SELECT NEXTVAL(seq)", "SELECT COUNT(NEXTVAL(peer_seq)) FROM seq_1_to_%d", "", false},
+		}
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.SplitN(s, "\n", 2)[0], err)
+		}
+	}
+	if e == indb.MariaDB {
+		if _, err := indb.Install(ctx, db, indb.InstallOptions{Options: indb.Options{Engine: e, Layout: l, Targets: []indb.Target{{Table: "t_flurry", Column: "id"}}}, Leases: st, LeaseName: "memory"}); err != nil {
+			return nil, err
+		}
+	}
+	return vs, nil
+}
+
+// measure runs n sessions, each calling step on its own connection until dur has
+// passed, and returns the IDs (or rows) per second that step reported.
+func measure(ctx context.Context, db *sql.DB, n int, dur time.Duration, step func(*sql.Conn) (int, error)) (float64, error) {
+	conns := make([]*sql.Conn, n)
+	for i := range conns {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	var total atomic.Int64
+	var first error
+	var once sync.Once
+	start := time.Now()
+	deadline := start.Add(dur)
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func(c *sql.Conn) {
+			defer wg.Done()
+			// A transaction step left open would hold its locks (the row lock's
+			// row) while the other sessions wait for them: end it here.
+			defer c.ExecContext(context.Background(), "COMMIT")
+			for time.Now().Before(deadline) {
+				got, err := step(c)
+				if err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+				total.Add(int64(got))
+			}
+		}(c)
+	}
+	wg.Wait()
+	return float64(total.Load()) / time.Since(start).Seconds(), first
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func human(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2fM", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.1fk", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
