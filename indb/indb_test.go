@@ -13,11 +13,11 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	_ "github.com/flurryid/flurry/lease/sqlstore" // the database itself as the lease store
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // insertRows inserts n rows into items, leaving id to the DEFAULT (PostgreSQL) or

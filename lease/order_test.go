@@ -8,12 +8,12 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/sqlstore"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/leasetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // orderStores are the stores the order tests run on: the embedded file store and

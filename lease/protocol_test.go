@@ -11,9 +11,9 @@ import (
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/memstore"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 // The tests in this file hold the session and its generator to the two promises of

@@ -14,8 +14,8 @@ import (
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 // tally counts the calls a store sees that claim or release a value, and refuses

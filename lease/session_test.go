@@ -14,8 +14,8 @@ import (
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/filestore"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

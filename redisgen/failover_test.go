@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // failoverTime is how long the test's failover takes, from the SIGKILL of the

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // helperEnv names the namespace a helper process issues in; see TestHelperIssue.

@@ -16,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func testCtx(t testing.TB) context.Context {

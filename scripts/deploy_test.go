@@ -31,10 +31,10 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/engines"
-	_ "github.com/flurryid/flurry/verify/enginetags" // the engines of the test's tags
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
+	_ "github.com/flurryid/flurry/verify/enginetags" // the engines of the test's tags
 	"gopkg.in/yaml.v3"
 )
 

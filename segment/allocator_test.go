@@ -13,10 +13,10 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/verify/segmenttest"
 	"github.com/flurryid/flurry/segment/sqlstore"
+	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func testCtx(t testing.TB) context.Context {

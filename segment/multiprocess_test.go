@@ -15,9 +15,9 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/sqlstore"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // The multi-process test runs this test binary again as its children; a child finds

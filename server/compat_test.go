@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/testenv"
 	_ "modernc.org/sqlite"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease/memstore"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestDecodeInDatabaseIDs has PostgreSQL make IDs of the instagram layout

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/verify/conformance"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/server/config"
+	"github.com/flurryid/flurry/verify/conformance"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestLeafSnowflakeSpreadsLowRate: a namespace set up as docs/migrating.md's Leaf

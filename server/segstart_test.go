@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestSegmentStartsWithAStoreDown: a segment namespace with two stores starts while

@@ -22,9 +22,9 @@ import (
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment/segmenturl"
 	"github.com/flurryid/flurry/server/config"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 const (

@@ -21,9 +21,9 @@ import (
 
 	"github.com/flurryid/flurry/api/flurryv1"
 	"github.com/flurryid/flurry/api/flurryv1/flurryv1connect"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/server"
 	"github.com/flurryid/flurry/server/config"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // vmHWM reads the peak resident set size of process pid, in bytes.

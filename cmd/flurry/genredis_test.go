@@ -16,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // redisNamespace returns the test Redis's URL and a fresh namespace whose keys are

@@ -20,8 +20,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func TestSegmentCreateGenList(t *testing.T) {

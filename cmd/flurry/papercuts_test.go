@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestUnknownCommandWithHelp: "flurry nosuch --help" is an unknown command (exit

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/verify/conformance"
 	"github.com/flurryid/flurry/verify/testenv"
-	"github.com/flurryid/flurry/internal/zkconn"
 )
 
 // TestServeLeafOwnAddress: flurry serve on a leafzk:// store at the address it

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // renewWithin renews for 3s under a deadline d and checks that the call kept to it.

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/conformance"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/internal/zkconn"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/conformance"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // zkServers returns the test ensemble's members (testenv.ZooKeeper), skipping

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/conformance"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/verify/conformance"
 )
 
 // freeAddr returns a loopback address nothing listens on: a connect is refused.

@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // The jars Leaf's snowflake mode compiles and runs against: Debian's

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/conformance"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/verify/conformance"
 )
 
 // TestTakeover: a takeover of a live lease gives a new token and retires the old

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestStoreIdentity: two opens of one store report one identity; the same engine

@@ -12,11 +12,11 @@ import (
 
 	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/engines"
-	_ "github.com/flurryid/flurry/verify/enginetags"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/leaseurl"
+	_ "github.com/flurryid/flurry/verify/enginetags"
+	"github.com/flurryid/flurry/verify/leasetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // Every scheme opens a working store against the real engine.

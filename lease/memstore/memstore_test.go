@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/lease/memstore"
+	"github.com/flurryid/flurry/verify/leasetest"
 )
 
 // Every store the suite opens is a connection to one memory, as separate connections

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/verify/leasetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // Stop Redis under a running lease-backed generator: it keeps issuing inside its

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/verify/leasetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // testTable keeps the tests' rows apart from a real flurry_leases table in the same

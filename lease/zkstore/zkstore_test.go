@@ -12,10 +12,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
-	"github.com/flurryid/flurry/verify/leasetest"
 	"github.com/flurryid/flurry/snowflake"
+	"github.com/flurryid/flurry/verify/leasetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func testCtx(t *testing.T) context.Context {

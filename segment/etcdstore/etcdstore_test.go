@@ -10,10 +10,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/verify/segmenttest/storetest"
 	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/segmenttest/storetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func testCtx(t testing.TB) context.Context {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/verify/segmenttest/storetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func TestOutage(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/verify/segmenttest/storetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func TestOutage(t *testing.T) {

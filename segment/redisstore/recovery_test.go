@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestMeasureRecovery prints, for each kind of outage of Redis, how long after its

@@ -11,10 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry/internal/storeurl"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
-	"github.com/flurryid/flurry/verify/segmenttest/storetest"
 	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/segmenttest/storetest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 func testCtx(t testing.TB) context.Context {

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestStoreIdentity: two opens of one segment store report one identity; the same engine

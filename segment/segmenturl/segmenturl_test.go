@@ -12,10 +12,10 @@ import (
 
 	"github.com/flurryid/flurry/internal/buildtags"
 	"github.com/flurryid/flurry/internal/engines"
-	_ "github.com/flurryid/flurry/verify/enginetags"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
+	_ "github.com/flurryid/flurry/verify/enginetags"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // TestFileStore: the file store is in every build, through file:// URLs.

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/verify/compattest"
 	"github.com/flurryid/flurry/verify/testenv"
-	"github.com/flurryid/flurry/segment"
 )
 
 // scratch makes a dedicated database/schema on a real engine, loads stmts, and

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/verify/segmenttest"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // testTable keeps the tests' rows apart from a real flurry_segment table in the same

@@ -23,8 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flurryid/flurry/api/flurryv1"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/server/dashboard"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 var update = flag.Bool("update", false, "write the browser test's 1280x800 screenshot to docs/dashboard.png")

@@ -17,9 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/server/config"
 	"github.com/flurryid/flurry/server/internal/strategy"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // redisProc is a redis-server (or sentinel) the test started, logging to dir.

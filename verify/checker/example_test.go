@@ -5,9 +5,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/verify/checker"
 	"github.com/flurryid/flurry/verify/plot"
-	"github.com/flurryid/flurry/layout"
 )
 
 // A harness creates one checker for the run, lets every client Add what it got,

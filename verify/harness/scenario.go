@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/verify/checker"
 	"github.com/flurryid/flurry/verify/harness/oplog"
 	"github.com/flurryid/flurry/verify/netns"
-	"github.com/flurryid/flurry/layout"
 )
 
 // Fault is one scheduled fault: a name (it labels the report's table and the chart's

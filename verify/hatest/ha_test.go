@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/flurryid/flurry/verify/enginetags" // the engines of the test's tags
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	"github.com/flurryid/flurry/segment"
 	"github.com/flurryid/flurry/segment/segmenturl"
+	_ "github.com/flurryid/flurry/verify/enginetags" // the engines of the test's tags
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // need finds a server binary, or skips naming it (fails with FLURRY_TEST_REQUIRE=1).

@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/conformance"
 	"github.com/flurryid/flurry/segment"
+	"github.com/flurryid/flurry/verify/conformance"
 )
 
 // Run runs every conformance test against stores made by newStore.
