@@ -656,26 +656,13 @@ func (s *Store) Renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 		nr := st.rec
 		nr.TTL, nr.Mark = ttl.Milliseconds(), max(st.rec.Mark, mark)
-		nr.Stamp = max(st.rec.Stamp, s.nowMilli())
-		nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
-		nr.Epoch = st.rec.Epoch + 1
-		ep, err := s.endpointOf(nr.Node, nr.Stamp)
-		if err != nil {
-			return lease.Lease{}, err
-		}
-		data, _ := json.Marshal(nr)
-		rs, err := s.conn.Multi(ctx,
-			&zk.SetDataRequest{Path: s.leafPath(nr.Node), Data: ep, Version: st.rec.Expect},
-			&zk.SetDataRequest{Path: s.recPath(l.Value), Data: data, Version: st.recStat.Version})
+		mtime, err := s.rewrite(ctx, l.Value, st, nr)
 		switch {
 		case err == nil:
-			l.Mark, l.Expires, l.Epoch = nr.Mark, time.UnixMilli(rs[1].Stat.Mtime+nr.TTL).UTC(), nr.Epoch
+			l.Mark, l.Expires, l.Epoch = nr.Mark, time.UnixMilli(mtime+nr.TTL).UTC(), st.rec.Epoch+1
 			return l, nil
-		case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
-			s.disown(ctx, l.Value, st)
-			s.unwatch(l.Value)
-			return lease.Lease{}, s.errorf("renew worker %d: %s was written by another process, a Leaf server started at %s most likely: both issuing with one worker ID would repeat IDs, so this server stops and waits until that one stops: %w",
-				l.Value, s.leafPath(nr.Node), addrOf(nr.Node), lease.ErrLost)
+		case errors.Is(err, errLeafWrote):
+			return lease.Lease{}, s.errorf("renew worker %d: %v: both issuing with one worker ID would repeat IDs, so this server stops and waits until that one stops: %w", l.Value, err, lease.ErrLost)
 		case errors.Is(err, zk.ErrBadVersion):
 			continue // the record changed: read again
 		default:
@@ -728,26 +715,13 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 		}
 		nr := st.rec
 		nr.Owner, nr.Token, nr.TTL, nr.Mark = owner, token, ttl.Milliseconds(), max(st.rec.Mark, mark)
-		nr.Stamp = max(st.rec.Stamp, s.nowMilli())
-		nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
-		nr.Epoch = st.rec.Epoch + 1
-		ep, err := s.endpointOf(nr.Node, nr.Stamp)
-		if err != nil {
-			return lease.Lease{}, err
-		}
-		data, _ := json.Marshal(nr)
-		rs, err := s.conn.Multi(ctx,
-			&zk.SetDataRequest{Path: s.leafPath(nr.Node), Data: ep, Version: st.rec.Expect},
-			&zk.SetDataRequest{Path: s.recPath(l.Value), Data: data, Version: st.recStat.Version})
+		mtime, err := s.rewrite(ctx, l.Value, st, nr)
 		switch {
 		case err == nil:
 			return lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: token, Mark: st.rec.Mark,
-				Expires: time.UnixMilli(rs[1].Stat.Mtime + nr.TTL).UTC(), Epoch: nr.Epoch}, nil
-		case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
-			s.disown(ctx, l.Value, st)
-			s.unwatch(l.Value)
-			return lease.Lease{}, s.errorf("take over worker %d: %s was written by another process, a Leaf server started at %s most likely: %w",
-				l.Value, s.leafPath(nr.Node), addrOf(nr.Node), lease.ErrLost)
+				Expires: time.UnixMilli(mtime + nr.TTL).UTC(), Epoch: st.rec.Epoch + 1}, nil
+		case errors.Is(err, errLeafWrote):
+			return lease.Lease{}, s.errorf("take over worker %d: %v: %w", l.Value, err, lease.ErrLost)
 		case errors.Is(err, zk.ErrBadVersion):
 			continue // the record changed: read again
 		default:
@@ -755,6 +729,40 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 		}
 	}
 	return lease.Lease{}, s.errorf("take over worker %d: the record kept changing: %w", l.Value, lease.ErrLost)
+}
+
+// errLeafWrote is rewrite's error when someone else wrote the worker's Leaf node
+// since flurry's last write to it: a Leaf server started at its address, most
+// likely.
+var errLeafWrote = errors.New("the Leaf node was written by another process")
+
+// rewrite writes nr, the next version of worker v's record read as st, and the
+// timestamp of the worker's Leaf node, in one transaction that fails if either
+// changed since st. It stamps nr (the clock, the node's expected version, the
+// epoch). It returns the record's new modification time; an error wrapping
+// errLeafWrote, having disowned the lease, when someone else wrote the Leaf node;
+// one wrapping zk.ErrBadVersion when only the record changed (read it again).
+func (s *Store) rewrite(ctx context.Context, v int64, st state, nr record) (int64, error) {
+	nr.Stamp = max(st.rec.Stamp, s.nowMilli())
+	nr.Expect, nr.Written = st.rec.Expect+1, st.rec.Expect+1
+	nr.Epoch = st.rec.Epoch + 1
+	ep, err := s.endpointOf(nr.Node, nr.Stamp)
+	if err != nil {
+		return 0, err
+	}
+	data, _ := json.Marshal(nr)
+	rs, err := s.conn.Multi(ctx,
+		&zk.SetDataRequest{Path: s.leafPath(nr.Node), Data: ep, Version: st.rec.Expect},
+		&zk.SetDataRequest{Path: s.recPath(v), Data: data, Version: st.recStat.Version})
+	switch {
+	case err == nil:
+		return rs[1].Stat.Mtime, nil
+	case len(rs) == 2 && rs[0].Error != nil && (errors.Is(rs[0].Error, zk.ErrBadVersion) || errors.Is(rs[0].Error, zk.ErrNoNode)):
+		s.disown(ctx, v, st)
+		s.unwatch(v)
+		return 0, fmt.Errorf("%s: %w, a Leaf server started at %s most likely", s.leafPath(nr.Node), errLeafWrote, addrOf(nr.Node))
+	}
+	return 0, err
 }
 
 // disown ends a lease whose Leaf node someone else wrote: the token goes, the
