@@ -21,6 +21,11 @@
 #   PathCost-2      BenchmarkPathCostParallel with -cpu 2
 # A ratio below 1 means flurry took less time per ID than the peer in that round.
 #
+# The summary names the CPU (the ordering of two generators can differ between CPU
+# vendors: a locked instruction costs more on some than on others) and, when
+# valgrind is installed, ends with instructions.sh's counts of instructions per ID
+# for Next and PathCost, which hold on any x86-64 CPU (INSTRUCTIONS=0 skips them).
+#
 # Environment: ROUNDS (8), BENCHTIME (1s), CASES (the cases above, space-separated),
 # IMPLS (the implementations of the Next cases, default "flurry bwmarrin sonyflake
 # xid"; any sub-benchmark of BenchmarkNext, e.g. yitter, uuidv7, ulid, flurry-coarse,
@@ -102,6 +107,7 @@ for line in open(sys.argv[1]):
         impls.append(i)
 peers = [p for p in ("bwmarrin", "sonyflake", "xid") if p in impls]
 cases = sys.argv[2].split()
+print(f"cpu: {open('/proc/cpuinfo').read().split('model name')[1].split(':',1)[1].splitlines()[0].strip()}")
 print("flurry's ns/ID over the peer's, per round (below 1: flurry cheaper), and the median")
 for c in cases:
     f = ns[(c, "flurry")]
@@ -130,4 +136,8 @@ if len(impls) > 4:
             row.append(f"{st.median(rs):{w[i]}.2f}" if rs else f"{'':>{w[i]}}")
         print(f"{c:15} " + " ".join(row))
 PY
+if [ "${INSTRUCTIONS:-1}" != 0 ] && command -v valgrind >/dev/null; then
+	echo "instructions per ID (callgrind, bench/instructions.sh; the same on any x86-64 CPU):" | tee -a "$out"
+	./instructions.sh | tee -a "$out"
+fi
 echo "raw output in bench/$out" >&2
