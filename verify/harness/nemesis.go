@@ -30,7 +30,10 @@ type Action interface {
 // IDs that a fault's own processes received (a takeover's), and the prober that
 // times each restarted node's first IDs.
 type Env struct {
-	C        *Cluster
+	C *Cluster
+	// R is the two-region system when the schedule is the regions one
+	// (RunRegions); C is then nil.
+	R        *Regions
 	restarts func(node string, at time.Time)
 	ops      func(checker.Op)
 	probe    *prober // nil: restarts are not timed

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +25,7 @@ type Delay struct {
 	fd    int
 	queue uint16
 	d     time.Duration
+	peers []netip.Addr // empty: every packet
 	stop  chan struct{}
 	wg    sync.WaitGroup
 }
@@ -49,7 +52,14 @@ const (
 // StartDelay delays every packet the host sends by d, using NFQUEUE number queue
 // (unique among running delays of the host). Stop ends it.
 func (h *Host) StartDelay(ctx context.Context, queue uint16, d time.Duration) (*Delay, error) {
-	dl := &Delay{h: h, queue: queue, d: d, stop: make(chan struct{}), fd: -1}
+	return h.StartDelayTo(ctx, queue, d)
+}
+
+// StartDelayTo delays by d only the packets the host sends to the given peers
+// (every packet when none is given): a long-distance link to some hosts while the
+// others stay near, as between two regions. Stop ends it.
+func (h *Host) StartDelayTo(ctx context.Context, queue uint16, d time.Duration, peers ...netip.Addr) (*Delay, error) {
+	dl := &Delay{h: h, queue: queue, d: d, peers: peers, stop: make(chan struct{}), fd: -1}
 	err := h.Do(func() error {
 		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
 		if err != nil {
@@ -112,8 +122,17 @@ func (dl *Delay) Stop(ctx context.Context) error {
 // rule is the iptables rule (after -A or -D) that queues what the host sends. The
 // kernel may lack nftables' queue expression (CONFIG_NFT_QUEUE) but have xtables'
 // NFQUEUE target, which iptables uses.
+// With peers, -d lists them (iptables adds, and deletes, one rule per address).
 func (dl *Delay) rule() []string {
-	return []string{"OUTPUT", "-j", "NFQUEUE", "--queue-num", fmt.Sprint(dl.queue), "--queue-bypass"}
+	r := []string{"OUTPUT"}
+	if len(dl.peers) > 0 {
+		var ds []string
+		for _, p := range dl.peers {
+			ds = append(ds, p.String())
+		}
+		r = append(r, "-d", strings.Join(ds, ","))
+	}
+	return append(r, "-j", "NFQUEUE", "--queue-num", fmt.Sprint(dl.queue), "--queue-bypass")
 }
 
 func attr(typ uint16, data []byte) []byte {

@@ -18,6 +18,15 @@
 // restored data directories, a second deployment, servers on private stores, a
 // silent Leaf server: about 2 minutes), -kinds default,operations the default
 // schedule with it.
+//
+// -kinds regions runs the regions schedule on a system of its own instead: two
+// regions -region-delay apart, each with its own 3-member etcd, three flurry nodes
+// (the datacenter field fixed per region, the worker leased in the region) and a
+// client host whose Go client has its region's servers first; the regions cut
+// apart and a region's etcd down, each past the outage budget, a region's nodes
+// killed, a region restarted with its clock behind (about 4 minutes with flurry's
+// defaults). It needs only etcd of the packages above, and writes
+// <out>/reliability-regions.md and <out>/reliability-regions.png.
 package main
 
 import (
@@ -56,6 +65,8 @@ func main() {
 	flag.StringVar(&o.redis, "redis", "auto", "how nodes reach Redis: sentinel, primary, or auto (sentinel when this flurry accepts redis+sentinel://)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run directory (logs, configurations, op files)")
 	flag.StringVar(&o.note, "note", "", "a paragraph added to the report (e.g. what build was tested and why)")
+	flag.StringVar(&o.prefix, "prefix", "", "prefix of the network namespaces (default fh, fhrg for the regions schedule; at most 8 characters)")
+	flag.DurationVar(&o.regionDelay, "region-delay", harness.DefaultRegionDelay, "-kinds regions: one-way delay between the regions")
 	flag.StringVar(&o.prebuilt, "flurry", "", "use this flurry binary instead of building ./cmd/flurry (e.g. another branch's)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -73,6 +84,8 @@ type opts struct {
 	maxReq                   int64
 	rate, callRate           float64
 	redis, note, prebuilt    string
+	prefix                   string
+	regionDelay              time.Duration
 	keep                     bool
 }
 
@@ -93,6 +106,9 @@ func run(o opts) error {
 	var ks []string
 	if o.kinds != "" {
 		ks = strings.Split(o.kinds, ",")
+	}
+	if harness.IsRegions(ks) {
+		return runRegions(ctx, o, ks, t0)
 	}
 	sc, err := harness.Plan("full", o.seed, harness.LeaseTTL(o.ttl, o.budget), o.gap, false, ks...)
 	if err != nil {
@@ -128,7 +144,7 @@ func run(o opts) error {
 	if redis == "auto" {
 		redis = harness.RedisMode(ctx, flurry)
 	}
-	c, err := harness.Start(ctx, harness.Options{Flurry: flurry, Client: client, LeaseTTL: o.ttl, Window: o.window, Budget: o.budget,
+	c, err := harness.Start(ctx, harness.Options{Prefix: o.prefix, Flurry: flurry, Client: client, LeaseTTL: o.ttl, Window: o.window, Budget: o.budget,
 		RedisURL: redis, Log: os.Stdout, KeepDir: o.keep, Leaf: leaf})
 	if err != nil {
 		return err
@@ -145,13 +161,7 @@ func run(o opts) error {
 	if err != nil {
 		return fmt.Errorf("%w (seed %d)", err, o.seed)
 	}
-	cmd := fmt.Sprintf("sudo go run ./verify/harness/cmd/faultrun -seed %d -out %s", o.seed, o.outDir)
-	if o.kinds != "" {
-		cmd += " -kinds " + o.kinds
-	}
-	if o.prebuilt != "" {
-		cmd += " -flurry " + o.prebuilt
-	}
+	cmd := command(o)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -214,4 +224,16 @@ func run(o opts) error {
 		return fmt.Errorf("the run found problems; replay with: %s", cmd)
 	}
 	return nil
+}
+
+// command is the command line that replays the run's schedule.
+func command(o opts) string {
+	cmd := fmt.Sprintf("sudo go run ./verify/harness/cmd/faultrun -seed %d -out %s", o.seed, o.outDir)
+	if o.kinds != "" {
+		cmd += " -kinds " + o.kinds
+	}
+	if o.prebuilt != "" {
+		cmd += " -flurry " + o.prebuilt
+	}
+	return cmd
 }

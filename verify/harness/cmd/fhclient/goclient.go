@@ -58,11 +58,7 @@ func runClient(ctx context.Context, cfg config, w *writer) error {
 		}
 	}()
 	for k := 0; k < cfg.clients; k++ {
-		first := int((cfg.seed + uint64(k)) % uint64(len(cfg.urls)))
-		var servers []string
-		for i := range cfg.urls {
-			servers = append(servers, cfg.urls[(first+i)%len(cfg.urls)])
-		}
+		servers := serverOrder(cfg.urls, cfg.local, cfg.seed+uint64(k))
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.Proxy = nil // the nodes are reached directly, whatever the environment says
 		base.MaxIdleConnsPerHost = 64
@@ -89,6 +85,28 @@ func runClient(ctx context.Context, cfg config, w *writer) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// serverOrder is the server list of the Client seeded with seed: the first local
+// URLs (all of them when local is 0 or covers them all) rotated by the seed, so
+// that the Clients do not all start on one, then the others, rotated alike. A
+// Client given its own region's servers first tries them first and the other
+// region's only when each of its own failed.
+func serverOrder(urls []string, local int, seed uint64) []string {
+	if local <= 0 || local > len(urls) {
+		local = len(urls)
+	}
+	var out []string
+	for _, group := range [][]string{urls[:local], urls[local:]} {
+		if len(group) == 0 {
+			continue
+		}
+		first := int(seed % uint64(len(group)))
+		for i := range group {
+			out = append(out, group[(first+i)%len(group)])
+		}
+	}
+	return out
 }
 
 // caller is one goroutine calling Next in a loop, as an application does.

@@ -1,0 +1,307 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flurryid/flurry/verify/checker"
+	"github.com/flurryid/flurry/verify/harness/oplog"
+)
+
+// MinCutAvailability is the least fraction of Next calls, and of raw requests to a
+// region's own nodes, that each region must answer while the regions are cut
+// apart: a region whose lease store is its own never refuses because of the cut.
+const MinCutAvailability = 0.999
+
+// RegionsOutcome is what a run of the regions schedule produced: the checker's
+// result over the IDs of both regions, and the availability of each region.
+type RegionsOutcome struct {
+	Outcome
+	// Rows are each region's figures over the whole run (Window "") and in each
+	// fault window, region a's first.
+	Rows []RegionRow
+	// RTT and Delay are the round trip measured between the regions and the
+	// one-way delay set.
+	RTT, Delay time.Duration
+	// Datacenters are the regions' datacenter values, by region name.
+	Datacenters map[string]int
+}
+
+// RegionRow is one region's figures in one span of the run.
+type RegionRow struct {
+	Region string
+	// Window names the fault window ("" for the whole run); Kind is its kind.
+	Window, Kind string
+	// Calls are the region's Go-client Next calls begun in the span.
+	Calls Calls
+	// Remote counts the IDs of those calls that the other region's nodes issued.
+	Remote int64
+	// Requests and Answered count the raw requests to the region's own nodes.
+	Requests, Answered int64
+}
+
+// RawAvailability is the fraction of the raw requests answered (1 when none).
+func (r RegionRow) RawAvailability() float64 {
+	if r.Requests == 0 {
+		return 1
+	}
+	return float64(r.Answered) / float64(r.Requests)
+}
+
+// RunRegions runs the regions schedule on a started two-region system: on each
+// region's client host the Go client (its region's servers first) and raw HTTP
+// requests to its region's nodes, for the whole schedule; the faults at their
+// times; then every ID of both regions into one checker. Every loop is bounded:
+// the clients by time and count, each fault by its duration.
+func RunRegions(ctx context.Context, s *Regions, sc Scenario) (*RegionsOutcome, error) {
+	ld := sc.Load.withDefaults()
+	var end time.Duration
+	for _, f := range sc.Faults {
+		end = max(end, f.At+f.For)
+	}
+	total := sc.Lead + end + sc.Tail
+	s.logf("%s", strings.TrimSpace(sc.Describe()))
+	s.logf("load for %s (and as long as the faults take to apply)", total.Round(time.Second))
+
+	type opFile struct {
+		path  string
+		calls bool
+		proc  *Proc
+	}
+	var files []opFile
+	for i, r := range s.Regions {
+		var local, all []string
+		for _, n := range r.Nodes {
+			local = append(local, n.Name+"="+n.URL())
+		}
+		all = append(all, local...)
+		for _, n := range s.Other(r).Nodes {
+			all = append(all, n.Name+"="+n.URL())
+		}
+		name := r.Name + "c1"
+		common := []string{"-name", name, "-seed", fmt.Sprint(sc.Seed + uint64(i)), "-ns", NSRegion,
+			"-duration", (total + 10*time.Minute).String()}
+		out := filepath.Join(s.Dir, "ops-"+name+".tsv")
+		p := s.proc("client-"+name, r.ClientHost, append(append([]string{s.opt.Client, "-nodes", strings.Join(local, ",")}, common...),
+			"-workers", fmt.Sprint(ld.Workers), "-count", fmt.Sprint(ld.Count), "-timeout", ld.Timeout.String(),
+			"-max-requests", fmt.Sprint(ld.MaxRequests), "-rate", fmt.Sprint(ld.Rate), "-out", out)...)
+		files = append(files, opFile{out, false, p})
+		if ld.Clients > 0 {
+			out := filepath.Join(s.Dir, "ops-"+name+"-go.tsv")
+			p := s.proc("client-"+name+"-go", r.ClientHost, append(append([]string{s.opt.Client, "-mode", "client",
+				"-nodes", strings.Join(all, ","), "-local", fmt.Sprint(len(local))}, common...),
+				"-clients", fmt.Sprint(ld.Clients), "-workers", fmt.Sprint(ld.Callers), "-timeout", ld.CallTimeout.String(),
+				"-max-requests", fmt.Sprint(ld.MaxCalls), "-rate", fmt.Sprint(ld.CallRate), "-out", out)...)
+			files = append(files, opFile{out, true, p})
+		}
+	}
+	for _, f := range files {
+		if err := f.proc.Start(); err != nil {
+			return nil, err
+		}
+	}
+
+	var mu sync.Mutex
+	var restarts []checker.Restart
+	env := &Env{R: s, restarts: func(n string, at time.Time) {
+		mu.Lock()
+		restarts = append(restarts, checker.Restart{Node: n, At: at})
+		mu.Unlock()
+	}, ops: func(checker.Op) {}}
+	runs := runFaults(ctx, sc, env, s.logf)
+	if ctx.Err() == nil {
+		sleepUntil(ctx, time.Now().Add(sc.Tail))
+	}
+	var problems []string
+	for _, r := range s.Regions {
+		for _, n := range r.Nodes {
+			if !n.Proc.Running() {
+				problems = append(problems, fmt.Sprintf("node %s is not running at the end of the run (%v); see %s", n.Name, n.Proc.ExitErr(), n.Proc.Log))
+			}
+		}
+	}
+	for _, f := range files {
+		if err := f.proc.Stop(30 * time.Second); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	ck := checker.New(RegionNamespaces())
+	for _, r := range restarts {
+		ck.Restarted(r)
+	}
+	out := &RegionsOutcome{Outcome: Outcome{Checker: ck, Faults: runs, TTL: s.TTL(), Budget: s.Budget()},
+		RTT: s.RTT, Delay: s.opt.Delay, Datacenters: map[string]int{}}
+	for _, r := range s.Regions {
+		out.Datacenters[r.Name] = r.Datacenter
+	}
+	untraced := 0
+	for _, of := range files {
+		f, err := os.Open(of.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s wrote no ops (log %s): %w", of.proc.Name, of.proc.Log, err)
+		}
+		err = oplog.Read(f, func(op checker.Op) {
+			if of.calls {
+				op.NoAvailability = true
+				if op.Node == oplog.Untraced {
+					untraced += len(op.IDs)
+					op.Node = fmt.Sprintf("%s (op %d)", oplog.Untraced, untraced)
+				}
+				ck.Add(op)
+				out.calls = append(out.calls, call{caller: op.Client, ns: op.Namespace, node: op.Node, err: op.Err,
+					start: op.Start, end: op.End, ids: len(op.IDs)})
+				return
+			}
+			out.Requests++
+			ck.Add(op)
+			out.raw = append(out.raw, opMark{ns: op.Namespace, node: op.Node, err: op.Err, start: op.Start, end: op.End,
+				refused: strings.HasPrefix(op.Err, "503"), answered: op.Err == ""})
+		})
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if untraced > 0 {
+		problems = append(problems, fmt.Sprintf("the Go-client workload got %d IDs that no batch it saw held: "+
+			"they are checked for duplicates and range but not for order", untraced))
+	}
+	if ld.Clients > 0 {
+		out.Calls = sumCalls(out.calls)
+	}
+	for _, fr := range runs {
+		if !fr.Start.IsZero() {
+			out.Windows = append(out.Windows, checker.Window{Name: fr.Fault.Name, Start: fr.Start, End: fr.End})
+		}
+	}
+	out.Refusals = refusals(append([]opMark(nil), out.raw...), time.Second)
+	out.Result = ck.Check(out.Windows)
+	out.Rows = regionRows(out.calls, out.raw, runs, out.Result.Start, out.Result.End)
+	out.Problems = append(problems, cutProblems(out.Rows, MinCutAvailability, ld.Clients > 0)...)
+	return out, nil
+}
+
+// runFaults applies the schedule's faults one after the other, each at its time
+// or Gap after the previous one really ended, and returns them as they ran.
+func runFaults(ctx context.Context, sc Scenario, env *Env, logf func(string, ...any)) []FaultRun {
+	begin := time.Now().Add(sc.Lead)
+	runs := make([]FaultRun, len(sc.Faults))
+	next := begin
+	for i, f := range sc.Faults {
+		if at := begin.Add(f.At); at.After(next) {
+			next = at
+		}
+		if !sleepUntil(ctx, next) {
+			break
+		}
+		fr := &runs[i]
+		fr.Fault, fr.Start = f, time.Now()
+		logf("fault begins: %s", f.Name)
+		if err := f.Action.Begin(ctx, env); err != nil {
+			fr.Err = fmt.Errorf("begin: %w", err)
+			logf("fault %s: %v", f.Name, fr.Err)
+		}
+		sleepUntil(ctx, fr.Start.Add(f.For))
+		if err := f.Action.End(context.WithoutCancel(ctx), env); err != nil {
+			fr.Err = errors.Join(fr.Err, fmt.Errorf("end: %w", err))
+			logf("fault %s: %v", f.Name, err)
+		}
+		fr.End = time.Now()
+		logf("fault ends: %s (%.1fs)", f.Name, fr.End.Sub(fr.Start).Seconds())
+		next = fr.End.Add(sc.Gap)
+	}
+	return runs
+}
+
+// regionOf is the region of a client, caller or node name: its first letter
+// (client host ac1, its callers ac1-go0.1, nodes an1..an3 are region a's).
+func regionOf(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name[:1]
+}
+
+// regionRows sums each region's Go-client calls and raw requests over the whole
+// run [from, to] and in each fault window, by the time each began.
+func regionRows(calls []call, raw []opMark, runs []FaultRun, from, to time.Time) []RegionRow {
+	type span struct {
+		name, kind string
+		from, to   time.Time
+	}
+	spans := []span{{"", "", from, to}}
+	for _, fr := range runs {
+		if !fr.Start.IsZero() {
+			spans = append(spans, span{fr.Fault.Name, fr.Fault.Kind, fr.Start, fr.End})
+		}
+	}
+	var rows []RegionRow
+	for _, sp := range spans {
+		for _, reg := range []string{"a", "b"} {
+			row := RegionRow{Region: reg, Window: sp.name, Kind: sp.kind}
+			var in []call
+			for _, c := range calls {
+				if regionOf(c.caller) != reg || c.start.Before(sp.from) || c.start.After(sp.to) {
+					continue
+				}
+				in = append(in, c)
+				if c.err == "" && c.node != oplog.NoNode && !strings.HasPrefix(c.node, oplog.Untraced) && regionOf(c.node) != reg {
+					row.Remote += int64(c.ids)
+				}
+			}
+			if sum := sumCalls(in)[NSRegion]; sum != nil {
+				row.Calls = *sum
+			}
+			for _, o := range raw {
+				if regionOf(o.node) != reg || o.start.Before(sp.from) || o.start.After(sp.to) {
+					continue
+				}
+				row.Requests++
+				if o.answered {
+					row.Answered++
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// cutProblems checks that each region answered at least min of its Go-client
+// calls (when the Go client ran) and of its raw requests to its own nodes in
+// every window in which the regions were cut apart, and that it was asked at all.
+func cutProblems(rows []RegionRow, min float64, goClient bool) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Kind != KindRegionCut {
+			continue
+		}
+		if goClient {
+			switch {
+			case r.Calls.Calls == 0:
+				out = append(out, fmt.Sprintf("region %s made no Go-client call during %q", r.Region, r.Window))
+			case r.Calls.Availability() < min:
+				out = append(out, fmt.Sprintf("region %s answered %.3f%% of its Go-client calls during %q, below %.1f%%: "+
+					"the cut made it refuse (%d failed)", r.Region, 100*r.Calls.Availability(), r.Window, 100*min, r.Calls.Calls-r.Calls.Answered))
+			}
+		}
+		switch {
+		case r.Requests == 0:
+			out = append(out, fmt.Sprintf("region %s made no raw request to its nodes during %q", r.Region, r.Window))
+		case r.RawAvailability() < min:
+			out = append(out, fmt.Sprintf("region %s's nodes answered %.3f%% of its raw requests during %q, below %.1f%%: "+
+				"the cut made them refuse (%d failed)", r.Region, 100*r.RawAvailability(), r.Window, 100*min, r.Requests-r.Answered))
+		}
+	}
+	return out
+}
