@@ -1,0 +1,137 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flurryid/flurry/verify/netns"
+)
+
+// regionsPrefix names the test's namespaces (not those of a faultrun).
+const regionsPrefix = "fhrgt"
+
+// TestRegionsScenario runs the regions schedule, short (a 3 s outage budget, so
+// that the cut and the store outage outlast it in 8 s), on two fresh regions and
+// checks every ID of both: no duplicate across them, each node's IDs increasing,
+// every ID in range; each region answered its calls throughout the cut. Then the
+// two self-tests: both regions given the same datacenter value must show
+// duplicates, and a region leasing from the other region's etcd must fail the cut
+// check.
+func TestRegionsScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the regions scenario takes about three minutes, as root; run: go test -tags flurry_full -run TestRegionsScenario ./verify/harness/")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	requireOrSkip(t, ctx)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FLURRY_HARNESS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("FLURRY_HARNESS_SEED=%q is not a number", s)
+		}
+		seed = v
+	}
+	replay := "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -tags flurry_full -count=1 -run TestRegionsScenario ./verify/harness/"
+	t.Logf("seed %d; replay: %s", seed, replay)
+	bin := t.TempDir()
+	flurry, client := buildBinaries(t, bin)
+	const budget = 3 * time.Second
+	load := Load{Workers: 2, Count: 100, Timeout: 2 * time.Second, MaxRequests: 100_000, Rate: 40, CallRate: 400}
+
+	run := func(t *testing.T, o RegionsOptions, sc Scenario) *RegionsOutcome {
+		t.Helper()
+		var log bytes.Buffer
+		o.Flurry, o.Client, o.Log, o.Prefix, o.Budget = flurry, client, &log, regionsPrefix, budget
+		s, err := StartRegions(ctx, o)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		defer func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+			if left, _ := netns.List(context.Background(), regionsPrefix); len(left) != 0 {
+				t.Errorf("namespaces left after Close: %v", left)
+			}
+		}()
+		sc.Load = load
+		out, err := RunRegions(ctx, s, sc)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		if t.Failed() {
+			t.Logf("harness log:\n%s", log.String())
+		}
+		return out
+	}
+
+	t.Run("schedule", func(t *testing.T) {
+		sc, err := PlanRegions("short", seed, budget, 2*time.Second, true, RegionsGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := run(t, RegionsOptions{}, sc)
+		var md bytes.Buffer
+		if err := WriteRegionsReport(&md, sc, out, ReportInfo{Command: replay, Budget: budget}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("report:\n%s", md.String())
+		for _, fr := range out.Faults {
+			if fr.Err != nil {
+				t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
+			}
+		}
+		for _, pr := range out.Problems {
+			t.Error(pr)
+		}
+		if tot := out.Result.Totals; !out.Result.OK() {
+			t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range", tot.Duplicates, tot.OrderViolations, tot.OutOfRange)
+		}
+		if len(out.Windows) != len(RegionKinds()) {
+			t.Errorf("%d fault windows, want %d", len(out.Windows), len(RegionKinds()))
+		}
+		// Both regions issued, and a region's callers were served by the other
+		// region while its nodes were down.
+		nodes := map[string]int64{}
+		for _, n := range out.Result.Namespaces[0].Nodes {
+			nodes[n.Node[:1]] += n.IDs
+		}
+		if nodes["a"] == 0 || nodes["b"] == 0 {
+			t.Errorf("IDs per region %v: want both", nodes)
+		}
+		for _, row := range out.Rows {
+			if row.Kind == KindRegionDown && row.Region == regionOf(strings.Fields(row.Window)[1]) && row.Remote == 0 {
+				t.Errorf("%s: region %s's callers got no ID from the other region", row.Window, row.Region)
+			}
+		}
+	})
+
+	t.Run("same datacenter finds duplicates", func(t *testing.T) {
+		sc := Scenario{Name: "same datacenter", Seed: seed, Lead: 8 * time.Second}
+		out := run(t, RegionsOptions{Datacenters: [2]int{1, 1}}, sc)
+		if d := out.Result.Totals.Duplicates; d == 0 {
+			t.Errorf("two regions with datacenter 1 gave no duplicate (%s)", out.Result.Summary())
+		} else {
+			t.Logf("two regions with datacenter 1: %d duplicates, as there must be", d)
+		}
+	})
+
+	t.Run("a store across the cut fails the cut check", func(t *testing.T) {
+		sc, err := PlanRegions("store across", seed, budget, 2*time.Second, true, KindRegionCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := run(t, RegionsOptions{LeaseFrom: [2]string{"b", ""}}, sc)
+		if len(out.Problems) == 0 {
+			t.Errorf("region a leasing from region b's etcd passed the cut check: %+v", out.Rows)
+		} else {
+			t.Logf("region a leasing from region b's etcd: %q, as it must", out.Problems)
+		}
+	})
+}
