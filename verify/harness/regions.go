@@ -355,7 +355,9 @@ func (s *Regions) leaseKeys() string {
 }
 
 // nodeConfig is the configuration of a node of region r on host h: NSRegion with the
-// region's datacenter value and the worker leased from the region's etcd.
+// region's datacenter value and the worker leased from the region's etcd (under a
+// key prefix of the region's own, so that a region leasing from the other's etcd,
+// RegionsOptions.LeaseFrom, still has a pool of its own).
 func (s *Regions) nodeConfig(r *Region, h *netns.Host, data string) string {
 	return fmt.Sprintf(`listen: %s
 data_dir: %s
@@ -367,8 +369,8 @@ namespaces:
     snowflake:
       layout: "%s"
       node: datacenter=%d
-      lease: {store: "etcd://%s/fh?dial_timeout=2s"%s}
-`, hostPort(h, FlurryPort), data, NSRegion, RegionLayout, r.Datacenter, r.leaseFrom.EtcdEndpoints(), s.leaseKeys())
+      lease: {store: "etcd://%s/fh-%s?dial_timeout=2s"%s}
+`, hostPort(h, FlurryPort), data, NSRegion, RegionLayout, r.Datacenter, r.leaseFrom.EtcdEndpoints(), r.Name, s.leaseKeys())
 }
 
 // startNodes writes region r's node configurations and starts its nodes one by one.

@@ -114,9 +114,12 @@ func RunRegions(ctx context.Context, s *Regions, sc Scenario) (*RegionsOutcome, 
 		restarts = append(restarts, checker.Restart{Node: n, At: at})
 		mu.Unlock()
 	}, ops: func(checker.Op) {}}
+	begin := time.Now()
 	runs := runFaults(ctx, sc, env, s.logf)
 	if ctx.Err() == nil {
+		// The tail, and at least the lead when no fault ran.
 		sleepUntil(ctx, time.Now().Add(sc.Tail))
+		sleepUntil(ctx, begin.Add(sc.Lead))
 	}
 	var problems []string
 	for _, r := range s.Regions {

@@ -47,12 +47,17 @@ func TestRegionsScenario(t *testing.T) {
 	run := func(t *testing.T, o RegionsOptions, sc Scenario) *RegionsOutcome {
 		t.Helper()
 		var log bytes.Buffer
-		o.Flurry, o.Client, o.Log, o.Prefix, o.Budget = flurry, client, &log, regionsPrefix, budget
+		o.Flurry, o.Client, o.Log, o.Prefix, o.Budget, o.KeepDir = flurry, client, &log, regionsPrefix, budget, true
 		s, err := StartRegions(ctx, o)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
 		defer func() {
+			if !t.Failed() {
+				os.RemoveAll(s.Dir)
+			} else {
+				t.Logf("logs kept in %s", s.Dir)
+			}
 			if err := s.Close(); err != nil {
 				t.Error(err)
 			}

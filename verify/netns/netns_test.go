@@ -170,3 +170,68 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// TestDelayTo: a delay to some peers holds what the host sends to them and
+// nothing it sends to the others (a long-distance link beside a near one), and
+// Stop ends it. The delay is long (2 s) so that a loaded machine cannot pass for
+// it: a connect to the delayed peer cannot take less, one to the other peer and
+// one after Stop have no reason to take as much.
+func TestDelayTo(t *testing.T) {
+	n := newNet(t)
+	ctx := context.Background()
+	var hosts []*Host
+	for _, name := range []string{"a", "b", "c"} {
+		h, err := n.AddHost(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, h)
+	}
+	a, b, c := hosts[0], hosts[1], hosts[2]
+	for _, h := range []*Host{b, c} {
+		l, err := h.Listen("tcp", net.JoinHostPort(h.Addr.String(), "7000"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				conn.Close()
+			}
+		}()
+	}
+	connect := func(h *Host) time.Duration {
+		t.Helper()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		conn, err := a.DialContext(cctx, "tcp", net.JoinHostPort(h.Addr.String(), "7000"))
+		if err != nil {
+			t.Fatalf("connect to %s: %v", h.Name, err)
+		}
+		d := time.Since(t0)
+		conn.Close()
+		return d
+	}
+	const d = 2 * time.Second
+	dl, err := a.StartDelayTo(ctx, 3, d, b.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := connect(b); got < d {
+		t.Errorf("connect to the delayed peer took %s, want at least %s", got, d)
+	}
+	if got := connect(c); got >= d {
+		t.Errorf("connect to the other peer took %s: it was delayed too", got)
+	}
+	if err := dl.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := connect(b); got >= d {
+		t.Errorf("connect after Stop took %s: the delay stayed", got)
+	}
+}
