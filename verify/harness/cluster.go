@@ -18,6 +18,10 @@
 // starts the cluster, runs the clients and the schedule, and returns what the clients
 // saw with the fault windows, node restarts and their times to a first ID, for
 // verify/checker and the report (WriteReport).
+//
+// The regions schedule (PlanRegions, RunRegions, WriteRegionsReport) runs on a
+// system of its own, StartRegions: two regions of hosts apart by a delayed link,
+// each with its own etcd, nodes and clients.
 package harness
 
 import (
