@@ -91,6 +91,8 @@ final class Buffer {
     private long lastUsed;
     private double rate; // IDs handed out per second, smoothed
     private double rtt; // seconds per request, smoothed
+    /** A caller found the buffer empty since tune last ran: demand outran the refills. */
+    private boolean starved;
 
     Buffer(FlurryClient c, String name, boolean ints) {
         this.c = c;
@@ -182,6 +184,7 @@ final class Buffer {
             if (cb != null && cb.pos.get() < cb.len) {
                 return;
             }
+            starved = true;
             f = fetch;
             if (f == null) {
                 f = start(); // the caller waits anyway: no backoff
@@ -386,8 +389,18 @@ final class Buffer {
         lastAt = now;
         lastUsed = used;
         if (c.autoBatch) {
-            size = (int) Math.min(Math.max((long) (rate * SIZE_FOR_SECONDS), DEFAULT_BATCH), maxSize);
+            long want = Math.max((long) (rate * SIZE_FOR_SECONDS), DEFAULT_BATCH);
+            if (starved) {
+                // Callers waited: the rate measured is what the refills supplied, not
+                // what the callers want. Many threads on few cores leave the HTTP
+                // client's threads little CPU, so a round trip can outlast the 5 ms
+                // a batch is sized for, and sizing by that rate would shrink the
+                // batches further: double instead, up to the largest.
+                want = Math.max(want, 2L * size);
+            }
+            size = (int) Math.min(want, maxSize);
         }
+        starved = false;
         if (c.autoLow) {
             long lw = Math.max(size / 2, (long) (rate * rtt * LOW_RTTS));
             // Never more than a few requests ahead: a stall of the consumer (a

@@ -256,6 +256,8 @@ final class Failover<T> {
         }
         if (err instanceof HttpTimeoutException) {
             err = timeoutError();
+        } else if (err != null) {
+            err = FlurryClient.described(err);
         }
         if (err == null) {
             long now = System.nanoTime();

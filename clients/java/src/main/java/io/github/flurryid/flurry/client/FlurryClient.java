@@ -681,6 +681,15 @@ public final class FlurryClient implements AutoCloseable {
         return p == 0 ? hedgeMaxNanos : Math.min(Math.max(p, hedgeMinNanos), hedgeMaxNanos);
     }
 
+    /** err, or for one without a message (the JDK's ConnectException of a refused connection) one that says what happened. */
+    static Throwable described(Throwable err) {
+        if (err.getMessage() != null) {
+            return err;
+        }
+        return new java.io.IOException(err instanceof java.net.ConnectException ? "connection refused"
+            : err.getClass().getSimpleName(), err);
+    }
+
     static Throwable unwrap(Throwable e) {
         while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
             e = e.getCause();

@@ -132,7 +132,7 @@ final class MixCheck {
                         // token: its Next gets the same answer, so nothing of it can be mixed.
                         admit(k, null);
                     } else {
-                        lastErr[k] = c;
+                        lastErr[k] = FlurryClient.described(c);
                     }
                 }
             }

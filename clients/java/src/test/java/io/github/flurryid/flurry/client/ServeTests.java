@@ -55,6 +55,8 @@ final class ServeTests {
         long[] ids = new long[1024];
         int n;
         long maxWaitNanos;
+        /** The longest time before one of its IDs in which no thread was handed one. */
+        long maxGapNanos;
 
         void add(long id) {
             if (n == ids.length) {
@@ -95,6 +97,7 @@ final class ServeTests {
         AtomicLong taken = new AtomicLong();
         AtomicBoolean fired = new AtomicBoolean();
         AtomicReference<Throwable> err = new AtomicReference<>();
+        AtomicLong lastOut = new AtomicLong(System.nanoTime());
         List<Thread> ts = new ArrayList<>();
         CountDownLatch start = new CountDownLatch(1);
         for (int w = 0; w < threads; w++) {
@@ -106,9 +109,14 @@ final class ServeTests {
                     while (taken.getAndIncrement() < total) {
                         long t0 = System.nanoTime();
                         long id = c.next(namespace);
-                        long d = System.nanoTime() - t0;
+                        long now = System.nanoTime();
+                        long d = now - t0;
                         if (d > mine.maxWaitNanos) {
                             mine.maxWaitNanos = d;
+                        }
+                        long gap = now - lastOut.getAndSet(now);
+                        if (gap > mine.maxGapNanos) {
+                            mine.maxGapNanos = gap;
                         }
                         mine.add(id);
                         if (atThird != null && taken.get() >= total / 3 && fired.compareAndSet(false, true)) {
@@ -136,6 +144,14 @@ final class ServeTests {
         long m = 0;
         for (Taken t : got) {
             m = Math.max(m, t.maxWaitNanos);
+        }
+        return m;
+    }
+
+    private static long maxGap(Taken[] got) {
+        long m = 0;
+        for (Taken t : got) {
+            m = Math.max(m, t.maxGapNanos);
         }
         return m;
     }
@@ -170,8 +186,8 @@ final class ServeTests {
             Check.eq(0L, duplicates(got), "IDs handed out twice");
             ServerStats st = c.stats().get(0);
             Check.eq(0L, st.failures(), "failures (" + st.lastError() + ")");
-            System.out.printf("    %d IDs in %.2f s: %.2f M IDs/s through %d requests; longest call %.1f ms; load %s%n",
-                total, secs, total / secs / 1e6, st.requests(), maxWait(got) / 1e6, load());
+            System.out.printf("    %d IDs in %.2f s: %.2f M IDs/s through %d requests; longest call %.1f ms, longest time no thread got an ID %.1f ms; load %s%n",
+                total, secs, total / secs / 1e6, st.requests(), maxWait(got) / 1e6, maxGap(got) / 1e6, load());
         });
 
         r.test("failover: the server in use SIGKILLed under 64 threads, 1,000,000 IDs, none twice, each node's increasing per thread", 300, () -> {
@@ -215,8 +231,8 @@ final class ServeTests {
             ServerStats live = st.get(killed.get().equals(v1.url) ? 1 : 0);
             Check.ok(dead.failures() + dead.outHedged() > 0, "the killed server was never given up on: " + dead);
             Check.ok(live.requests() > 0, "the other server never served");
-            System.out.printf("    longest call %.1f ms; IDs by node %s; killed %s | live %s; load %s%n",
-                maxWait(got) / 1e6, perNode, dead, live, load());
+            System.out.printf("    longest call %.1f ms, longest time no thread got an ID %.1f ms; IDs by node %s; killed %s | live %s; load %s%n",
+                maxWait(got) / 1e6, maxGap(got) / 1e6, perNode, dead, live, load());
         });
 
         r.test("a stopped server (SIGSTOP): the refill is hedged to the next, no timeout waited for", 120, () -> {
@@ -319,6 +335,9 @@ final class ServeTests {
                 tried.add(x.server());
             }
             Check.eq(Arrays.asList(d1, d2), tried, "attempts");
+            for (UnavailableException.Attempt x : e.attempts()) {
+                Check.contains(x.error().getMessage(), "connection refused", "the attempt's error");
+            }
         });
 
         r.test("refusals are typed, say what to do, and are not failed over", 60, () -> {
