@@ -113,6 +113,29 @@ final class Harness {
         return bin;
     }
 
+    /** Runs flurry with args and returns its standard output; fails on a non-zero exit or after 60 s. */
+    static String run(String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>();
+        cmd.add(flurry());
+        cmd.addAll(List.of(args));
+        Path err = Files.createTempFile("flurry-java-run-", ".err");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", cmd) + ": no exit within 60 s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IOException(String.join(" ", cmd) + ": exit " + p.exitValue() + ": "
+                    + new String(Files.readAllBytes(err), StandardCharsets.UTF_8));
+            }
+            return out;
+        } finally {
+            Files.deleteIfExists(err);
+        }
+    }
+
     /** A free TCP port on 127.0.0.1 (free when asked; the server binds it right after). */
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

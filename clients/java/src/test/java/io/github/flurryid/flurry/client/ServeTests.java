@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * and the refusal to mix servers that can issue the same IDs. Every test is
  * bounded in time, and the runner's cleanup stops every process started here.
  */
+@SuppressWarnings("unchecked")
 final class ServeTests {
     private ServeTests() {
     }
@@ -164,7 +165,65 @@ final class ServeTests {
         }
     }
 
+    /** Layouts given by their fields, beside the presets. */
+    private static final String[] CUSTOM = {
+        "time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16",
+        "time:30:10ms:1700000000000,dc:3,rack:4,host:8,seq:10",
+        "time:43:1ms:1970-01-01T00:00:00Z,seq:20",
+        "time:20:1m30s:2020-02-29T12:00:00.001Z,a:2,b:3,c:4,d:5,e:6,f:7,g:8,h:1,seq:6",
+        "time:41:1ms:2025-01-01T08:00:00+08:00,worker:6,seq:16",
+    };
+
     static void register(TestRunner r) {
+        r.test("the presets are flurry's: same names, same text forms, same widths", 120, () -> {
+            List<Object> facts = (List<Object>) Json.parse(Harness.run("layouts", "--json"));
+            List<String> names = new ArrayList<>();
+            for (Object f : facts) {
+                Map<String, Object> m = Json.obj(f);
+                String name = Json.str(m, "name");
+                names.add(name);
+                Layout l = Layout.parse(name);
+                Check.eq(Json.str(m, "layout"), l.toString(), "preset " + name);
+                Check.eq(Long.parseLong(((Json.Num) m.get("bits")).text), (long) l.bits(), "bits of " + name);
+                Check.eq(name, l.name(), "name");
+                Check.eq(Json.str(m, "layout"), Layout.parse(Json.str(m, "layout")).toString(), "text form of " + name);
+            }
+            names.sort(null);
+            Check.eq(Layout.presetNames(), names, "the presets");
+        });
+
+        r.test("decode equals flurry decode, on random IDs of every preset and of text forms", 120, () -> {
+            java.util.Random rnd = new java.security.SecureRandom();
+            List<String> specs = new ArrayList<>(Layout.presetNames());
+            specs.addAll(Arrays.asList(CUSTOM));
+            for (String spec : specs) {
+                Layout l = Layout.parse(spec);
+                long mask = l.bits() == 63 ? Long.MAX_VALUE : (1L << l.bits()) - 1;
+                List<String> args = new ArrayList<>(Arrays.asList("decode", "--layout", spec));
+                long[] ids = new long[203];
+                ids[0] = 0;
+                ids[1] = 1;
+                ids[2] = mask;
+                for (int i = 3; i < ids.length; i++) {
+                    ids[i] = rnd.nextLong() & mask;
+                }
+                for (long id : ids) {
+                    args.add(Long.toString(id));
+                }
+                String[] lines = Harness.run(args.toArray(new String[0])).trim().split("\n");
+                Check.eq(ids.length, lines.length, spec + ": lines");
+                for (int i = 0; i < ids.length; i++) {
+                    Map<String, Object> want = Json.obj(Json.parse(lines[i]));
+                    Layout.Parts got = l.decode(ids[i]);
+                    Check.eq(Json.str(want, "id"), Long.toString(got.id()), spec + ": id");
+                    Check.eq(java.time.Instant.parse(Json.str(want, "time")), got.time(), spec + ": time of " + got.id());
+                    Check.eq(Json.int64(want, "unix_ms"), got.time().toEpochMilli(), spec + ": unix_ms of " + got.id());
+                    Check.eq(Json.int64(want, "sequence"), got.sequence(), spec + ": sequence of " + got.id());
+                    Check.eq(Info.named(want, "fields"), got.fields(), spec + ": fields of " + got.id());
+                }
+            }
+        });
+
         r.test("1,000,000 IDs to 64 threads from one server: none twice, each thread's increasing", 300, () -> {
             up();
             FlurryClient c = client(FlurryClient.builder().servers(a.url).timeout(Duration.ofSeconds(30)));
