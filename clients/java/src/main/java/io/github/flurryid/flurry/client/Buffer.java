@@ -1,5 +1,6 @@
 package io.github.flurryid.flurry.client;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -104,7 +105,7 @@ final class Buffer {
     }
 
     /** Hands out the oldest buffered integer ID; the common case takes no lock and allocates nothing. */
-    long nextLong(boolean hasDeadline, long deadline, String waitText) {
+    long nextLong(Duration bound, long deadline) {
         for (;;) {
             Batch b = cur;
             if (b != null) {
@@ -116,12 +117,12 @@ final class Buffer {
                     return b.ints[(int) i];
                 }
             }
-            slow(hasDeadline, deadline, waitText);
+            slow(bound, deadline);
         }
     }
 
     /** Hands out the oldest buffered text ID. */
-    String nextText(boolean hasDeadline, long deadline, String waitText) {
+    String nextText(Duration bound, long deadline) {
         for (;;) {
             Batch b = cur;
             if (b != null) {
@@ -133,7 +134,7 @@ final class Buffer {
                     return b.texts[(int) i];
                 }
             }
-            slow(hasDeadline, deadline, waitText);
+            slow(bound, deadline);
         }
     }
 
@@ -141,7 +142,7 @@ final class Buffer {
      * Hands out the count oldest buffered integer IDs, waiting for refills as
      * needed. If it fails midway, the IDs it took are dropped: never handed out later.
      */
-    long[] take(int count, boolean hasDeadline, long deadline, String waitText) {
+    long[] take(int count, Duration bound, long deadline) {
         long[] out = new long[count];
         int n = 0;
         while (n < count) {
@@ -159,17 +160,18 @@ final class Buffer {
                     continue;
                 }
             }
-            slow(hasDeadline, deadline, waitText);
+            slow(bound, deadline);
         }
         return out;
     }
 
     /**
      * The rest of next when the current batch is used up: it moves to the next
-     * batch in the queue, or waits for a refill, starting one if none runs. It
-     * returns when the current batch may hold IDs again.
+     * batch in the queue, or waits for a refill, starting one if none runs (until
+     * deadline when bound, the caller's timeout, is not null). It returns when the
+     * current batch may hold IDs again.
      */
-    private void slow(boolean hasDeadline, long deadline, String waitText) {
+    private void slow(Duration bound, long deadline) {
         Refill f;
         mu.lock();
         try {
@@ -193,13 +195,13 @@ final class Buffer {
             mu.unlock();
         }
         try {
-            if (!hasDeadline) {
+            if (bound == null) {
                 f.done.await();
             } else {
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || !f.done.await(left, TimeUnit.NANOSECONDS)) {
-                    throw new FlurryTimeoutException("no IDs of namespace " + Json.quote(name) + " within " + waitText
-                        + "; the servers may be slow or down (a refill goes on in the background)");
+                    throw new FlurryTimeoutException("no IDs of namespace " + Json.quote(name) + " within the call's timeout ("
+                        + bound + "); the servers may be slow or down (a refill goes on in the background)");
                 }
             }
         } catch (InterruptedException e) {
@@ -293,7 +295,7 @@ final class Buffer {
             Batch b = null;
             RuntimeException err = null;
             try {
-                Wire.NextAnswer a = c.nextRPC(name, sz, false, 0, "");
+                Wire.NextAnswer a = c.nextRPC(name, sz, null, 0);
                 b = batchOf(a);
             } catch (RuntimeException e) {
                 err = e;

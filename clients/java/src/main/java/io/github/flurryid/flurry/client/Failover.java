@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -81,6 +82,7 @@ final class Failover<T> {
     private final FlurryClient c;
     private final HttpClient http;
     private final String namespace;
+    private final String method;
     private final Call<T> call;
     private final LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private final List<Req> reqs = new ArrayList<>();
@@ -90,10 +92,11 @@ final class Failover<T> {
     private boolean hedgeSet;
     private int inflight;
 
-    Failover(FlurryClient c, HttpClient http, String namespace, Call<T> call) {
+    Failover(FlurryClient c, HttpClient http, String namespace, String method, Call<T> call) {
         this.c = c;
         this.http = http;
         this.namespace = namespace;
+        this.method = method;
         this.call = call;
     }
 
@@ -104,10 +107,11 @@ final class Failover<T> {
 
     /**
      * Runs the call. deadline is a System.nanoTime() at which the caller stops
-     * waiting, used when hasDeadline; wait names the caller's bound in the
-     * FlurryTimeoutException.
+     * waiting when bound (the caller's bound, for the FlurryTimeoutException) is
+     * not null.
      */
-    T run(boolean hasDeadline, long deadline, String waitText) {
+    T run(Duration bound, long deadline) {
+        boolean hasDeadline = bound != null;
         if (!c.register(this)) {
             throw new ClosedException();
         }
@@ -171,8 +175,8 @@ final class Failover<T> {
                     }
                 }
                 if (hasDeadline && now - deadline >= 0) {
-                    throw new FlurryTimeoutException("no answer for namespace " + Json.quote(namespace) + " within "
-                        + waitText + "; the servers may be slow or down");
+                    throw new FlurryTimeoutException("no answer for namespace " + Json.quote(namespace)
+                        + " within the call's timeout (" + bound + "); the servers may be slow or down");
                 }
             }
         } finally {
@@ -245,7 +249,7 @@ final class Failover<T> {
         T v = null;
         if (err == null) {
             try {
-                v = call.parse(s, Wire.answer(methodOf(), d.resp.statusCode(), d.resp.body()));
+                v = call.parse(s, Wire.answer(method, d.resp.statusCode(), d.resp.body()));
             } catch (ServerAnswerException e) {
                 err = e;
             } catch (ServerAnswerException.BrokenAnswer e) {
@@ -283,16 +287,5 @@ final class Failover<T> {
             throw new UnavailableException(namespace, attempts);
         }
         return null;
-    }
-
-    private String method;
-
-    private String methodOf() {
-        return method == null ? "the call" : method;
-    }
-
-    Failover<T> named(String m) {
-        method = m;
-        return this;
     }
 }

@@ -1,9 +1,7 @@
 package io.github.flurryid.flurry.client;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -324,7 +322,7 @@ public final class FlurryClient implements AutoCloseable {
      * {@link ClosedException}.
      */
     public long next(String namespace) {
-        return buffer(ints, namespace, true).nextLong(false, 0, "");
+        return buffer(ints, namespace, true).nextLong(null, 0);
     }
 
     /**
@@ -333,7 +331,7 @@ public final class FlurryClient implements AutoCloseable {
      * calls). A buffered ID is returned without looking at timeout.
      */
     public long next(String namespace, Duration timeout) {
-        return buffer(ints, namespace, true).nextLong(true, deadline(timeout), "the call's timeout (" + timeout + ")");
+        return buffer(ints, namespace, true).nextLong(timeout, deadline(timeout));
     }
 
     /**
@@ -343,23 +341,23 @@ public final class FlurryClient implements AutoCloseable {
      */
     public long[] nextMany(String namespace, int count) {
         checkCount(count);
-        return buffer(ints, namespace, true).take(count, false, 0, "");
+        return buffer(ints, namespace, true).take(count, null, 0);
     }
 
     /** As {@link #nextMany(String, int)}, waiting at most timeout in all. */
     public long[] nextMany(String namespace, int count, Duration timeout) {
         checkCount(count);
-        return buffer(ints, namespace, true).take(count, true, deadline(timeout), "the call's timeout (" + timeout + ")");
+        return buffer(ints, namespace, true).take(count, timeout, deadline(timeout));
     }
 
     /** Returns a text ID (uuidv7, objectid) of the namespace, buffered as next does. */
     public String nextText(String namespace) {
-        return buffer(texts, namespace, false).nextText(false, 0, "");
+        return buffer(texts, namespace, false).nextText(null, 0);
     }
 
     /** As {@link #nextText(String)}, waiting at most timeout. */
     public String nextText(String namespace, Duration timeout) {
-        return buffer(texts, namespace, false).nextText(true, deadline(timeout), "the call's timeout (" + timeout + ")");
+        return buffer(texts, namespace, false).nextText(timeout, deadline(timeout));
     }
 
     /** How many IDs the namespace's buffers hold now. */
@@ -382,8 +380,7 @@ public final class FlurryClient implements AutoCloseable {
     public Fetched fetch(String namespace, int count, Duration timeout) {
         checkCount(count);
         open();
-        Wire.NextAnswer a = nextRPC(namespace, count, timeout != null, timeout == null ? 0 : deadline(timeout),
-            "the call's timeout (" + timeout + ")");
+        Wire.NextAnswer a = nextRPC(namespace, count, timeout, timeout == null ? 0 : deadline(timeout));
         return new Fetched(a.ids, a.texts, a.server);
     }
 
@@ -583,23 +580,17 @@ public final class FlurryClient implements AutoCloseable {
     }
 
     private HttpRequest post(ServerState s, String method, String body, String namespace) {
-        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(s.url + "/flurry.v1.IDService/" + method))
-            .timeout(Duration.ofNanos(timeoutNanos))
-            .header("Content-Type", "application/json")
-            .header("Connect-Protocol-Version", "1")
-            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-        String t = tokenFor(namespace);
-        if (!t.isEmpty()) {
-            rb.header("Authorization", "Bearer " + t);
-        }
-        return rb.build();
+        return Wire.request(s.url, method, body, tokenFor(namespace), Duration.ofNanos(timeoutNanos));
     }
 
-    /** Asks for count IDs with failover and hedging, after the namespace's mix check. */
-    Wire.NextAnswer nextRPC(String namespace, int count, boolean hasDeadline, long deadline, String waitText) {
+    /**
+     * Asks for count IDs with failover and hedging, after the namespace's mix
+     * check; until deadline when bound (the caller's timeout) is not null.
+     */
+    Wire.NextAnswer nextRPC(String namespace, int count, Duration bound, long deadline) {
         String body = Wire.nextRequest(namespace, count);
         MixCheck mix = mixFor(namespace);
-        return new Failover<>(this, http, namespace, new Failover.Call<Wire.NextAnswer>() {
+        return new Failover<>(this, http, namespace, "Next", new Failover.Call<Wire.NextAnswer>() {
             @Override
             public CompletableFuture<Void> before(ServerState s) {
                 return mix == null ? CompletableFuture.completedFuture(null) : mix.vet(s.index);
@@ -614,12 +605,12 @@ public final class FlurryClient implements AutoCloseable {
             public Wire.NextAnswer parse(ServerState s, Map<String, Object> m) {
                 return Wire.parseNext(m, count, s.url);
             }
-        }).named("Next").run(hasDeadline, deadline, waitText);
+        }).run(bound, deadline);
     }
 
     private <T> T unbuffered(String namespace, String method, String body,
                              java.util.function.BiFunction<ServerState, Map<String, Object>, T> read) {
-        return new Failover<>(this, http, namespace, new Failover.Call<T>() {
+        return new Failover<>(this, http, namespace, method, new Failover.Call<T>() {
             @Override
             public CompletableFuture<Void> before(ServerState s) {
                 return CompletableFuture.completedFuture(null);
@@ -634,7 +625,7 @@ public final class FlurryClient implements AutoCloseable {
             public T parse(ServerState s, Map<String, Object> m) {
                 return read.apply(s, m);
             }
-        }).named(method).run(false, 0, "");
+        }).run(null, 0);
     }
 
     /** The namespace's MixCheck, made on first use; null with one server. */

@@ -35,15 +35,7 @@ final class Wire {
      */
     static CompletableFuture<Map<String, Object>> unary(HttpClient http, String baseURL, String method,
                                                        String body, String token, Duration timeout) {
-        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(baseURL + SERVICE + method))
-            .timeout(timeout)
-            .header("Content-Type", "application/json")
-            .header("Connect-Protocol-Version", "1")
-            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-        if (!token.isEmpty()) {
-            rb.header("Authorization", "Bearer " + token);
-        }
-        return http.sendAsync(rb.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
+        return http.sendAsync(request(baseURL, method, body, token, timeout), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
             .handle((resp, err) -> {
                 if (err != null) {
                     Throwable e = FlurryClient.unwrap(err);
@@ -60,6 +52,23 @@ final class Wire {
             });
     }
 
+    /** The POST of one unary call: the JSON message, the Connect headers, the token if any. */
+    static HttpRequest request(String baseURL, String method, String body, String token, Duration timeout) {
+        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(baseURL + SERVICE + method))
+            .timeout(timeout)
+            .header("Content-Type", "application/json")
+            .header("Connect-Protocol-Version", "1")
+            .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+        if (!token.isEmpty()) {
+            rb.header("Authorization", "Bearer " + token);
+        }
+        return rb.build();
+    }
+
+    /**
+     * Reads an answer: the JSON object of a 200, else the ServerAnswerException of
+     * the Connect error or of the HTTP status.
+     */
     static Map<String, Object> answer(String method, int status, String text) throws ServerAnswerException {
         Object body;
         try {
