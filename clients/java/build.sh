@@ -7,6 +7,8 @@
 #   clients/java/build.sh jar         target/flurry-client-<version>.jar and
 #                                     target/flurry-client-<version>-sources.jar
 #   clients/java/build.sh test -run failover    only the tests whose names match
+#   clients/java/build.sh bench [rounds] [IDs]  64 threads against flurry serve: IDs/s and
+#                                     the longest waits, one server and through a SIGKILL
 #
 # The version is pom.xml's. Without javac the tests are skipped with a message,
 # or fail with FLURRY_TEST_REQUIRE=1 (as in CI).
@@ -34,9 +36,11 @@ mkdir -p "$out/classes" "$out/test-classes"
 javac --release 11 -Xlint:all -Werror -encoding UTF-8 -d "$out/classes" $(find src/main/java -name '*.java')
 
 case "$what" in
-test)
+test | bench)
 	javac --release 11 -Xlint:all -Werror -encoding UTF-8 -cp "$out/classes" -d "$out/test-classes" $(find src/test/java -name '*.java')
-	exec java -cp "$out/classes:$out/test-classes" io.github.flurryid.flurry.client.TestRunner "$@"
+	main=TestRunner
+	[ "$what" = bench ] && main=Bench
+	exec java -cp "$out/classes:$out/test-classes" "io.github.flurryid.flurry.client.$main" "$@"
 	;;
 jar)
 	jar="$out/flurry-client-$version.jar"
@@ -51,7 +55,7 @@ jar)
 	echo "$src"
 	;;
 *)
-	echo "build.sh: unknown step $what; use test or jar" >&2
+	echo "build.sh: unknown step $what; use test, bench or jar" >&2
 	exit 2
 	;;
 esac

@@ -52,7 +52,7 @@ final class ServeTests {
     }
 
     /** A thread's IDs, grown as needed. */
-    private static final class Taken {
+    static final class Taken {
         long[] ids = new long[1024];
         int n;
         long maxWaitNanos;
@@ -93,7 +93,7 @@ final class ServeTests {
      * Runs threads that take IDs of namespace until total are taken in all, each
      * timing its longest call; atHalf runs once when a third are taken.
      */
-    private static Taken[] take(FlurryClient c, String namespace, int threads, long total, Runnable atThird) throws Exception {
+    static Taken[] take(FlurryClient c, String namespace, int threads, long total, Runnable atThird) throws Exception {
         Taken[] got = new Taken[threads];
         AtomicLong taken = new AtomicLong();
         AtomicBoolean fired = new AtomicBoolean();
@@ -141,7 +141,7 @@ final class ServeTests {
         return got;
     }
 
-    private static long maxWait(Taken[] got) {
+    static long maxWait(Taken[] got) {
         long m = 0;
         for (Taken t : got) {
             m = Math.max(m, t.maxWaitNanos);
@@ -149,7 +149,7 @@ final class ServeTests {
         return m;
     }
 
-    private static long maxGap(Taken[] got) {
+    static long maxGap(Taken[] got) {
         long m = 0;
         for (Taken t : got) {
             m = Math.max(m, t.maxGapNanos);
@@ -157,7 +157,7 @@ final class ServeTests {
         return m;
     }
 
-    private static String load() {
+    static String load() {
         try {
             return new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get("/proc/loadavg"))).trim();
         } catch (Exception e) {
