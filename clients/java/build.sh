@@ -7,7 +7,7 @@
 #   clients/java/build.sh jar         target/flurry-client-<version>.jar and
 #                                     target/flurry-client-<version>-sources.jar
 #   clients/java/build.sh test -run failover    only the tests whose names match
-#   clients/java/build.sh bench [rounds] [IDs]  64 threads against flurry serve: IDs/s and
+#   clients/java/build.sh bench [rounds] [IDs] [threads]   64 threads (default) against flurry serve: IDs/s and
 #                                     the longest waits, one server and through a SIGKILL
 #
 # The version is pom.xml's. Without javac the tests are skipped with a message,

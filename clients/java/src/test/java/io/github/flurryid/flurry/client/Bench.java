@@ -7,7 +7,7 @@ import java.time.Duration;
  * The Java client's figures: 64 threads taking IDs through one client from one
  * local flurry serve (IDs per second, the longest call, the longest time in which
  * no thread got an ID), then the same through a SIGKILL of the server in use of
- * two. Run with {@code clients/java/build.sh bench [rounds] [ids per round]}; each
+ * two. Run with {@code clients/java/build.sh bench [rounds] [ids per round] [threads]}; each
  * line carries the load average, since the machine's other work moves every figure.
  */
 public final class Bench {
@@ -17,7 +17,7 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
         long total = args.length > 1 ? Long.parseLong(args[1]) : 3_000_000;
-        int threads = 64;
+        int threads = args.length > 2 ? Integer.parseInt(args[2]) : 64;
         try {
             Path leases = Harness.tempDir("bench-leases");
             Harness.Serve one = Harness.startServe(leases);
