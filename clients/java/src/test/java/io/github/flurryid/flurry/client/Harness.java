@@ -179,7 +179,7 @@ final class Harness {
      * default (snowflake, the embedded default's layout, its worker leased from
      * leaseDir), twitter (Twitter's layout, datacenter 1, worker leased), segment
      * (in the server's own data directory), sessions (uuidv7), secret (needs
-     * SECRET_TOKEN), small (max_count 100). Servers given the same leaseDir lease
+     * SECRET_TOKEN), small (max_count 100), medium (max_count 3000). Servers given the same leaseDir lease
      * distinct node values, so their IDs never collide.
      */
     static Serve startServe(Path leaseDir) throws Exception {
@@ -209,6 +209,10 @@ final class Harness {
             + "  small:\n"
             + "    strategy: snowflake\n"
             + "    max_count: 100\n"
+            + "    snowflake: {lease: {store: \"" + store + "\"}}\n"
+            + "  medium:\n"
+            + "    strategy: snowflake\n"
+            + "    max_count: 3000\n"
             + "    snowflake: {lease: {store: \"" + store + "\"}}\n";
         Files.write(conf, yaml.getBytes(StandardCharsets.UTF_8));
         return spawn(dir, List.of(flurry(), "serve", "--config", conf.toString()), port);

@@ -468,6 +468,20 @@ final class ServeTests {
             Check.eq(null, c.layout("segment"), "segment's layout");
         });
 
+        r.test("an adaptive batch above the server's max_count is halved and retried: no caller sees the refusal", 120, () -> {
+            up();
+            FlurryClient c = client(FlurryClient.builder().servers(a.url));
+            // Eight threads draining as fast as they can raise the batch past 3,000
+            // (5 ms of a rate above 600,000 IDs/s, or doubled while callers wait).
+            Taken[] got = take(c, "medium", 8, 500_000, null);
+            Check.eq(0L, duplicates(got), "IDs handed out twice");
+            ServerStats st = c.stats().get(0);
+            Check.eq(0L, st.failures(), "failures (a refused count is not a server's failure)");
+            Check.ok(st.lastError() == null, "last error: " + st.lastError());
+            // 500,000 IDs in batches of at most 3,000: at least 167 answered requests.
+            Check.ok(st.requests() >= 167, st.requests() + " requests for 500,000 IDs with max_count 3,000");
+        });
+
         r.test("segment IDs through the buffer: consecutive ranges, none twice", 60, () -> {
             up();
             FlurryClient c = client(FlurryClient.builder().servers(a.url).batch(100).lowWater(30));
