@@ -60,6 +60,19 @@ final class Buffer {
         }
     }
 
+    /**
+     * A caller of next waiting for a refill. The refill that lands hands the
+     * first IDs of its batch to the waiting callers, oldest first, before any
+     * other caller can take one: without it, threads already running take a
+     * batch while the woken ones wait for the scheduler, and on busy cores one
+     * thread can miss many batches in a row.
+     */
+    static final class Waiter {
+        long id;
+        String text;
+        boolean filled;
+    }
+
     /** One refill in flight; done opens when it has delivered a batch or failed. */
     private static final class Refill {
         final CountDownLatch done = new CountDownLatch(1);
@@ -75,6 +88,7 @@ final class Buffer {
 
     private final ReentrantLock mu = new ReentrantLock();
     private final ArrayDeque<Batch> queue = new ArrayDeque<>();
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     private int queued;
     private Refill fetch;
     private long retryAt;
@@ -117,7 +131,10 @@ final class Buffer {
                     return b.ints[(int) i];
                 }
             }
-            slow(bound, deadline);
+            Waiter w = slow(bound, deadline, true);
+            if (w != null) {
+                return w.id;
+            }
         }
     }
 
@@ -134,7 +151,10 @@ final class Buffer {
                     return b.texts[(int) i];
                 }
             }
-            slow(bound, deadline);
+            Waiter w = slow(bound, deadline, true);
+            if (w != null) {
+                return w.text;
+            }
         }
     }
 
@@ -160,7 +180,7 @@ final class Buffer {
                     continue;
                 }
             }
-            slow(bound, deadline);
+            slow(bound, deadline, false);
         }
         return out;
     }
@@ -168,11 +188,13 @@ final class Buffer {
     /**
      * The rest of next when the current batch is used up: it moves to the next
      * batch in the queue, or waits for a refill, starting one if none runs (until
-     * deadline when bound, the caller's timeout, is not null). It returns when the
-     * current batch may hold IDs again.
+     * deadline when bound, the caller's timeout, is not null). A caller of one ID
+     * (one) waits as a Waiter and is returned it when the refill handed it an ID;
+     * otherwise slow returns null when the current batch may hold IDs again.
      */
-    private void slow(Duration bound, long deadline) {
+    private Waiter slow(Duration bound, long deadline, boolean one) {
         Refill f;
+        Waiter w = null;
         mu.lock();
         try {
             if (closed) {
@@ -184,12 +206,16 @@ final class Buffer {
             }
             cb = cur;
             if (cb != null && cb.pos.get() < cb.len) {
-                return;
+                return null;
             }
             starved = true;
             f = fetch;
             if (f == null) {
                 f = start(); // the caller waits anyway: no backoff
+            }
+            if (one) {
+                w = new Waiter();
+                waiters.add(w);
             }
         } finally {
             mu.unlock();
@@ -200,17 +226,45 @@ final class Buffer {
             } else {
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || !f.done.await(left, TimeUnit.NANOSECONDS)) {
+                    if (leave(w)) {
+                        return w; // handed an ID just now
+                    }
                     throw new FlurryTimeoutException("no IDs of namespace " + Json.quote(name) + " within the call's timeout ("
                         + bound + "); the servers may be slow or down (a refill goes on in the background)");
                 }
             }
         } catch (InterruptedException e) {
+            if (leave(w)) {
+                Thread.currentThread().interrupt();
+                return w;
+            }
             Thread.currentThread().interrupt();
             throw new FlurryInterruptedException(name, e);
+        }
+        if (leave(w)) {
+            return w;
         }
         RuntimeException err = f.err;
         if (err != null && empty()) {
             throw err;
+        }
+        return null;
+    }
+
+    /** Takes w off the waiters; true if it was handed an ID before. */
+    private boolean leave(Waiter w) {
+        if (w == null) {
+            return false;
+        }
+        mu.lock();
+        try {
+            if (w.filled) {
+                return true;
+            }
+            waiters.remove(w);
+            return false;
+        } finally {
+            mu.unlock();
         }
     }
 
@@ -325,9 +379,29 @@ final class Buffer {
             long now = System.nanoTime();
             double d = (now - t0) / 1e9;
             rtt = rtt == 0 ? d : RATE_ALPHA * d + (1 - RATE_ALPHA) * rtt;
-            queue.add(b);
-            queued += b.len;
             got += b.len;
+            Batch used = cur;
+            if (!waiters.isEmpty() && queue.isEmpty() && (used == null || used.pos.get() >= used.len)) {
+                // Callers wait, and only for this batch: hand them its first IDs,
+                // oldest waiter first, then make it the current batch.
+                int k = 0;
+                while (k < b.len && !waiters.isEmpty()) {
+                    Waiter w = waiters.poll();
+                    if (ints) {
+                        w.id = b.ints[k];
+                    } else {
+                        w.text = b.texts[k];
+                    }
+                    w.filled = true;
+                    k++;
+                }
+                b.pos.set(k);
+                b.trigger = b.len + queued - low;
+                cur = b;
+            } else {
+                queue.add(b);
+                queued += b.len;
+            }
             tune(now);
             sz = size;
             Batch cb = cur;
@@ -426,6 +500,7 @@ final class Buffer {
             closed = true;
             cur = null;
             queue.clear();
+            waiters.clear();
             queued = 0;
         } finally {
             mu.unlock();
