@@ -61,6 +61,8 @@ final class Failover<T> {
         final boolean hedge;
         boolean running = true;
         volatile boolean cancelled;
+        /** The answer's headers arrived: the exchange is past the point where a cancel is safe. */
+        volatile boolean answering;
         volatile CompletableFuture<HttpResponse<String>> http;
 
         Req(ServerState server, long start, long timeoutAt, boolean hedge) {
@@ -70,11 +72,19 @@ final class Failover<T> {
             this.hedge = hedge;
         }
 
+        /**
+         * Gives the request up. One whose answer has not begun is aborted (from JDK
+         * 16 on, its HTTP/1.1 connection is closed): a stopped or cut-off server
+         * holds nothing of the client's after it. One whose answer is arriving is
+         * left to finish and dropped: cancelling that late can close the keep-alive
+         * connection it has just gone back to the pool with, under another request
+         * (seen on JDK 17 as "header parser received no bytes").
+         */
         void cancel() {
             cancelled = true;
             CompletableFuture<HttpResponse<String>> h = http;
-            if (h != null) {
-                h.cancel(true); // JDK 16 and later abort the exchange (the HTTP/1.1 connection is closed)
+            if (h != null && !answering) {
+                h.cancel(true);
             }
         }
     }
@@ -217,13 +227,16 @@ final class Failover<T> {
             }
             CompletableFuture<HttpResponse<String>> h;
             try {
-                h = http.sendAsync(call.request(s), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                h = http.sendAsync(call.request(s), info -> {
+                    r.answering = true;
+                    return HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8).apply(info);
+                });
             } catch (RuntimeException x) {
                 events.offer(new Done(k, null, x));
                 return;
             }
             r.http = h;
-            if (r.cancelled) {
+            if (r.cancelled && !r.answering) {
                 h.cancel(true);
             }
             h.whenComplete((resp, x) -> events.offer(new Done(k, resp, x == null ? null : FlurryClient.unwrap(x))));

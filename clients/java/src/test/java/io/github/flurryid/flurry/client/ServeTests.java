@@ -320,6 +320,49 @@ final class ServeTests {
             Check.eq(0L, sa.failures(), "failures of the stopped server (only a hedge should have moved the client)");
         });
 
+        r.test("every request hedged at once under 8 threads: no ID twice, each fetch from one answer", 120, () -> {
+            up();
+            FlurryClient c = client(FlurryClient.builder().servers(a.url, b.url).batch(500)
+                .hedgeDelay(Duration.ofNanos(1), Duration.ofNanos(1)));
+            Taken[] got = new Taken[8];
+            List<Thread> ts = new ArrayList<>();
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            Layout layout = c.layout("default");
+            for (int w = 0; w < got.length; w++) {
+                Taken mine = new Taken();
+                got[w] = mine;
+                Thread t = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < 40; i++) {
+                            long[] ids = c.fetch("default", 100).ids();
+                            long node = layout.decode(ids[0]).fields().get(0).value();
+                            for (long id : ids) {
+                                // One answer: one server's node value throughout.
+                                Check.eq(node, layout.decode(id).fields().get(0).value(), "node of an ID of one fetch");
+                                mine.add(id);
+                            }
+                            for (int k = 0; k < 100; k++) {
+                                mine.add(c.next("default"));
+                            }
+                        }
+                    } catch (Throwable e) {
+                        err.compareAndSet(null, e);
+                    }
+                });
+                ts.add(t);
+                t.start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+            if (err.get() != null) {
+                throw new AssertionError("a caller failed: " + err.get(), err.get());
+            }
+            Check.eq(0L, duplicates(got), "IDs handed out twice");
+            long hedges = c.stats().get(0).hedges() + c.stats().get(1).hedges();
+            Check.ok(hedges > 0, "no request was hedged: " + c.stats());
+        });
+
         r.test("a listener that never answers: the timeout ends the request, the next server answers", 60, () -> {
             up();
             Harness.Hung hung = new Harness.Hung();
