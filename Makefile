@@ -15,7 +15,7 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace test-ts lint depgraph bench faults model sim release image monitoring-docs
+.PHONY: help test test-full test-norace test-ts test-java java-jar lint depgraph bench faults model sim release image monitoring-docs
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
@@ -32,6 +32,12 @@ test-norace: ## the tests a -race build skips (allocation counts, TestPerSecondL
 
 test-ts: ## the TypeScript client (clients/typescript): npm ci, build, its tests against flurry serve (Node.js 18+, npm, Go)
 	cd clients/typescript && npm ci --no-audit --no-fund && npm test
+
+test-java: ## the Java client (clients/java): javac, its tests against flurry serve (JDK 11+, Go); no Maven, no network
+	clients/java/build.sh test
+
+java-jar: ## the Java client's jar and sources jar in clients/java/target (JDK 11+)
+	clients/java/build.sh jar
 
 lint: ## go vet (lean and flurry_full), staticcheck (both, pinned version), gofmt, the layers' import check
 	$(GO) vet ./...
