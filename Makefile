@@ -15,7 +15,7 @@ SIM_NODES ?= 300
 SIM_HOURS ?= 0.25
 SIM_SEEDS ?= 3
 
-.PHONY: help test test-full test-norace test-ts test-java java-jar lint depgraph bench faults model sim release image monitoring-docs
+.PHONY: help test test-full test-norace test-ts test-java java-jar lint depgraph bench faults model sim release image monitoring-docs monitoring-demo
 
 help: ## list the targets
 	@echo "make TARGET, with TARGET one of:"
@@ -67,6 +67,9 @@ release: ## release binaries, checksums and SBOMs into dist/ (scripts/release.sh
 
 image: ## the container image for this machine into the local store, flurry:<version> (deploy/container/build.sh; ARGS="--version v0.4.0")
 	deploy/container/build.sh $(ARGS)
+
+monitoring-demo: ## three flurry servers and a Prometheus with the shipped rules, until Ctrl-C (DEMO_FAULT=1 breaks a Redis lease store)
+	cd deploy && $(GO) run ./cmd/monitoring-demo
 
 monitoring-docs: ## the alerts and dashboard on a live Prometheus, written into docs/operations.md (about 2 minutes)
 	cd deploy && FLURRY_WRITE_DOCS=1 $(GO) test -count=1 -v -run TestMonitoringLive ./prometheus

@@ -10,7 +10,13 @@ import (
 // Encoding names a text form of an ID. Decimal is the ID's own form (String,
 // MarshalText, JSON); the others are shorter forms for URLs and logs. Base2,
 // Base32, Base36, Base58 and Base64 are byte for byte those of
-// github.com/bwmarrin/snowflake, so IDs move between the two in any of them.
+// github.com/bwmarrin/snowflake, so IDs move between the two in any of them;
+// Crockford32 is the digits of Douglas Crockford's Base32 (ULID's alphabet).
+//
+// Every form but Base64 writes the ID as a number, most significant digit
+// first, without leading zeros; none carries a marker of its form, and many
+// strings are valid in several ("10" is an ID in all but Base64), so a reader
+// must be told which form it reads.
 type Encoding uint8
 
 // The encodings of an ID.
@@ -37,12 +43,28 @@ const (
 	// section 4) of the decimal text, "MTU0MTgxNTYwMzYwNjAzNjQ4MA==". Its
 	// characters + / and = must be escaped in a URL query.
 	Base64
+	// Base62 is the ID in base 62 with the alphabet
+	// 0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz (digits,
+	// then uppercase, then lowercase, so that the text sorts as the numbers
+	// do among IDs of one length): at most 11 characters, URL-safe. It is
+	// case-sensitive.
+	Base62
+	// Crockford32 is the ID in Douglas Crockford's Base32: the digits and
+	// uppercase letters without I, L, O and U
+	// (0123456789ABCDEFGHJKMNPQRSTVWXYZ), at most 13 characters, the alphabet
+	// of ULID. Parsing follows Crockford's rules for people who retype an
+	// ID: either case, and I or L read as 1, O as 0. It writes no check
+	// symbol and parsing refuses hyphens, which an ID of 13 characters does
+	// not need.
+	Crockford32
 )
 
 const (
 	alphabet32 = "ybndrfg8ejkmcpqxot1uwisza345h769"
 	alphabet58 = "123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
 	alphabet36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+	alphabet62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	alphabetCF = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 )
 
 // Digit tables: the value of each byte in an alphabet, 0xFF for a byte outside
@@ -51,7 +73,25 @@ var (
 	digits32 = digitTable(alphabet32, false)
 	digits58 = digitTable(alphabet58, false)
 	digits36 = digitTable(alphabet36, true)
+	digits62 = digitTable(alphabet62, false)
+	digitsCF = crockfordTable()
 )
+
+// crockfordTable is Crockford's decoding: its alphabet in either case, and the
+// letters people mistake for digits read as those digits (I and L as 1, O as 0).
+func crockfordTable() [256]byte {
+	t := digitTable(alphabetCF, false)
+	for i := 0; i < len(alphabetCF); i++ {
+		if c := alphabetCF[i]; c >= 'A' && c <= 'Z' {
+			t[c-'A'+'a'] = byte(i)
+		}
+	}
+	for _, c := range "IiLl" {
+		t[c] = 1
+	}
+	t['O'], t['o'] = 0, 0
+	return t
+}
 
 func digitTable(alphabet string, foldCase bool) (t [256]byte) {
 	for i := range t {
@@ -74,6 +114,9 @@ var encodingNames = [...]string{
 	Base36:  "base36",
 	Base58:  "base58",
 	Base64:  "base64",
+	Base62:  "base62",
+	// Crockford32 is named for its alphabet's author, as its users know it.
+	Crockford32: "crockford32",
 }
 
 // EncodingNames returns the names ParseEncoding accepts, in the order of the
@@ -89,7 +132,7 @@ func (e Encoding) String() string {
 }
 
 // ParseEncoding returns the encoding named name: decimal, hex, base2, base32,
-// base36, base58 or base64 (case-insensitive). An unknown name gets an error
+// base36, base58, base64, base62 or crockford32 (case-insensitive). An unknown name gets an error
 // that lists them.
 func ParseEncoding(name string) (Encoding, error) {
 	for i, n := range encodingNames {
@@ -101,7 +144,7 @@ func ParseEncoding(name string) (Encoding, error) {
 }
 
 // AppendID appends id in the encoding to b. It does not allocate when b has
-// room (24 bytes hold any ID in any encoding but Base2, which needs 63).
+// room (28 bytes hold any ID in any encoding but Base2, which needs 63).
 func (e Encoding) AppendID(b []byte, id ID) []byte {
 	switch e {
 	case Hex:
@@ -114,6 +157,10 @@ func (e Encoding) AppendID(b []byte, id ID) []byte {
 		return appendDigits(b, uint64(id), 36, alphabet36)
 	case Base58:
 		return appendDigits(b, uint64(id), 58, alphabet58)
+	case Base62:
+		return appendDigits(b, uint64(id), 62, alphabet62)
+	case Crockford32:
+		return appendDigits(b, uint64(id), 32, alphabetCF)
 	case Base64:
 		var dec [20]byte
 		d, _ := id.AppendText(dec[:0])
@@ -161,6 +208,10 @@ func (e Encoding) Parse(s string) (ID, error) {
 		return parseDigits(s, e, 36, &digits36)
 	case Base58:
 		return parseDigits(s, e, 58, &digits58)
+	case Base62:
+		return parseDigits(s, e, 62, &digits62)
+	case Crockford32:
+		return parseDigits(s, e, 32, &digitsCF)
 	case Base64:
 		if s == "" {
 			return 0, fmt.Errorf("%w: empty", ErrInvalidID)
@@ -237,6 +288,12 @@ func (id ID) Base58() string { return Base58.Format(id) }
 // Base64 returns bwmarrin/snowflake's base 64 of the ID (see [Base64]).
 func (id ID) Base64() string { return Base64.Format(id) }
 
+// Base62 returns the ID in base 62 (see [Base62]).
+func (id ID) Base62() string { return Base62.Format(id) }
+
+// Crockford32 returns the ID in Crockford's Base32 (see [Crockford32]).
+func (id ID) Crockford32() string { return Crockford32.Format(id) }
+
 // ParseHex parses the hexadecimal form of an ID (see [Encoding.Parse]).
 func ParseHex(s string) (ID, error) { return Hex.Parse(s) }
 
@@ -254,3 +311,10 @@ func ParseBase58(s string) (ID, error) { return Base58.Parse(s) }
 
 // ParseBase64 parses bwmarrin/snowflake's base 64 form of an ID (see [Encoding.Parse]).
 func ParseBase64(s string) (ID, error) { return Base64.Parse(s) }
+
+// ParseBase62 parses the base 62 form of an ID (see [Encoding.Parse]).
+func ParseBase62(s string) (ID, error) { return Base62.Parse(s) }
+
+// ParseCrockford32 parses the Crockford Base32 form of an ID, in either case,
+// with I and L read as 1 and O as 0 (see [Encoding.Parse]).
+func ParseCrockford32(s string) (ID, error) { return Crockford32.Parse(s) }

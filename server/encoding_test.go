@@ -57,12 +57,20 @@ namespaces:
 			t.Errorf("decode of %s %q: %d %s", name, enc.Format(id), res.StatusCode, body)
 		}
 	}
+	// Crockford's Base32 as people retype it: lowercase, O for 0, L for 1.
+	id := flurry.ID(253705720927617024)
+	typed := strings.NewReplacer("0", "o", "1", "L").Replace(strings.ToLower(id.Crockford32()))
+	if res, body := corsDo(t, "GET", hs.URL+"/v1/default/decode/"+typed+"?encoding=crockford32", nil, ""); res.StatusCode != 200 || !strings.Contains(body, `"id":"253705720927617024"`) {
+		t.Errorf("decode of crockford32 %q: %d %s", typed, res.StatusCode, body)
+	}
 	for _, c := range []struct{ path, want string }{
 		{"/v1/default/decode/4zzv0rZaYpj?encoding=base58", "is not base58"},
-		{"/v1/default/decode/1?encoding=base62", "use one of decimal"},
+		{"/v1/default/decode/7U?encoding=crockford32", "is not crockford32"},
+		{"/v1/default/next?encoding=base85", "base62, crockford32"},
+		{"/v1/default/decode/1?encoding=base85", "use one of decimal"},
 		{"/v1/uu/decode/1?encoding=hex", "text IDs"},
-		{"/v1/default/next?encoding=base62", "use one of decimal, hex, base2"},
-		{"/v1/default/next?format=base62", "or an encoding: decimal"},
+		{"/v1/default/next?encoding=base85", "use one of decimal, hex, base2"},
+		{"/v1/default/next?format=base85", "or an encoding: decimal"},
 		{"/v1/default/next?format=number&encoding=base58", "format=number gives decimal numbers"},
 		{"/v1/uu/next?encoding=base58", "text IDs"},
 	} {

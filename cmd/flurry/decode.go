@@ -41,9 +41,13 @@ namespace uses time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16.
 With no ID arguments, decode reads IDs from standard input, one per line; blank lines
 and spaces around an ID are skipped.
 
---format reads the IDs in another form of flurry gen --format: hex, or
+--format reads the IDs in another form of flurry gen --format: hex, base62,
+crockford32 (Crockford's Base32: either case, I and L read as 1, O as 0), or
 bwmarrin/snowflake's base2, base32, base36, base58 or base64; the JSON still
-gives the ID in decimal.
+gives the ID in decimal. decode never guesses the form, since one string is often
+an ID in several ("10" is one in all but base64, each a different ID): without
+--format it reads decimal, and an ID that is not decimal is reported with the
+forms it would read as, to pick from with --format.
 
 An ID that is not a number in that form, is negative, or does not belong to the layout
 (bits set above its width) is reported on standard error as one line naming it;
@@ -63,7 +67,7 @@ decode goes on with the next ID and exits with status 1 at the end.`,
 			if err != nil {
 				return err
 			}
-			d := &decoder{l: l, enc: enc, out: bufio.NewWriterSize(cmd.OutOrStdout(), 32<<10), errw: cmd.ErrOrStderr()}
+			d := &decoder{l: l, enc: enc, hint: !cmd.Flags().Changed("format"), out: bufio.NewWriterSize(cmd.OutOrStdout(), 32<<10), errw: cmd.ErrOrStderr()}
 			err = d.run(args, cmd.InOrStdin())
 			if ee, ok := errors.AsType[*exitError](err); (err == nil || ok && ee.code == 0) && d.bad > 0 {
 				return &exitError{code: 1} // each bad ID was reported on its own line
@@ -72,7 +76,7 @@ decode goes on with the next ID and exits with status 1 at the end.`,
 		},
 	}
 	f := cmd.Flags()
-	f.Var(newEnum(&format, "decimal", flurry.EncodingNames()...), "format", "the IDs' form: decimal, or hex, or bwmarrin/snowflake's base2, base32, base36, base58 or base64, as flurry gen --format writes them")
+	f.Var(newEnum(&format, "decimal", flurry.EncodingNames()...), "format", "the IDs' form: decimal, hex, base62, crockford32, or bwmarrin/snowflake's base2, base32, base36, base58 or base64, as flurry gen --format writes them")
 	f.StringVar(&layoutText, "layout", "", "the IDs' layout: a preset name or a text form (see flurry layouts)")
 	f.StringArrayVar(&cf.servers, "server", nil, "use the layout of a running server's namespace instead: its URL")
 	f.StringVar(&cf.namespace, "namespace", "default", "with --server: the namespace whose layout to use")
@@ -143,6 +147,7 @@ func negativeArg(err error) (string, bool) {
 type decoder struct {
 	l    *layout.Layout
 	enc  flurry.Encoding
+	hint bool // no --format: name the forms a non-decimal ID reads as
 	out  *bufio.Writer
 	errw io.Writer
 	bad  int
@@ -195,6 +200,9 @@ func (d *decoder) run(args []string, stdin io.Reader) error {
 // returns an error only when the output cannot be written.
 func (d *decoder) decode(s string) error {
 	dec, err := decodeID(d.l, d.enc, strings.TrimSpace(s))
+	if err != nil && d.hint {
+		err = withFormsHint(err, strings.TrimSpace(s))
+	}
 	if err != nil {
 		d.bad++
 		// Flush first so that the report lands after the good IDs before it.
@@ -251,6 +259,28 @@ func decodeID(l *layout.Layout, enc flurry.Encoding, s string) (layout.Decoded, 
 		return layout.Decoded{}, fmt.Errorf("decode %q: %w", clip(s), err)
 	}
 	return dec, nil
+}
+
+// withFormsHint adds to err, decimal's refusal of s, the other forms s is an
+// ID in, for --format; decode does not pick one, since each gives another ID.
+func withFormsHint(err error, s string) error {
+	if !errors.Is(err, flurry.ErrInvalidID) {
+		return err
+	}
+	if _, perr := flurry.ParseID(s); perr == nil {
+		return err // decimal, refused by the layout: the form is not the matter
+	}
+	var forms []string
+	for _, name := range flurry.EncodingNames() {
+		e, _ := flurry.ParseEncoding(name)
+		if _, perr := e.Parse(s); e != flurry.Decimal && perr == nil {
+			forms = append(forms, name)
+		}
+	}
+	if len(forms) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (decode reads decimal without --format; it is an ID in %s: give --format to say which)", err, strings.Join(forms, ", "))
 }
 
 func clip(s string) string {

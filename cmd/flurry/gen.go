@@ -175,7 +175,7 @@ runs of 10,000,000 IDs or more report progress on standard error once a second.`
 	}
 	f := cmd.Flags()
 	f.VarP(countValue{&n}, "count", "n", "how many IDs to print: 1000000, 1_000_000 or 1e6")
-	f.Var(newEnum(&format, "decimal", flurry.EncodingNames()...), "format", "how each ID is written: decimal, or hex, or bwmarrin/snowflake's base2, base32, base36, base58 or base64 (flurry decode --format reads them back)")
+	f.Var(newEnum(&format, "decimal", flurry.EncodingNames()...), "format", "how each ID is written: decimal, hex, base62, crockford32 (Crockford's Base32), or bwmarrin/snowflake's base2, base32, base36, base58 or base64 (flurry decode --format reads them back)")
 	f.StringVar(&layoutText, "layout", "twitter", "preset name or layout text form (see flurry layouts)")
 	f.StringVar(&nodeText, "node", "", "node values, e.g. datacenter=1,worker=3 (fields left out are 0), or a plain number for a layout with one node field; with --lease, only the fields not leased")
 	f.Var(newEnum(&overflow, "wait", "wait", "borrow"), "overflow", "when a tick's sequence is used up: wait for the next tick, or borrow future ticks")

@@ -408,17 +408,33 @@ func (r *rig) alerts(phase string) []alert {
 			s = &seenAlert{name: a.Labels["alertname"], labels: r.labelText(a.Labels), activeAt: a.ActiveAt, phase: phase}
 			r.seen[k] = s
 			r.history = append(r.history, s)
+			if a.State != "firing" {
+				r.logAlert(now, s, a.State)
+			}
 		}
 		if a.State == "firing" && s.firing.IsZero() {
 			s.firing = now
+			r.logAlert(now, s, "firing")
 		}
 	}
+	var cleared []*seenAlert
 	for k, s := range r.seen {
 		if !present[k] && s.resolved.IsZero() {
 			s.resolved = now
+			cleared = append(cleared, s)
 		}
 	}
+	sort.Slice(cleared, func(i, j int) bool { return cleared[i].name+cleared[i].labels < cleared[j].name+cleared[j].labels })
+	for _, s := range cleared {
+		r.logAlert(now, s, "cleared")
+	}
 	return body.Data.Alerts
+}
+
+// logAlert prints one alert's change as the test sees it, so that a run's log
+// reads as the alerts' timeline: pending, firing, cleared.
+func (r *rig) logAlert(at time.Time, s *seenAlert, what string) {
+	r.t.Logf("%s: alert %s %s: %s", at.Format("15:04:05"), s.name, s.labels, what)
 }
 
 func (r *rig) key(a alert) string {

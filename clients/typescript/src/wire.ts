@@ -4,6 +4,7 @@
 // JSON follows the Protobuf JSON mapping: int64 fields are decimal strings and
 // bytes fields base64, so nothing 64-bit passes through a JavaScript number.
 
+import { explainFetchError } from "./browser.js";
 import { ServerError } from "./errors.js";
 
 /** The fetch function the client calls; the global one unless the options give another. */
@@ -49,7 +50,7 @@ export async function unary(
     if (cause instanceof Error && cause.message !== "" && !e.message.includes(cause.message)) {
       throw new Error(`${e.message}: ${cause.message}`, { cause: e });
     }
-    throw e;
+    throw explainFetchError(e, baseURL);
   }
   const text = await resp.text();
   let body: unknown;

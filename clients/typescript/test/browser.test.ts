@@ -55,6 +55,8 @@ test("in headless Chromium on another origin: without it in cors.origins the bro
     return;
   }
   assert.match(String(r["error"]), /fetch/i, JSON.stringify(r));
+  // The client says what a browser's bare "Failed to fetch" most likely means.
+  assert.match(String(r["error"]), /blocked by CORS: list http:\/\/127\.0\.0\.1:\d+ in the server's cors\.origins/, JSON.stringify(r));
   t.diagnostic(`the page saw: ${String(r["error"]).split("\n")[0]}`);
   assert.equal(r["count"], undefined);
 });
