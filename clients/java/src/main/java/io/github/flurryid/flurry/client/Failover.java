@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -96,7 +97,9 @@ final class Failover<T> {
     private final Call<T> call;
     private final LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private final List<Req> reqs = new ArrayList<>();
-    private final List<UnavailableException.Attempt> attempts = new ArrayList<>();
+    // Keyed by the request's index: a hedge sent later may fail first, and the
+    // exception lists the attempts in the order they were sent.
+    private final TreeMap<Integer, UnavailableException.Attempt> attempts = new TreeMap<>();
     private ServerState[] order;
     private long hedgeAt;
     private boolean hedgeSet;
@@ -293,11 +296,11 @@ final class Failover<T> {
             throw ref;
         }
         s.fail(err, c.backoffNanos(), c.maxBackoffNanos());
-        attempts.add(new UnavailableException.Attempt(s.url, err));
+        attempts.put(d.k, new UnavailableException.Attempt(s.url, err));
         if (reqs.size() < order.length) {
             launch(false);
         } else if (inflight == 0) {
-            throw new UnavailableException(namespace, attempts);
+            throw new UnavailableException(namespace, new ArrayList<>(attempts.values()));
         }
         return null;
     }
