@@ -163,6 +163,7 @@ type builder struct {
 	opts    *Options
 	dataDir string
 	clock   clock.Clock
+	region  *config.Region // fills its field in every snowflake namespace; nil outside a region
 }
 
 func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (*namespace, error) {
@@ -251,11 +252,20 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	ns.layout = l
 	var node layout.NodeValues
 	given := map[string]bool{}
-	if c.Node != "" {
-		if node, err = l.ParseNodeValues(c.Node); err != nil {
+	nodeText := c.Node
+	if r := b.region; r != nil {
+		// The region value is a fixed node field of every snowflake namespace
+		// (the configuration check refuses a namespace that gives it too).
+		if nodeText != "" {
+			nodeText += ","
+		}
+		nodeText += fmt.Sprintf("%s=%d", r.FieldName(), *r.Value)
+	}
+	if nodeText != "" {
+		if node, err = l.ParseNodeValues(nodeText); err != nil {
 			return err
 		}
-		for _, pair := range strings.Split(c.Node, ",") {
+		for _, pair := range strings.Split(nodeText, ",") {
 			if k, _, ok := strings.Cut(pair, "="); ok {
 				given[strings.TrimSpace(k)] = true
 			}

@@ -55,8 +55,13 @@ func (o *Options) fill() error {
 	if o.Registry == nil {
 		return fmt.Errorf("%w: no registry", ErrBadOptions)
 	}
-	if !validName(o.Name) {
-		return fmt.Errorf("%w: region name %q: use 1 to 64 ASCII letters, digits, '_', '-' or '.'", ErrBadOptions, o.Name)
+	return o.fillClaim()
+}
+
+// fillClaim checks and fills what names the claim, all but the registry.
+func (o *Options) fillClaim() error {
+	if err := CheckName(o.Name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadOptions, err)
 	}
 	if o.Value < 0 || o.Value >= 1<<22 {
 		return fmt.Errorf("%w: region value %d must be from 0 to %d", ErrBadOptions, o.Value, 1<<22-1)
@@ -75,6 +80,15 @@ func (o *Options) fill() error {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	return nil
+}
+
+// CheckName checks a region's name: 1 to 64 ASCII letters, digits, '_', '-' or
+// '.', so that it reads in a registry record and a log line.
+func CheckName(name string) error {
+	if !validName(name) {
+		return fmt.Errorf("region name %q: use 1 to 64 ASCII letters, digits, '_', '-' or '.'", name)
 	}
 	return nil
 }
@@ -101,9 +115,13 @@ func StoreDigest(identity string) string {
 
 // Record is a region's claim on its value, as held in the registry or the cache.
 type Record struct {
+	// Claimant is the region: its name, its lease store's digest, when it
+	// claimed the value.
 	Claimant
-	Field    string
-	Value    int64
+	// Field and Value are the node field and the region value.
+	Field string
+	Value int64
+	// Registry and Scope are where the claim is pinned.
 	Registry string
 	Scope    string
 }
@@ -134,14 +152,8 @@ func Start(ctx context.Context, o Options) (Record, Source, error) {
 	if err := o.fill(); err != nil {
 		return Record{}, 0, err
 	}
-	if o.Cache != "" {
-		c, err := loadCache(o.Cache)
-		if err != nil && !errors.Is(err, errNoCache) {
-			return Record{}, 0, err
-		}
-		if err == nil && c.matches(o) {
-			return c.claim(), FromCache, nil
-		}
+	if c, ok, err := Cached(o); err != nil || ok {
+		return c, FromCache, err
 	}
 	c, err := Claim(ctx, o)
 	if err != nil {
@@ -153,6 +165,27 @@ func Start(ctx context.Context, o Options) (Record, Source, error) {
 		}
 	}
 	return c, FromRegistry, nil
+}
+
+// Cached returns the cached claim when it matches o (as Start's), without the
+// registry: o.Registry may be nil. It reports false when there is none, or one
+// made for another claim (another name, value, field, registry, scope or lease
+// store: a data directory copied from another region).
+func Cached(o Options) (Record, bool, error) {
+	if err := o.fillClaim(); err != nil {
+		return Record{}, false, err
+	}
+	if o.Cache == "" {
+		return Record{}, false, nil
+	}
+	c, err := loadCache(o.Cache)
+	if errors.Is(err, errNoCache) {
+		return Record{}, false, nil
+	}
+	if err != nil || !c.matches(o) {
+		return Record{}, false, err
+	}
+	return c.claim(), true, nil
 }
 
 // Claim claims o.Value for region o.Name in the registry and pins the claim, or

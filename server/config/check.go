@@ -70,6 +70,7 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 	}
 	k.compat(c)
 	k.cors(c.CORS)
+	k.region(c)
 	if len(c.Namespaces) == 0 && c.Leaf == nil && c.TinyID == nil {
 		k.add([]string{"namespaces"}, "no namespace: give at least one, e.g. namespaces: {default: {strategy: snowflake}}")
 	}

@@ -88,6 +88,9 @@ type Config struct {
 	Leaf *LeafCompat `yaml:"leaf"`
 	// TinyID serves tinyid's routes on tinyid's tables (compat.go).
 	TinyID *TinyIDCompat `yaml:"tinyid"`
+	// Region makes the server one of a region's servers (region.go,
+	// docs/multi-region.md). Nil means a server of no region.
+	Region *Region `yaml:"region"`
 
 	// Order lists the namespaces in the order of the file (the map has none).
 	Order []string `yaml:"-"`
