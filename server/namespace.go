@@ -448,7 +448,7 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 		ns.closers = append(ns.closers, func(context.Context) error { return st.Close() })
 	}
 	a, err := segment.New(ctx, segment.Options{
-		Stores: ns.segStores, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
+		Stores: ns.segStores, Residues: c.Residues, Modulus: c.Modulus, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
 		Target: c.Target.Or(0), Runway: c.Runway.Or(0),
 		FetchTimeout: c.FetchTimeout.Or(0), Clock: b.clock,
 		Logger: log,

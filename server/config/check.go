@@ -287,6 +287,11 @@ func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
 		k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
 	}
+	if s.Residues != nil || s.Modulus != 0 {
+		if _, _, err := segment.CheckResidues(max(len(s.Stores), 1), s.Residues, s.Modulus); err != nil {
+			k.add(append(p, "residues"), "%s", strings.TrimPrefix(err.Error(), "segment: "))
+		}
+	}
 	tag := s.Tag
 	if tag == "" {
 		tag = name

@@ -265,6 +265,12 @@ type Segment struct {
 	Stores []string `yaml:"stores"`
 	// Tag is the tag served. Empty means the namespace's name.
 	Tag string `yaml:"tag"`
+	// Residues and Modulus place the stores in residue classes of a larger ID
+	// space shared with other regions (segment.Options.Residues, Modulus;
+	// docs/multi-region.md): store i yields the IDs = residues[i] (mod modulus).
+	// Empty means residues 0..len(stores)-1 of len(stores).
+	Residues []int64 `yaml:"residues"`
+	Modulus  int64   `yaml:"modulus"`
 	// Create makes the tag in every store where it is missing, with this step.
 	Create *CreateTag `yaml:"create"`
 	// Runway, Target and FetchTimeout are Go durations (segment.Options).

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease/leasestore"
 	"github.com/flurryid/flurry/lease/region"
+	"github.com/flurryid/flurry/segment"
 )
 
 // DefaultRegionField is the node field a region value fills when region.field
@@ -132,4 +134,79 @@ func (k *checker) region(c *Config) {
 			}
 		}
 	}
+}
+
+// CheckRegions checks the configurations of several regions together, what no
+// one of them can see alone: every region has its own name and value, the same
+// registry, scope and field; and a segment tag served in several regions has
+// the same modulus everywhere and residues no two regions share. Each problem
+// names the files.
+func CheckRegions(cfgs ...*Config) error {
+	var errs []error
+	type seen struct {
+		file string
+		name string
+	}
+	values := map[int64]seen{}
+	names := map[string]string{}
+	type class struct {
+		file    string
+		modulus int64
+	}
+	mods := map[string]class{}
+	residues := map[string]map[int64]string{}
+	var first *Config
+	for _, c := range cfgs {
+		r := c.Region
+		if r == nil {
+			errs = append(errs, fmt.Errorf("%s has no region block", c.File))
+			continue
+		}
+		if first == nil {
+			first = c
+		} else if f := first.Region; f.Registry != r.Registry || f.Scope != r.Scope || f.FieldName() != r.FieldName() {
+			errs = append(errs, fmt.Errorf("%s and %s name different registries, scopes or fields (%s %q %s, %s %q %s): every region must claim its value in one registry, or the registry cannot see two regions with one value",
+				first.File, c.File, f.Registry, f.Scope, f.FieldName(), r.Registry, r.Scope, r.FieldName()))
+		}
+		if r.Value != nil {
+			if o, dup := values[*r.Value]; dup && o.name != r.Name {
+				errs = append(errs, fmt.Errorf("%s (region %s) and %s (region %s) both have region value %d: their IDs collide; give each region its own", o.file, o.name, c.File, r.Name, *r.Value))
+			}
+			values[*r.Value] = seen{c.File, r.Name}
+		}
+		if o, dup := names[r.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s and %s both name their region %s: give each region its own name", o, c.File, r.Name))
+		}
+		names[r.Name] = c.File
+		for _, name := range c.order() {
+			ns := c.Namespaces[name]
+			if ns == nil || ns.Strategy != "segment" || ns.Segment == nil {
+				continue
+			}
+			sg := ns.Segment
+			tag := sg.Tag
+			if tag == "" {
+				tag = name
+			}
+			n := max(len(sg.Stores), 1)
+			res, mod, err := segment.CheckResidues(n, sg.Residues, sg.Modulus)
+			if err != nil {
+				continue // reported by Check
+			}
+			if o, ok := mods[tag]; ok && o.modulus != mod {
+				errs = append(errs, fmt.Errorf("segment tag %s has modulus %d in %s and %d in %s: give every region the same modulus", tag, o.modulus, o.file, mod, c.File))
+			}
+			mods[tag] = class{c.File, mod}
+			if residues[tag] == nil {
+				residues[tag] = map[int64]string{}
+			}
+			for _, x := range res {
+				if o, dup := residues[tag][x]; dup && o != c.File {
+					errs = append(errs, fmt.Errorf("segment tag %s: %s and %s both serve residue %d (mod %d): their IDs collide; give each region residues of its own", tag, o, c.File, x, mod))
+				}
+				residues[tag][x] = c.File
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
