@@ -65,6 +65,9 @@ type namespace struct {
 	// segment
 	alloc     *segment.Allocator
 	segStores []segment.Store
+	// segResidues and segModulus are the stores' residue classes, for info.
+	segResidues []int64
+	segModulus  int64
 	segURLs   []string
 	// a strategy registered from outside the server (the redis strategy:
 	// server/redisstrategy), and what its errors mean
@@ -447,6 +450,11 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 		ns.segStores = append(ns.segStores, st)
 		ns.closers = append(ns.closers, func(context.Context) error { return st.Close() })
 	}
+	res, mod, err := segment.CheckResidues(len(ns.segStores), c.Residues, c.Modulus)
+	if err != nil {
+		return err
+	}
+	ns.segResidues, ns.segModulus = res, mod
 	a, err := segment.New(ctx, segment.Options{
 		Stores: ns.segStores, Residues: c.Residues, Modulus: c.Modulus, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
 		Target: c.Target.Or(0), Runway: c.Runway.Or(0),
