@@ -61,7 +61,7 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("region: %s=%d is claimed in %s by %s; %s cannot claim it: two regions with one value issue the same IDs. "+
-		"Give this region a value no other region holds (flurry lease list %s --scope %s shows the claims), or, if %s is gone for good, delete its claim there first",
+		"Give this region a value no other region holds (flurry lease list %s --scope %s shows the claims), or, if %s is gone for good, delete its claim there first (docs/multi-region.md, \"Removing a region\")",
 		e.Field, e.Value, e.Registry, e.Theirs, e.Ours, e.Registry, e.Scope, e.Theirs.Name)
 }
 
