@@ -36,3 +36,4 @@ export type { Decoded, Info, LayoutInfo, LeaseInfo, NamespaceInfo, SegmentInfo, 
 export { Layout, presetNames, toID } from "./layout.js";
 export type { FieldKind, LayoutDecoded, LayoutField, NamedValue } from "./layout.js";
 export type { FetchFunction } from "./wire.js";
+export type { RemoteRegion } from "./regions.js";
