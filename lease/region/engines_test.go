@@ -32,9 +32,9 @@ func TestRegistryEngines(t *testing.T) {
 		{"redis", func(t *testing.T) string {
 			u := testenv.Redis.URL(t)
 			t.Cleanup(func() {
-				out, err := exec.Command("sh", "-c", "redis-cli -u '"+u+"' --scan --pattern '"+run+"*' | xargs -r redis-cli -u '"+u+"' del").CombinedOutput()
+				out, err := exec.Command("sh", "-c", "redis-cli -u '"+u+"' --scan --pattern '*"+run+"*' | xargs -r redis-cli -u '"+u+"' del").CombinedOutput()
 				if err != nil {
-					t.Logf("removing the keys %s*: %v %s", run, err, out)
+					t.Logf("removing the keys *%s*: %v %s", run, err, out)
 				}
 			})
 			sep := "?"
