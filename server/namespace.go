@@ -68,7 +68,7 @@ type namespace struct {
 	// segResidues and segModulus are the stores' residue classes, for info.
 	segResidues []int64
 	segModulus  int64
-	segURLs   []string
+	segURLs     []string
 	// a strategy registered from outside the server (the redis strategy:
 	// server/redisstrategy), and what its errors mean
 	ext      strategy.Source
