@@ -77,7 +77,7 @@ func (s *Server) startRegion(ctx context.Context, b *builder) (*regionGuard, err
 				registry.Close()
 			}
 			if errors.Is(err, region.ErrConflict) {
-				return nil, fmt.Errorf("region %s: %w", r.Name, err)
+				return nil, err // it names both regions
 			}
 			return nil, fmt.Errorf("region %s: this server has no cached claim on %s=%d (%s), so it must reach the registry %s once before it starts: %w; "+
 				"start it where the registry answers, or copy region.json from the data directory of a server of the same region that ran",
