@@ -60,6 +60,11 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
+	if e.Theirs.Name != "" && e.Theirs.Name == e.Ours.Name {
+		return fmt.Sprintf("region: %s=%d is claimed in %s by %s, and this server of a region of that name leases from another store (%s): two regions configured with one name, or the region's lease store was replaced. "+
+			"Give a second region a name and value of its own; if the region's store was replaced, delete the old claim there first (docs/multi-region.md, \"Removing a region\"; flurry lease list %s --scope %s shows the claims)",
+			e.Field, e.Value, e.Registry, e.Theirs, e.Ours.Store, e.Registry, e.Scope)
+	}
 	return fmt.Sprintf("region: %s=%d is claimed in %s by %s; %s cannot claim it: two regions with one value issue the same IDs. "+
 		"Give this region a value no other region holds (flurry lease list %s --scope %s shows the claims), or, if %s is gone for good, delete its claim there first (docs/multi-region.md, \"Removing a region\")",
 		e.Field, e.Value, e.Registry, e.Theirs, e.Ours, e.Registry, e.Scope, e.Theirs.Name)

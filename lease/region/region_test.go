@@ -83,7 +83,13 @@ func TestSecondClaimantRefused(t *testing.T) {
 				ce.Ours.Name != tc.who || ce.Ours.Store != region.StoreDigest(tc.store) {
 				t.Fatalf("conflict %+v", ce)
 			}
-			for _, want := range []string{"region eu-west", "region " + tc.who, region.StoreDigest("etcd:cluster-eu"), region.StoreDigest(tc.store), "claimed ", "datacenter=1"} {
+			wants := []string{"region eu-west", region.StoreDigest("etcd:cluster-eu"), region.StoreDigest(tc.store), "claimed ", "datacenter=1"}
+			if tc.who == "eu-west" {
+				wants = append(wants, "the region's lease store was replaced")
+			} else {
+				wants = append(wants, "region "+tc.who)
+			}
+			for _, want := range wants {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not name %q", err, want)
 				}
