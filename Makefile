@@ -56,7 +56,7 @@ bench: ## the bench module's suite once (bench/run.sh; COUNT=5, BENCH=pattern); 
 faults: ## the fault harness's full run, as root (verify/harness/setup.sh once first); SEED=11, OUT=docs/
 	$(GO) run ./verify/harness/cmd/faultrun -seed $(SEED) -out $(OUT)
 
-model: ## the SPIN model of the lease protocol (Debian's spin)
+model: ## the SPIN models: the lease protocol, redisgen's plain path, the region guard (Debian's spin)
 	$(GO) test -count=1 ./verify/model/
 
 sim: ## a short run of the deterministic simulation (SIM_NODES, SIM_HOURS, SIM_SEEDS), journals copied and restored

@@ -23,7 +23,8 @@ import (
 // that it refills in batches, failing over between servers. It is safe for
 // concurrent use. Create it with New and Close it when done.
 type Client struct {
-	servers    []*server
+	servers    []*server    // the local region's, then each remote region's (server.tier)
+	tiers      int          // 1 + len(Options.Remote)
 	last       atomic.Int32 // index of the last server that answered
 	transport  Transport
 	token      string
@@ -55,9 +56,11 @@ type Client struct {
 
 // server is one server and its failure state.
 type server struct {
-	url string
-	idx int // in Client.servers
-	rpc flurryv1connect.IDServiceClient
+	url    string
+	idx    int    // in Client.servers
+	tier   int    // 0: the local region (Options.Servers); k: Options.Remote[k-1]
+	region string // the remote region's name; "" for the local one
+	rpc    flurryv1connect.IDServiceClient
 
 	requests  atomic.Int64
 	failures  atomic.Int64
@@ -150,17 +153,25 @@ func New(opts Options) (*Client, error) {
 		copts = append(copts, connect.WithGRPC())
 	}
 	seen := make(map[string]bool)
-	for _, s := range opts.Servers {
-		u, err := normalizeServer(s)
-		if err != nil {
-			return nil, err
+	tiers := append([]Region{{Servers: opts.Servers}}, opts.Remote...)
+	for tier, r := range tiers {
+		if tier > 0 && len(r.Servers) == 0 {
+			return nil, fmt.Errorf("client: remote region %d (%q) has no server; give each Region at least one", tier, r.Name)
 		}
-		if seen[u] {
-			return nil, fmt.Errorf("client: server %s is listed twice", u)
+		for _, s := range r.Servers {
+			u, err := normalizeServer(s)
+			if err != nil {
+				return nil, err
+			}
+			if seen[u] {
+				return nil, fmt.Errorf("client: server %s is listed twice", u)
+			}
+			seen[u] = true
+			c.servers = append(c.servers, &server{url: u, idx: len(c.servers), tier: tier, region: r.Name,
+				rpc: flurryv1connect.NewIDServiceClient(hc, u, copts...)})
 		}
-		seen[u] = true
-		c.servers = append(c.servers, &server{url: u, idx: len(c.servers), rpc: flurryv1connect.NewIDServiceClient(hc, u, copts...)})
 	}
+	c.tiers = len(tiers)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	empty := map[string]*Namespace{}
 	c.namespaces.Store(&empty)
@@ -335,7 +346,10 @@ func (c *Client) isClosed() bool {
 
 // ServerStats describes one server as the client sees it.
 type ServerStats struct {
-	URL      string
+	URL string
+	// Region is the name of the server's remote region (Options.Remote); empty
+	// for the local region's servers.
+	Region   string
 	Requests int64 // requests sent, hedges included
 	Failures int64 // of which failed (refused, timed out, UNAVAILABLE)
 	// Hedges counts the requests sent to this server as hedges, because the
@@ -354,13 +368,14 @@ type ServerStats struct {
 	LastError  error     // the last failure (or out-hedged request), nil after a success
 }
 
-// Stats returns the servers' counters, in the order of Options.Servers.
+// Stats returns the servers' counters, in the order of Options.Servers, then
+// of each Options.Remote region.
 func (c *Client) Stats() []ServerStats {
 	out := make([]ServerStats, len(c.servers))
 	for i, s := range c.servers {
 		s.mu.Lock()
 		out[i] = ServerStats{
-			URL: s.url, Requests: s.requests.Load(), Failures: s.failures.Load(),
+			URL: s.url, Region: s.region, Requests: s.requests.Load(), Failures: s.failures.Load(),
 			Hedges: s.hedges.Load(), HedgesWon: s.hedgesWon.Load(), OutHedged: s.outHedged.Load(), HedgeDelay: c.hedgeDelay(s),
 			DownUntil: s.downUntil, LastError: s.lastErr,
 		}
@@ -528,7 +543,9 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 			results <- result{k: k, v: v, err: err, rtt: rtt}
 		}()
 		hedgeC = nil
-		if d := c.hedgeDelay(s); d > 0 && k+1 < n {
+		// A hedge stays in the server's region: another region is asked only
+		// when this one's servers failed.
+		if d := c.hedgeDelay(s); d > 0 && k+1 < n && c.servers[order[k+1]].tier == s.tier {
 			if timer == nil {
 				timer = time.NewTimer(d)
 			} else {
@@ -584,25 +601,36 @@ func failover[T any](c *Client, ctx context.Context, namespace string, call func
 	}
 }
 
-// order returns the servers' indexes in failover order: those in use, starting
-// from the last that answered, then those passed over (after a failure or an
-// out-hedged request), soonest back first. A call never gives up without asking
-// each server once, and a hedge may go to a server passed over when every other
-// one is slow.
+// order returns the servers' indexes in failover order: those in use, region by
+// region (the local one first, then Options.Remote's in order), in each starting
+// from the last that answered; then those passed over (after a failure or an
+// out-hedged request), local ones first, soonest back first. A call never gives
+// up without asking each server once, and a hedge may go to a server passed over
+// when every other one of its region is slow.
 func (c *Client) order(now time.Time) []int {
 	n := len(c.servers)
 	start := int(c.last.Load())
 	out := make([]int, 0, n)
 	var later []int
-	for k := range n {
-		i := (start + k) % n
-		if c.servers[i].isDown(now) {
-			later = append(later, i)
-			continue
+	for tier := range c.tiers {
+		for k := range n {
+			i := (start + k) % n
+			if c.servers[i].tier != tier {
+				continue
+			}
+			if c.servers[i].isDown(now) {
+				later = append(later, i)
+				continue
+			}
+			out = append(out, i)
 		}
-		out = append(out, i)
 	}
-	slices.SortStableFunc(later, func(a, b int) int { return c.servers[a].until().Compare(c.servers[b].until()) })
+	slices.SortStableFunc(later, func(a, b int) int {
+		if ta, tb := c.servers[a].tier, c.servers[b].tier; ta != tb {
+			return ta - tb
+		}
+		return c.servers[a].until().Compare(c.servers[b].until())
+	})
 	return append(out, later...)
 }
 

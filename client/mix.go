@@ -283,6 +283,12 @@ func collideSegments(a, b *flurryv1.SegmentInfo) string {
 	if a == nil || b == nil || len(a.StoreIdentities) == 0 || len(b.StoreIdentities) == 0 {
 		return ""
 	}
+	// Residue classes of one modulus that no store of the other serves (two
+	// regions' stores, docs/multi-region.md) never yield one ID, whatever the
+	// stores.
+	if disjointClasses(a.StoreIdentities, b.StoreIdentities) {
+		return ""
+	}
 	for _, st := range a.StoreIdentities {
 		if st.Identity.GetPrivate() {
 			for _, o := range b.StoreIdentities {
@@ -302,4 +308,17 @@ func collideSegments(a, b *flurryv1.SegmentInfo) string {
 		}
 	}
 	return ""
+}
+
+// disjointClasses reports whether two lists of segment stores have one modulus
+// and no residue in common.
+func disjointClasses(a, b []*flurryv1.SegmentStore) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Modulus != y.Modulus || x.Modulus == 0 || x.Residue == y.Residue {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -57,7 +57,17 @@ const (
 type Options struct {
 	// Servers are the base URLs of flurry servers ("http://10.0.0.1:8080"; a bare
 	// "host:port" means http://), tried in this order at first. At least one.
+	// With Remote, they are the local region's servers.
 	Servers []string
+	// Remote lists the servers of other regions (docs/multi-region.md), one
+	// Region each, in the order to fall back to them. A request goes to a
+	// remote region only when every server of Servers has failed (it refused,
+	// timed out, or is passed over after failing), and to the second remote
+	// region only when the first one's servers have failed too; hedges never
+	// cross from one region to another. Once a local server's backoff
+	// (Backoff, MaxBackoff) has passed, the next request asks it first again,
+	// so the client returns to its region by itself. Nil means one region.
+	Remote []Region
 	// Transport is HTTP (zero) or GRPC.
 	Transport Transport
 	// Token is sent as "Authorization: Bearer <Token>" when not empty.
@@ -112,6 +122,14 @@ type Options struct {
 	// keep-alive and, for GRPC, HTTP/2 (h2c for http:// servers). Its Timeout, if
 	// any, applies on top of Timeout.
 	HTTPClient *http.Client
+}
+
+// Region is one remote region's servers, for Options.Remote.
+type Region struct {
+	// Name names the region in ServerStats and errors, such as "us-east".
+	Name string
+	// Servers are the region's server URLs, as Options.Servers. At least one.
+	Servers []string
 }
 
 // ParseServers splits a comma-separated list of server addresses, as a --server

@@ -28,6 +28,18 @@ type Options struct {
 	// a store whose last attempt failed is tried after the others. To start while
 	// some stores are down, open them with OpenStores.
 	Stores []Store
+	// Residues places the stores in residue classes of a larger ID space, for
+	// stores that serve one tag from several regions that never talk to each
+	// other (docs/multi-region.md): store i yields only IDs = Residues[i] (mod
+	// Modulus), its counter value c becoming the ID c*Modulus+Residues[i]. Each
+	// region lists its own stores with residues no other region uses. Nil means
+	// 0, 1, ..., len(Stores)-1; otherwise it has one distinct residue per store,
+	// each below Modulus.
+	Residues []int64
+	// Modulus is N of the residue classes. Zero means len(Stores); with Residues
+	// it must be above every residue, and at most 1024. Every allocator of the
+	// tag, in every region, must use the same Modulus.
+	Modulus int64
 	// Tag is the tag to serve (Leaf's biz_tag). It must exist in the stores.
 	Tag string
 
@@ -102,7 +114,8 @@ type Allocator struct {
 	opts    Options
 	clk     clock.Clock
 	log     *slog.Logger
-	n       int64 // number of stores
+	n       int64   // the modulus N of the residue classes: the number of stores, or Options.Modulus
+	res     []int64 // store k's residue: k, or Options.Residues[k]
 	kickCh  chan struct{}
 	done    chan struct{}
 	cancel  context.CancelFunc
@@ -145,6 +158,10 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 			return nil, fmt.Errorf("segment: Options.Stores[%d] is nil", i)
 		}
 	}
+	res, mod, err := CheckResidues(len(opts.Stores), opts.Residues, opts.Modulus)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkTagName(opts.Tag); err != nil {
 		return nil, err
 	}
@@ -176,7 +193,8 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 		opts:    opts,
 		clk:     opts.Clock,
 		log:     opts.Logger,
-		n:       int64(len(opts.Stores)),
+		n:       mod,
+		res:     res,
 		kickCh:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		changed: make(chan struct{}),
@@ -432,7 +450,7 @@ func (a *Allocator) floorFor(high flurry.ID) int64 { return int64(high) / a.n }
 // limitFor returns the largest counter value store k may hand out: its ID, c*N + k,
 // stays at or below 2^63-1 - guard. A counter value is never above its ID, so the
 // atomic adds on seg.pos by calls that find a range used up cannot wrap either.
-func (a *Allocator) limitFor(k int) int64 { return (math.MaxInt64 - guard - int64(k)) / a.n }
+func (a *Allocator) limitFor(k int) int64 { return (math.MaxInt64 - guard - a.res[k]) / a.n }
 
 // stepFromStore is the size a fetch asks for before the allocator knows the tag's
 // configured step (nextStep returns it): attempt then reads the step from the
@@ -462,7 +480,7 @@ func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 	var errs []error
 	for _, k := range plan.order {
 		if ctx.Err() != nil {
-			errs = append(errs, fmt.Errorf("store %d of %d: not tried: %w", k+1, a.n, ctx.Err()))
+			errs = append(errs, fmt.Errorf("store %d of %d: not tried: %w", k+1, len(a.res), ctx.Err()))
 			continue
 		}
 		b, err := a.attemptWithin(ctx, k, plan)
@@ -470,9 +488,9 @@ func (a *Allocator) fetch(ctx context.Context) (*seg, error) {
 			return a.accept(k, b, len(plan.order) > 1), nil
 		}
 		if errors.Is(err, ErrUnknownTag) {
-			return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, a.n, err)
+			return nil, fmt.Errorf("segment: store %d of %d: %w", k+1, len(a.res), err)
 		}
-		err = fmt.Errorf("store %d of %d: %w", k+1, a.n, err)
+		err = fmt.Errorf("store %d of %d: %w", k+1, len(a.res), err)
 		errs = append(errs, err)
 		a.markDown(ctx, k, err, len(plan.order) > 1)
 	}
@@ -511,7 +529,7 @@ func (a *Allocator) markDown(ctx context.Context, k int, err error, several bool
 // highest ID, the preferred store, and the step the next fresh range starts from (a
 // handed-back block says nothing about the rate, so it leaves the step alone).
 func (a *Allocator) accept(k int, b Block, several bool) *seg {
-	s := &seg{first: b.First, last: b.Last, mul: a.n, add: int64(k), store: k}
+	s := &seg{first: b.First, last: b.Last, mul: a.n, add: a.res[k], store: k}
 	s.pos.Store(b.First - 1)
 	// The taker of this counter value starts the prefetch of the next range.
 	s.trigger = b.First + int64(math.Ceil(float64(b.Len())*a.opts.Prefetch)) - 1

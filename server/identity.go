@@ -128,9 +128,15 @@ func (s *Server) identityInfo(ctx context.Context, ns *namespace, ni *flurryv1.N
 		ni.Lease.Leased, ni.Lease.FixedValue = ns.leased, ns.fixedValue
 	}
 	if ni.Segment != nil {
-		n := int64(len(ns.ids.segIDs))
+		n := ns.segModulus
+		if n == 0 {
+			n = int64(len(ns.ids.segIDs))
+		}
 		for i := range ns.ids.segIDs {
 			st := &flurryv1.SegmentStore{Residue: int64(i), Modulus: n}
+			if i < len(ns.segResidues) {
+				st.Residue = ns.segResidues[i]
+			}
 			if id := ns.ids.segIDs[i].Load(); id != nil {
 				st.Identity = &flurryv1.StoreIdentity{Id: digest(id.ID), Private: id.Private}
 			}

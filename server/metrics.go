@@ -104,6 +104,8 @@ type descs struct {
 	dSegStep      *prometheus.Desc
 	dLifeLeft     *prometheus.Desc
 	dReady        *prometheus.Desc
+	dRegionOK     *prometheus.Desc
+	dRegionFail   *prometheus.Desc
 }
 
 func newDescs() *descs {
@@ -130,11 +132,13 @@ func newDescs() *descs {
 		dSegStep:      desc("flurry_segment_step", "The step the next fresh range is asked with."),
 		dLifeLeft:     desc("flurry_time_field_life_left_seconds", "Time until the layout's time field runs out."),
 		dReady:        desc("flurry_namespace_ready", "1 when the namespace can issue now (snowflake and segment; what /readyz checks)."),
+		dRegionOK:     prometheus.NewDesc("flurry_region_claim_verified", "1 when the registry confirmed the region's claim on its value at the last check, else 0 (the registry down: issuing on the cached claim; or another region's claim).", []string{"region"}, nil),
+		dRegionFail:   prometheus.NewDesc("flurry_region_verify_failures_total", "Checks of the region's claim that failed: the registry did not answer, or held another region's claim.", []string{"region"}, nil),
 	}
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.dIssued, d.dOverflow, d.dWaited, d.dBehind, d.dBehindGap, d.dBehindErrs, d.dLeaseHeld, d.dLeaseValue, d.dLeaseLeft, d.dLeaseRenew, d.dLeaseFail, d.dLeaseLoss, d.dSegFetch, d.dSegClaim, d.dSegFail, d.dSegBuffered, d.dSegNextReady, d.dSegRunway, d.dSegRate, d.dSegStep, d.dLifeLeft, d.dReady}
+	return []*prometheus.Desc{d.dIssued, d.dOverflow, d.dWaited, d.dBehind, d.dBehindGap, d.dBehindErrs, d.dLeaseHeld, d.dLeaseValue, d.dLeaseLeft, d.dLeaseRenew, d.dLeaseFail, d.dLeaseLoss, d.dSegFetch, d.dSegClaim, d.dSegFail, d.dSegBuffered, d.dSegNextReady, d.dSegRunway, d.dSegRate, d.dSegStep, d.dLifeLeft, d.dReady, d.dRegionOK, d.dRegionFail}
 }
 
 // Describe implements prometheus.Collector.
@@ -190,6 +194,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ok, _ := c.s.ready(context.Background(), ns)
 			g(c.d.dReady, b2f(ok))
 		}
+	}
+	if g := c.s.region; g != nil {
+		ch <- prometheus.MustNewConstMetric(c.d.dRegionOK, prometheus.GaugeValue, b2f(g.verified.Load()), g.opts.Name)
+		ch <- prometheus.MustNewConstMetric(c.d.dRegionFail, prometheus.CounterValue, float64(g.failures.Load()), g.opts.Name)
 	}
 	for _, ts := range []*tagSet{c.s.leafTags, c.s.tinySet()} {
 		if ts == nil {

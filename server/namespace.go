@@ -65,7 +65,10 @@ type namespace struct {
 	// segment
 	alloc     *segment.Allocator
 	segStores []segment.Store
-	segURLs   []string
+	// segResidues and segModulus are the stores' residue classes, for info.
+	segResidues []int64
+	segModulus  int64
+	segURLs     []string
 	// a strategy registered from outside the server (the redis strategy:
 	// server/redisstrategy), and what its errors mean
 	ext      strategy.Source
@@ -163,6 +166,7 @@ type builder struct {
 	opts    *Options
 	dataDir string
 	clock   clock.Clock
+	region  *config.Region // fills its field in every snowflake namespace; nil outside a region
 }
 
 func (b *builder) build(ctx context.Context, name string, c *config.Namespace) (*namespace, error) {
@@ -251,11 +255,20 @@ func (b *builder) snowflake(ctx context.Context, ns *namespace, c *config.Snowfl
 	ns.layout = l
 	var node layout.NodeValues
 	given := map[string]bool{}
-	if c.Node != "" {
-		if node, err = l.ParseNodeValues(c.Node); err != nil {
+	nodeText := c.Node
+	if r := b.region; r != nil {
+		// The region value is a fixed node field of every snowflake namespace
+		// (the configuration check refuses a namespace that gives it too).
+		if nodeText != "" {
+			nodeText += ","
+		}
+		nodeText += fmt.Sprintf("%s=%d", r.FieldName(), *r.Value)
+	}
+	if nodeText != "" {
+		if node, err = l.ParseNodeValues(nodeText); err != nil {
 			return err
 		}
-		for _, pair := range strings.Split(c.Node, ",") {
+		for _, pair := range strings.Split(nodeText, ",") {
 			if k, _, ok := strings.Cut(pair, "="); ok {
 				given[strings.TrimSpace(k)] = true
 			}
@@ -437,8 +450,13 @@ func (b *builder) segment(ctx context.Context, ns *namespace, c *config.Segment)
 		ns.segStores = append(ns.segStores, st)
 		ns.closers = append(ns.closers, func(context.Context) error { return st.Close() })
 	}
+	res, mod, err := segment.CheckResidues(len(ns.segStores), c.Residues, c.Modulus)
+	if err != nil {
+		return err
+	}
+	ns.segResidues, ns.segModulus = res, mod
 	a, err := segment.New(ctx, segment.Options{
-		Stores: ns.segStores, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
+		Stores: ns.segStores, Residues: c.Residues, Modulus: c.Modulus, Tag: tag, Prefetch: c.Prefetch, MaxStep: c.MaxStep,
 		Target: c.Target.Or(0), Runway: c.Runway.Or(0),
 		FetchTimeout: c.FetchTimeout.Or(0), Clock: b.clock,
 		Logger: log,

@@ -141,6 +141,8 @@ type Server struct {
 
 	tlsConfig *tls.Config
 
+	region *regionGuard // nil outside a region
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -211,6 +213,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	s.idBufs.New = func() any { b := make([]flurry.ID, 0, pieceInts); return &b }
 	b := &builder{opts: &s.opts, dataDir: cfg.ResolveData(), clock: opts.Clock}
+	g, err := s.startRegion(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	s.region, b.region = g, cfg.Region
 	for _, name := range cfg.Order {
 		c := cfg.Namespaces[name]
 		ns, err := b.build(ctx, name, c)
@@ -218,6 +225,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			s.closeNamespaces(cctx)
 			cancel()
+			s.region.close()
 			return nil, err
 		}
 		s.namespaces[name] = ns
@@ -248,6 +256,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		s.closeNamespaces(cctx)
 		cancel()
+		s.region.close()
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
@@ -271,7 +280,10 @@ func (s *Server) Namespaces() []string {
 // Close hands unused segment ranges back, releases leases and closes the stores.
 // The server must not serve any more. Close is idempotent.
 func (s *Server) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() { s.closeErr = s.closeNamespaces(ctx) })
+	s.closeOnce.Do(func() {
+		s.closeErr = s.closeNamespaces(ctx)
+		s.region.close()
+	})
 	return s.closeErr
 }
 

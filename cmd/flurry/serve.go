@@ -28,6 +28,7 @@ type serveFlags struct {
 	tlsKey   string
 	maxCount int
 	check    bool
+	regions  []string // --other-region: the other regions' configurations, for --check
 }
 
 func newServeCmd() *cobra.Command {
@@ -50,7 +51,8 @@ flight, hands unused segment ranges back and releases its leases.`,
 		Example: `  flurry serve
   curl 'http://127.0.0.1:8080/v1/default/next?count=3'
   flurry serve --config flurry.yaml --listen :8443 --tls-cert cert.pem --tls-key key.pem
-  flurry serve --config flurry.yaml --check`,
+  flurry serve --config flurry.yaml --check
+  flurry serve --config eu-west.yaml --check --other-region us-east.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			defer tuneGC()()
@@ -65,6 +67,7 @@ flight, hands unused segment ranges back and releases its leases.`,
 	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM key file of --tls-cert")
 	f.IntVar(&sf.maxCount, "max-count", 0, fmt.Sprintf("the most IDs one request may ask for (default %d)", config.DefaultMaxCount))
 	f.BoolVar(&sf.check, "check", false, "check the configuration, print the problems or \"ok\", and exit")
+	f.StringSliceVar(&sf.regions, "other-region", nil, "with --check: another region's configuration file, checked with this one (distinct region values, one registry, segment residues no two regions share); repeat for each region")
 	return cmd
 }
 
@@ -121,6 +124,22 @@ func runServe(ctx context.Context, cmd *cobra.Command, sf *serveFlags, stderr io
 	}
 	if err := cfg.Check(env); err != nil {
 		return err
+	}
+	if len(sf.regions) > 0 && !sf.check {
+		return usageErr("--other-region goes with --check")
+	}
+	if sf.check && len(sf.regions) > 0 {
+		all := []*config.Config{cfg}
+		for _, f := range sf.regions {
+			c, err := config.LoadEnv(f, env)
+			if err != nil {
+				return err
+			}
+			all = append(all, c)
+		}
+		if err := config.CheckRegions(all...); err != nil {
+			return fmt.Errorf("serve --check: the regions together: %w", err)
+		}
 	}
 	if sf.check {
 		out := cmd.OutOrStdout()

@@ -70,6 +70,7 @@ func (c *Config) check(env func(string) (string, bool)) []Problem {
 	}
 	k.compat(c)
 	k.cors(c.CORS)
+	k.region(c)
 	if len(c.Namespaces) == 0 && c.Leaf == nil && c.TinyID == nil {
 		k.add([]string{"namespaces"}, "no namespace: give at least one, e.g. namespaces: {default: {strategy: snowflake}}")
 	}
@@ -285,6 +286,11 @@ func timingAlone(budget, ttl, window time.Duration) error {
 func (k *checker) segment(p []string, name string, s *Segment) {
 	for i, u := range s.Stores {
 		k.store(append(p, "stores", fmt.Sprint(i)), u, engines.SegmentStore, segmentSchemes())
+	}
+	if s.Residues != nil || s.Modulus != 0 {
+		if _, _, err := segment.CheckResidues(max(len(s.Stores), 1), s.Residues, s.Modulus); err != nil {
+			k.add(append(p, "residues"), "%s", strings.TrimPrefix(err.Error(), "segment: "))
+		}
 	}
 	tag := s.Tag
 	if tag == "" {

@@ -88,6 +88,9 @@ type Config struct {
 	Leaf *LeafCompat `yaml:"leaf"`
 	// TinyID serves tinyid's routes on tinyid's tables (compat.go).
 	TinyID *TinyIDCompat `yaml:"tinyid"`
+	// Region makes the server one of a region's servers (region.go,
+	// docs/multi-region.md). Nil means a server of no region.
+	Region *Region `yaml:"region"`
 
 	// Order lists the namespaces in the order of the file (the map has none).
 	Order []string `yaml:"-"`
@@ -262,6 +265,12 @@ type Segment struct {
 	Stores []string `yaml:"stores"`
 	// Tag is the tag served. Empty means the namespace's name.
 	Tag string `yaml:"tag"`
+	// Residues and Modulus place the stores in residue classes of a larger ID
+	// space shared with other regions (segment.Options.Residues, Modulus;
+	// docs/multi-region.md): store i yields the IDs = residues[i] (mod modulus).
+	// Empty means residues 0..len(stores)-1 of len(stores).
+	Residues []int64 `yaml:"residues"`
+	Modulus  int64   `yaml:"modulus"`
 	// Create makes the tag in every store where it is missing, with this step.
 	Create *CreateTag `yaml:"create"`
 	// Runway, Target and FetchTimeout are Go durations (segment.Options).

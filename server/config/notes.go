@@ -41,7 +41,7 @@ func (c *Config) Notes() []string {
 		if err != nil {
 			continue
 		}
-		pool := poolSize(l, s)
+		pool := poolSize(l, s, c.Region)
 		poolText := fmt.Sprintf("a pool of %d values", pool)
 		if s.Lease.Fixed != nil {
 			poolText = fmt.Sprintf("the fixed value %d", *s.Lease.Fixed)
@@ -68,9 +68,12 @@ func (c *Config) Notes() []string {
 }
 
 // poolSize is the number of values the namespace's lease draws from: 2 to the
-// bits of its leased node fields.
-func poolSize(l *layout.Layout, s *Snowflake) int64 {
+// bits of its leased node fields (not the region's field, which its value fills).
+func poolSize(l *layout.Layout, s *Snowflake, r *Region) int64 {
 	given := map[string]bool{}
+	if r != nil {
+		given[r.FieldName()] = true // the region value fills it
+	}
 	for _, pair := range strings.Split(s.Node, ",") {
 		if k, _, ok := strings.Cut(pair, "="); ok {
 			given[strings.TrimSpace(k)] = true

@@ -1,5 +1,6 @@
-// Package model checks two Promela models with SPIN: lease.pml, the lease protocol,
-// and redisplain.pml, redisgen's plain path. The real protocol must pass an
+// Package model checks Promela models with SPIN: lease.pml, the lease protocol,
+// redisplain.pml, redisgen's plain path, and region.pml, the region guard
+// (docs/multi-region.md). The real protocol must pass an
 // exhaustive search, and every known-bad variant must give a counterexample.
 // docs/correctness.md explains the models and their numbers. The longest
 // exhaustive runs of lease.pml run only with FLURRY_MODEL_LONG=1 (some minutes of
@@ -167,6 +168,31 @@ var plainRuns = []run{
 	{name: "bad/failover-within-window", flags: with(failover, "-DFAILOVER=2"), fails: dup},
 	{name: "bad/gap-one-tick", flags: with(move, "-DGAP=1"), fails: dup},
 	{name: "bad/too-many-strays", flags: []string{"-DNG=1", "-DHORIZON=5", "-DBT=2", "-DSTRAY=3"}, fails: dup},
+}
+
+// region.pml's invariant: no region value is issued by two regions.
+const twoRegions = "(by[v]==255)||(by[v]==r)"
+
+// region.pml's configurations: two regions, each one server that starts twice;
+// with a data directory copied from region 0 to region 1 at any step.
+var (
+	regions       = []string{"-DRESTARTS=1"}
+	regionsCopied = []string{"-DRESTARTS=1", "-DCLONES"}
+)
+
+var regionRuns = []run{
+	{name: "protocol/two-regions", flags: regions},
+	{name: "protocol/copied-data-directory", flags: regionsCopied},
+	{name: "protocol/three-starts-copied", flags: []string{"-DRESTARTS=2", "-DCLONES"}},
+	{name: "bad/no-pin-check", flags: with(regions, "-DBUG_NO_PIN_CHECK"), fails: twoRegions},
+	{name: "bad/name-only", flags: with(regions, "-DBUG_NAME_ONLY"), fails: twoRegions},
+	{name: "bad/trust-copied-cache", flags: with(regionsCopied, "-DBUG_TRUST_COPY"), fails: twoRegions},
+	{name: "bad/cache-before-claim", flags: with(regions, "-DBUG_CACHE_EARLY"), fails: twoRegions},
+	{name: "bad/trust-any-cache", flags: with(regionsCopied, "-DBUG_TRUST_ANY"), fails: twoRegions},
+}
+
+func TestRegionModel(t *testing.T) {
+	verify(t, "region.pml", regionRuns)
 }
 
 func TestLeaseModel(t *testing.T) {

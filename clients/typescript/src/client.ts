@@ -17,7 +17,8 @@ import {
 import { decodedOf, infoOf, type Decoded, type Info } from "./info.js";
 import { Layout } from "./layout.js";
 import { MixCheck } from "./mix.js";
-import { normalizeServer, ServerState } from "./servers.js";
+import { regionOrder, regionServers, type RegionServer, type RemoteRegion } from "./regions.js";
+import { ServerState } from "./servers.js";
 import { parseNext, unary, type FetchFunction, type NextAnswer } from "./wire.js";
 
 /** Defaults of {@link ClientOptions}, in milliseconds where they are times. */
@@ -42,6 +43,14 @@ export interface ClientOptions {
    * reverse proxy: the server sends no CORS headers.
    */
   servers: readonly string[];
+  /**
+   * Other regions' servers, one region each, in the order to fall back to them
+   * (docs/multi-region.md): a request goes to a remote region only when every
+   * server of servers (the local region) has failed, and hedges never cross
+   * regions. Once a local server's backoff has passed, the next request asks
+   * it first again. Left out: one region.
+   */
+  remote?: readonly RemoteRegion[] | undefined;
   /** Sent as "Authorization: Bearer <token>" when not empty. */
   token?: string | undefined;
   /** Overrides token for the namespaces it names. */
@@ -116,6 +125,8 @@ export interface Fetched {
 /** One server as the client sees it (Client.stats). */
 export interface ServerStats {
   readonly url: string;
+  /** The remote region's name (ClientOptions.remote); "" for the local region. */
+  readonly region: string;
   /** Requests sent, hedges included, and of them those that failed. */
   readonly requests: number;
   readonly failures: number;
@@ -147,6 +158,8 @@ interface Namespace {
  */
 export class Client {
   private readonly servers: ServerState[] = [];
+  /** Each server's region, by the index in servers. */
+  private readonly regions: RegionServer[] = [];
   /** By namespace: what the servers said of it (MixCheck); none with one server. */
   private readonly mixes = new Map<string, MixCheck>();
   private last = 0;
@@ -207,14 +220,9 @@ export class Client {
       throw new OptionsError("no fetch function: this runtime has no global fetch (Node.js 18 or later has one); pass one as the fetch option");
     }
     this.fetchFn = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    const seen = new Set<string>();
-    for (const s of opts.servers) {
-      const u = normalizeServer(String(s));
-      if (seen.has(u)) {
-        throw new OptionsError(`server ${u} is listed twice`);
-      }
-      seen.add(u);
-      this.servers.push(new ServerState(u));
+    for (const r of regionServers(opts.servers, opts.remote)) {
+      this.servers.push(new ServerState(r.url));
+      this.regions.push(r);
     }
     const client = this;
     this.host = {
@@ -342,8 +350,9 @@ export class Client {
 
   /** Each server's counters, in the order of the servers option. */
   stats(): ServerStats[] {
-    return this.servers.map((s) => ({
+    return this.servers.map((s, i) => ({
       url: s.url,
+      region: this.regions[i]!.region,
       requests: s.requests,
       failures: s.failures,
       hedges: s.hedges,
@@ -550,7 +559,8 @@ export class Client {
           hedgeTimer = undefined;
         }
         const d = this.hedgeDelay(s);
-        if (d > 0 && k + 1 < n) {
+        // A hedge stays in the server's region (ClientOptions.remote).
+        if (d > 0 && k + 1 < n && this.regions[order[k + 1]!]!.tier === this.regions[order[k]!]!.tier) {
           hedgeTimer = setTimeout(() => {
             hedgeTimer = undefined;
             if (!done && reqs.length < n) {
@@ -610,21 +620,17 @@ export class Client {
   }
 
   /**
-   * The servers' indexes in failover order: those in use, starting from the last
-   * that answered, then those passed over (after a failure or an out-hedged
-   * request), soonest back first. A call never gives up without asking each
-   * server once.
+   * The servers' indexes in failover order (regionOrder): those in use, local
+   * region first, starting from the last that answered, then those passed over
+   * (after a failure or an out-hedged request), soonest back first. A call never
+   * gives up without asking each server once.
    */
   private order(now: number): number[] {
-    const n = this.servers.length;
-    const out: number[] = [];
-    const later: number[] = [];
-    for (let k = 0; k < n; k++) {
-      const i = (this.last + k) % n;
-      (this.servers[i]!.isDown(now) ? later : out).push(i);
-    }
-    later.sort((a, b) => this.servers[a]!.downUntil - this.servers[b]!.downUntil);
-    return out.concat(later);
+    return regionOrder(
+      this.servers.map((s, i) => ({ tier: this.regions[i]!.tier, downUntil: s.downUntil, isDown: (t: number) => s.isDown(t) })),
+      this.last,
+      now,
+    );
   }
 
   /**

@@ -37,3 +37,4 @@ export { Layout, presetNames, toID } from "./layout.js";
 export type { FieldKind, LayoutDecoded, LayoutField, NamedValue } from "./layout.js";
 export type { FetchFunction } from "./wire.js";
 export { encodings, formatID, parseID, type Encoding } from "./encoding.js";
+export type { RemoteRegion } from "./regions.js";

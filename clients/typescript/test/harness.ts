@@ -169,7 +169,7 @@ export async function startServeDefault(bin: string): Promise<Serve> {
   return spawnServe(bin, ["serve", "--data", join(tempDir("default"), "data"), "--listen", `127.0.0.1:${port}`], port);
 }
 
-async function spawnServe(bin: string, args: string[], port: number): Promise<Serve> {
+export async function spawnServe(bin: string, args: string[], port: number): Promise<Serve> {
   const proc = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr!.setEncoding("utf8");
