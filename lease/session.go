@@ -14,8 +14,9 @@ import (
 
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/internal/fence"
+	"github.com/flurryid/flurry/internal/leasestep"
 	"github.com/flurryid/flurry/internal/nodepool"
-	"github.com/flurryid/flurry/internal/simhook"
+	"github.com/flurryid/flurry/internal/sched"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/snowflake"
 )
@@ -172,7 +173,9 @@ type Session struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	flaws simhook.Flaw // known-bad variants a simulation's store asks for; 0 otherwise
+	// steps are the protocol's steps: the zero value, unless a simulation's store
+	// replaces some with known-bad variants to show that its checker catches them.
+	steps leasestep.Steps
 }
 
 // Start acquires a lease for g, waiting (and retrying) until it gets one or ctx ends,
@@ -211,7 +214,7 @@ func Start(ctx context.Context, g *snowflake.Generator, opts Options) (*Session,
 		s.cancel(err)
 		return nil, err
 	}
-	simhook.Go(s.opts.Clock, s.run)
+	sched.Go(s.opts.Clock, s.run)
 	return s, nil
 }
 
@@ -240,7 +243,7 @@ func newSession(g fence.Target, opts Options) (*Session, error) {
 	if opts.Owner == "" {
 		opts.Owner = DefaultOwner()
 	}
-	s := &Session{opts: opts, g: g, log: opts.Logger, stopped: make(chan struct{}), flaws: simhook.FlawsOf(opts.Store)}
+	s := &Session{opts: opts, g: g, log: opts.Logger, stopped: make(chan struct{}), steps: leasestep.Of(opts.Store)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -420,7 +423,6 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	// At acquisition the store's mark for this lease is the one the holder starts
 	// above: reservation(above, above, ...) is max(above, now) + ahead.
 	mark := reservation(above, above, sent, s.ahead())
-	above = s.flawedAbove(above)
 	if err := s.journal(ctx, l, l.Epoch+1, above, sent); err != nil {
 		s.abandon(ctx, l, l.Mark)
 		return err
@@ -461,19 +463,21 @@ func (s *Session) journal(ctx context.Context, l Lease, epoch int64, above unixM
 		return nil
 	}
 	m := reservation(s.journalMark(), above, sent, s.jahead())
-	if s.flaws&simhook.GrantBeforeJournal != 0 {
-		// The known-bad variant: the generator may issue through the new mark before
-		// the journal has it.
-		s.mu.Lock()
-		s.jmark = m
-		gr := fence.Grant{Node: s.status.Node, Above: int64(s.above), Through: int64(min(s.mark, m)), Until: s.until}
-		held := s.held
-		s.mu.Unlock()
-		if held {
-			s.g.Grant(gr)
+	e := JournalEntry{Scope: s.scope, Value: l.Value, Token: l.Token, Owner: l.Owner, Mark: int64(m), Epoch: epoch}
+	var err error
+	if s.steps.Journal == nil {
+		err = s.opts.Journal.Save(ctx, e)
+	} else {
+		// What the session does once the write succeeded, for a step that runs it
+		// before: the journal's mark is m, and the generator may issue through it.
+		granted := func() {
+			s.mu.Lock()
+			s.jmark = m
+			s.mu.Unlock()
+			s.regrant()
 		}
+		err = s.steps.Journal(func() error { return s.opts.Journal.Save(ctx, e) }, granted)
 	}
-	err := s.opts.Journal.Save(ctx, JournalEntry{Scope: s.scope, Value: l.Value, Token: l.Token, Owner: l.Owner, Mark: int64(m), Epoch: epoch})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -517,10 +521,8 @@ func (s *Session) through(mark unixMilli) unixMilli {
 	if s.opts.Journal == nil {
 		return mark
 	}
-	if s.flaws&simhook.PastBudget != 0 {
-		// The known-bad variant: bounded by the journal only, so the generator goes
-		// on past the store's reservation during an outage.
-		return s.journalMark()
+	if s.steps.Through != nil {
+		return unixMilli(s.steps.Through(int64(mark), int64(s.journalMark())))
 	}
 	return min(mark, s.journalMark())
 }
@@ -567,12 +569,15 @@ func (s *Session) floor(ctx context.Context, l Lease) (unixMilli, error) {
 // lease cannot reserve, nor be granted, any further. It returns l with its new
 // expiry, or the store's error (ErrLost when l is no longer live).
 func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, above, mark unixMilli, sent int64) (Lease, error) {
-	if s.flaws&simhook.GrantBeforeReserve != 0 {
-		// The known-bad variant: the generator may issue through mark before the store
-		// has it.
-		s.grant(node, above, mark, sent+int64(s.opts.TTL-s.margin))
+	if s.steps.Reserve == nil {
+		return s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
 	}
-	return s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
+	var out Lease
+	err := s.steps.Reserve(func() (err error) {
+		out, err = s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
+		return err
+	}, func() { s.grant(node, above, s.through(mark), s.fence(sent)) })
+	return out, err
 }
 
 // abandon releases a claimed value that will not be granted, with mark, the mark the
@@ -586,7 +591,7 @@ func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, 
 func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
 	ctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
-	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, s.journalMark()) {
+	if !s.unjournal(ctx, l, s.journalMark()) {
 		return
 	}
 	s.opts.Store.Release(ctx, l, mark)
@@ -600,6 +605,19 @@ func (s *Session) grant(node layout.NodeValues, above, through unixMilli, until 
 	cause := s.jerr
 	s.mu.Unlock()
 	return s.g.Grant(fence.Grant{Node: node, Above: int64(above), Through: int64(through), Until: until, Cause: cause})
+}
+
+// regrant grants the generator again the lease the session holds, through the
+// journal's mark as it is now: after a journal write, before the store write it
+// precedes. It does nothing while the session holds no lease.
+func (s *Session) regrant() error {
+	s.mu.Lock()
+	node, above, mark, until, held := s.status.Node, s.above, s.mark, s.until, s.held
+	s.mu.Unlock()
+	if !held {
+		return nil
+	}
+	return s.grant(node, above, s.through(mark), until)
 }
 
 // hold records a lease that was reserved and granted; resumed says it was the
@@ -711,19 +729,10 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) error {
 // "Assumptions").
 func (s *Session) fence(sent int64) int64 {
 	start := sent
-	if s.flaws&simhook.FenceFromReply != 0 {
-		start = s.opts.Clock.Now() // the known-bad variant: from the reply
+	if s.steps.FenceFrom != nil {
+		start = s.steps.FenceFrom(sent)
 	}
 	return start + int64(s.opts.TTL-s.margin)
-}
-
-// flawedAbove is the floor granted above a mark: the mark itself, or, in the
-// known-bad variant, one tick below it.
-func (s *Session) flawedAbove(mark unixMilli) unixMilli {
-	if s.flaws&simhook.AboveWithoutPlusOne != 0 {
-		return mark - unixMilli(max(1, s.opts.Layout.Unit().Milliseconds()))
-	}
-	return mark
 }
 
 // ahead is how far beyond the clock a reservation reaches: the outage budget plus
@@ -750,7 +759,7 @@ func (s *Session) renew() error {
 	}
 	// With the journal's new mark, or, when it failed, with its cause, which the
 	// generator's refusals name once its mark runs out.
-	if err := s.grant(node, above, s.through(held), until); err != nil {
+	if err := s.regrant(); err != nil {
 		return refused(err)
 	}
 	mark := reservation(held, above, sent, s.ahead())
@@ -788,7 +797,7 @@ func (s *Session) steady() time.Duration {
 	if d <= 0 {
 		return s.every
 	}
-	return s.every - time.Duration(simhook.IntN(s.opts.Clock, int(d)))
+	return s.every - time.Duration(sched.IntN(s.opts.Clock, int(d)))
 }
 
 // retry is the wait before the next attempt after failing renewals in a row: a
@@ -817,7 +826,7 @@ func jitter(clk clock.Clock, d time.Duration) time.Duration {
 	if d <= time.Millisecond {
 		return d
 	}
-	return d/2 + time.Duration(simhook.IntN(clk, int(d/2)))
+	return d/2 + time.Duration(sched.IntN(clk, int(d/2)))
 }
 
 // budgetEnd is when the generator stops if the store answers no more: the end of
@@ -911,19 +920,10 @@ func (s *Session) close() error {
 	// local mark's lead to pass, and cannot resume a lease this Release may free
 	// after it (unjournal). If the Release does not reach the store, the lease
 	// expires after the TTL.
-	if s.flaws&simhook.StaleRelease == 0 && !s.unjournal(ctx, l, mark) {
+	if !s.unjournal(ctx, l, mark) {
 		return fmt.Errorf("lease: release %s/%d: the journal cannot be written, so the lease is left to expire", s.scope, l.Value)
 	}
 	rerr := s.opts.Store.Release(ctx, l, int64(mark))
-	if s.flaws&simhook.StaleRelease != 0 && s.opts.Journal != nil {
-		// The known-bad variant: the journal after the Release, keeping the token
-		// when the Release got no answer.
-		e := JournalEntry{Scope: s.scope, Value: l.Value, Owner: l.Owner, Mark: int64(mark)}
-		if rerr != nil && !errors.Is(rerr, ErrLost) {
-			e.Token, e.Mark = l.Token, int64(max(mark, s.journalMark()))
-		}
-		s.opts.Journal.Save(ctx, e)
-	}
 	if rerr != nil && !errors.Is(rerr, ErrLost) {
 		return fmt.Errorf("lease: release %s/%d: %w", s.scope, l.Value, rerr)
 	}

@@ -65,11 +65,11 @@
  *   BUG_RESUME_NOTOKEN a restart takes the journal's value back without the store's
  *                      proof that its lease is still the journal's: when the resume's
  *                      Renew fails it acquires the value anyway and starts above the
- *                      journal's mark (simhook.ResumeWithoutToken)
+ *                      journal's mark
  *   BUG_PAST_BUDGET    the generator is bounded by the journal's mark only, not by
- *                      the store's reservation (simhook.PastBudget)
+ *                      the store's reservation (verify/sim's PastBudget)
  *   BUG_JOURNAL_LATE   a renewal grants through the journal's new mark before the
- *                      journal has it (simhook.GrantBeforeJournal)
+ *                      journal has it (verify/sim's GrantBeforeJournal)
  *   BUG_STALE_RELEASE  a Release is sent while the journal still names its lease:
  *                      tryAcquire's abandon, and Close, which keeps the token when
  *                      its Release fails; a restart resumes the lease, then the late
