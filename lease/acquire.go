@@ -32,7 +32,7 @@ func (s *Session) acquire(ctx context.Context) error {
 		if last == nil || ctx.Err() == nil {
 			last = err
 		}
-		s.note(err)
+		s.recordFailure(err)
 		if permanent(err) {
 			return fmt.Errorf("lease: acquiring a node value in scope %s: %w", s.scope, err)
 		}
@@ -62,8 +62,8 @@ func (s *Session) acquire(ctx context.Context) error {
 }
 
 // tryAcquire makes one attempt to hold a value, in steps: claim a value, find the
-// mark to start above (floor), reserve a window in the store, grant the generator
-// that window, and record the lease (hold). The order is the protocol's
+// mark to start above (startAbove), reserve a window in the store, grant the
+// generator that window, and record the lease (recordHeld). The order is the protocol's
 // (docs/correctness.md, steps 1 and 2): nothing is granted before the store has
 // confirmed the reservation, so that at every moment the store's mark is at or above
 // every tick the generator may issue in, and a holder that takes the value after a
@@ -72,7 +72,7 @@ func (s *Session) acquire(ctx context.Context) error {
 //
 // The clock is read once, right before the reservation is written: that reading
 // (sent) is both where the reservation is measured from and where the grant's fence
-// is (see fence).
+// is (see fenceEnd).
 func (s *Session) tryAcquire(ctx context.Context) error {
 	if s.resume != nil {
 		err := s.tryResume(ctx)
@@ -88,7 +88,7 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	above, err := s.floor(ctx, l)
+	above, err := s.startAbove(ctx, l)
 	if err != nil {
 		s.abandon(ctx, l, l.Mark)
 		return err
@@ -96,13 +96,13 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 	// Above what this journal's earlier processes issued, whatever value they had:
 	// a restart after a crash on a clock that stepped back continues above them.
 	// Not above this process's own journal writes: each failed attempt wrote one
-	// two intervals ahead, and retries would run the floor ahead of the clock.
+	// two intervals ahead, and retries would run the start ahead of the clock.
 	above = max(above, s.jfloor)
 	sent := s.opts.Clock.Now()
 	// At acquisition the store's mark for this lease is the one the holder starts
-	// above: reservation(above, above, ...) is max(above, now) + ahead.
-	mark := reservation(above, above, sent, s.ahead())
-	if err := s.journal(ctx, l, l.Epoch+1, above, sent); err != nil {
+	// above: reservation(above, above, ...) is max(above, now) + reservationLead.
+	mark := reservation(above, above, sent, s.reservationLead())
+	if err := s.writeJournal(ctx, l, l.Epoch+1, above, sent); err != nil {
 		s.abandon(ctx, l, l.Mark)
 		return err
 	}
@@ -112,12 +112,12 @@ func (s *Session) tryAcquire(ctx context.Context) error {
 		s.abandon(ctx, l, l.Mark)
 		return err
 	}
-	until := s.fence(sent)
-	if err := s.grant(node, above, s.through(mark), until); err != nil {
+	until := s.fenceEnd(sent)
+	if err := s.grant(node, above, s.grantThrough(mark), until); err != nil {
 		s.abandon(ctx, l2, l.Mark)
 		return refused(err)
 	}
-	s.hold(l2, node, above, mark, until, false)
+	s.recordHeld(l2, node, above, mark, until, false)
 	return nil
 }
 
@@ -139,13 +139,13 @@ func (s *Session) claim(ctx context.Context) (Lease, error) {
 	return s.opts.Store.Acquire(ctx, s.scope, s.size, s.opts.Owner, s.opts.TTL)
 }
 
-// floor returns the mark the holder of l starts above. The value's own mark is at or
+// startAbove returns the mark the holder of l starts above. The value's own mark is at or
 // above every tick any earlier holder of the value issued or may still issue in: they
 // all reserved before issuing, and a release lowers the mark only to what its holder
 // issued. With OrderScope it is also above the marks of the scope's values that no
 // live lease holds (see Order), so a restart on a slower clock does not issue below
 // IDs of the scope's ended leases.
-func (s *Session) floor(ctx context.Context, l Lease) (unixMilli, error) {
+func (s *Session) startAbove(ctx context.Context, l Lease) (unixMilli, error) {
 	above := unixMilli(l.Mark)
 	if s.opts.Order == OrderScope {
 		m, err := scopeMark(ctx, s.opts.Store, s.scope, l.Value)
@@ -157,9 +157,9 @@ func (s *Session) floor(ctx context.Context, l Lease) (unixMilli, error) {
 	return above, nil
 }
 
-// hold records a lease that was reserved and granted; resumed says it was the
-// journal's.
-func (s *Session) hold(l Lease, node layout.NodeValues, above, mark unixMilli, until int64, resumed bool) {
+// recordHeld records a lease that was reserved and granted, for renew and Status,
+// and logs it; resumed says it was the journal's.
+func (s *Session) recordHeld(l Lease, node layout.NodeValues, above, mark unixMilli, until int64, resumed bool) {
 	s.mu.Lock()
 	s.l, s.held, s.above, s.mark, s.until = l, true, above, mark, until
 	s.status.Held, s.status.Value, s.status.Node = true, l.Value, node

@@ -22,7 +22,7 @@ import (
 func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
 	ctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), s.opts.Clock, s.opts.TTL)
 	defer cancel()
-	if !s.unjournal(ctx, l, s.journalMark()) {
+	if !s.dropJournalToken(ctx, l, s.journalMark()) {
 		return
 	}
 	s.opts.Store.Release(ctx, l, mark)
@@ -36,11 +36,13 @@ func (s *Session) abandon(ctx context.Context, l Lease, mark int64) {
 // the session ended by itself (Done): every call waits for the first to finish and
 // returns its result.
 func (s *Session) Close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	s.closeOnce.Do(func() { s.closeErr = s.closeAndRelease() })
 	return s.closeErr
 }
 
-func (s *Session) close() error {
+// closeAndRelease is Close's one run: it stops the run loop before it revokes the
+// generator and releases, so that no renewal or grant comes after the release.
+func (s *Session) closeAndRelease() error {
 	s.cancel(ErrClosed)
 	<-s.stopped // the run loop writes and grants no more
 	s.g.Revoke(ErrClosed)
@@ -62,9 +64,9 @@ func (s *Session) close() error {
 	// The journal first, without the token and with what the generator really
 	// issued: the next process on it starts above that, without waiting for the
 	// local mark's lead to pass, and cannot resume a lease this Release may free
-	// after it (unjournal). If the Release does not reach the store, the lease
+	// after it (dropJournalToken). If the Release does not reach the store, the lease
 	// expires after the TTL.
-	if !s.unjournal(ctx, l, mark) {
+	if !s.dropJournalToken(ctx, l, mark) {
 		return fmt.Errorf("lease: release %s/%d: the journal cannot be written, so the lease is left to expire", s.scope, l.Value)
 	}
 	rerr := s.opts.Store.Release(ctx, l, int64(mark))

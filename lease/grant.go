@@ -12,9 +12,9 @@ import (
 // ticks in the store, then grant the generator the right to issue in them, until a
 // fence that ends before the store's expiry of the lease.
 
-// through is what the generator may issue through, given the store's reservation
+// grantThrough is what the generator may issue through, given the store's reservation
 // mark: the earlier of it and the Journal's mark.
-func (s *Session) through(mark unixMilli) unixMilli {
+func (s *Session) grantThrough(mark unixMilli) unixMilli {
 	if s.opts.Journal == nil {
 		return mark
 	}
@@ -37,7 +37,7 @@ func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, 
 	err := s.steps.Reserve(func() (err error) {
 		out, err = s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
 		return err
-	}, func() { s.grant(node, above, s.through(mark), s.fence(sent)) })
+	}, func() { s.grant(node, above, s.grantThrough(mark), s.fenceEnd(sent)) })
 	return out, err
 }
 
@@ -61,17 +61,17 @@ func (s *Session) regrant() error {
 	if !held {
 		return nil
 	}
-	return s.grant(node, above, s.through(mark), until)
+	return s.grant(node, above, s.grantThrough(mark), until)
 }
 
-// fence returns the end of a grant whose reservation was sent when the clock read
+// fenceEnd returns the end of a grant whose reservation was sent when the clock read
 // sent: TTL minus the margin after the send. The store sets the lease's expiry to its
 // commit time plus TTL, and the commit comes after the send, so a grant counted from
 // the send ends before the expiry however slow the reply: the delay only shortens the
 // grant. The margin covers the rate error between the store's clock and this one and
 // a pause between a generator's clock reading and its ID (docs/correctness.md,
 // "Assumptions").
-func (s *Session) fence(sent int64) int64 {
+func (s *Session) fenceEnd(sent int64) int64 {
 	start := sent
 	if s.steps.FenceFrom != nil {
 		start = s.steps.FenceFrom(sent)
@@ -79,7 +79,7 @@ func (s *Session) fence(sent int64) int64 {
 	return start + int64(s.opts.TTL-s.margin)
 }
 
-// ahead is how far beyond the clock a reservation reaches: the outage budget plus
+// reservationLead is how far beyond the clock a reservation reaches: the outage budget plus
 // the renewal interval, so that when a renewal is due, and the store stops
 // answering then, a whole budget of reservation is left (Options.Budget).
-func (s *Session) ahead() time.Duration { return s.opts.Budget + s.every }
+func (s *Session) reservationLead() time.Duration { return s.opts.Budget + s.every }

@@ -18,19 +18,19 @@ func (s *Session) journalMark() unixMilli {
 	return s.jmark
 }
 
-// journal writes l, epoch (the epoch of the store write that follows it, under
-// l: Lease.Epoch+1) and a local mark reaching jahead beyond max(above, sent) to the
+// writeJournal writes l, epoch (the epoch of the store write that follows it, under
+// l: Lease.Epoch+1) and a local mark reaching journalLead beyond max(above, sent) to the
 // Journal, before that store write and before a grant may let the generator issue
 // up to the mark. It writes before every store write, so that the journal's epoch
 // names each one: a journal found behind the store's epoch after a crash was
 // restored or copied, not left by this session (tryResume). It returns an error
 // wrapping ErrJournal and the Journal's error, which the generator's refusals name
 // until a write succeeds; without a journal it does nothing.
-func (s *Session) journal(ctx context.Context, l Lease, epoch int64, above unixMilli, sent int64) error {
+func (s *Session) writeJournal(ctx context.Context, l Lease, epoch int64, above unixMilli, sent int64) error {
 	if s.opts.Journal == nil {
 		return nil
 	}
-	m := reservation(s.journalMark(), above, sent, s.jahead())
+	m := reservation(s.journalMark(), above, sent, s.journalLead())
 	e := JournalEntry{Scope: s.scope, Value: l.Value, Token: l.Token, Owner: l.Owner, Mark: int64(m), Epoch: epoch}
 	var err error
 	if s.steps.Journal == nil {
@@ -56,7 +56,7 @@ func (s *Session) journal(ctx context.Context, l Lease, epoch int64, above unixM
 	return nil
 }
 
-// unjournal takes l's token out of the Journal, keeping its mark (at least mark),
+// dropJournalToken takes l's token out of the Journal, keeping its mark (at least mark),
 // before the session sends a Release under it. A Release still on its way when the
 // process crashes could otherwise run after a successor resumed the lease from the
 // journal, and free the value under it with a mark below its IDs. It reports
@@ -65,7 +65,7 @@ func (s *Session) journal(ctx context.Context, l Lease, epoch int64, above unixM
 //
 // It writes even when the journal is not known to name l: a Save that reported an
 // error may have written it all the same.
-func (s *Session) unjournal(ctx context.Context, l Lease, mark unixMilli) bool {
+func (s *Session) dropJournalToken(ctx context.Context, l Lease, mark unixMilli) bool {
 	if s.opts.Journal == nil {
 		return true
 	}
@@ -79,6 +79,6 @@ func (s *Session) unjournal(ctx context.Context, l Lease, mark unixMilli) bool {
 	return true
 }
 
-// jahead is how far beyond the clock a journal write reaches: two renewal
+// journalLead is how far beyond the clock a journal write reaches: two renewal
 // intervals, so that one is left when the next write is due.
-func (s *Session) jahead() time.Duration { return 2 * s.every }
+func (s *Session) journalLead() time.Duration { return 2 * s.every }

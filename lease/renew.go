@@ -14,7 +14,10 @@ import (
 // tried again sooner while the generator issues through the outage budget, and a
 // lost lease is acquired again.
 
-func (s *Session) note(err error) {
+// recordFailure counts a failed acquisition, renewal or journal write and keeps
+// its message, so that Status shows why a session is not issuing without a look
+// at the logs.
+func (s *Session) recordFailure(err error) {
 	s.mu.Lock()
 	s.status.Failures++
 	s.status.LastError = err.Error()
@@ -24,10 +27,10 @@ func (s *Session) note(err error) {
 // run renews every interval until the session ends. A lost lease is acquired again
 // (possibly another value); a renewal the store did not answer is tried again sooner,
 // while the generator goes on until its grant ends; an error that retrying cannot cure
-// ends the session (end).
+// ends the session (endOnError).
 func (s *Session) run() {
 	defer close(s.stopped)
-	next := s.steady()
+	next := s.renewalWait()
 	failing := 0 // renewals in a row the store did not answer
 	var lastMsg string
 	var lastLog int64
@@ -37,26 +40,26 @@ func (s *Session) run() {
 		if s.sleep(s.ctx, next) != nil {
 			return // closed
 		}
-		next = s.steady()
+		next = s.renewalWait()
 		err := s.renew()
 		switch {
 		case err == nil:
 		case s.ctx.Err() != nil:
 			return // closed while renewing
 		case errors.Is(err, ErrLost):
-			s.note(err)
-			s.lose(err)
+			s.recordFailure(err)
+			s.loseLease(err)
 			if err := s.acquire(s.ctx); err != nil {
-				s.end(err)
+				s.endOnError(err)
 				return
 			}
 		case permanent(err):
-			s.note(err)
+			s.recordFailure(err)
 			s.g.Revoke(err)
-			s.end(err)
+			s.endOnError(err)
 			return
 		default:
-			s.note(err)
+			s.recordFailure(err)
 			// The store did not answer: the generator goes on through the outage
 			// budget; try again soon, so that issuing goes on with a fresh budget
 			// within a retry of the store's return.
@@ -68,7 +71,7 @@ func (s *Session) run() {
 				lastMsg, lastLog = msg, s.opts.Clock.Now()
 			}
 			failing++
-			next = s.retry(failing)
+			next = s.retryWait(failing)
 			continue
 		}
 		if failing > 0 {
@@ -78,11 +81,11 @@ func (s *Session) run() {
 	}
 }
 
-// end ends the session for err, which retrying cannot cure, unless Close ended it
+// endOnError ends the session for err, which retrying cannot cure, unless Close ended it
 // first. The generator has been revoked; a value the session still holds (when a
 // renewal met err) stays held in the store until Close releases it or its lease
 // expires.
-func (s *Session) end(err error) {
+func (s *Session) endOnError(err error) {
 	if s.ctx.Err() != nil {
 		return // closed
 	}
@@ -109,8 +112,8 @@ func (s *Session) renew() error {
 	l, held, above, node, until := s.l, s.mark, s.above, s.status.Node, s.until
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
-	if err := s.journal(s.ctx, l, l.Epoch+1, above, sent); err != nil {
-		s.note(err)
+	if err := s.writeJournal(s.ctx, l, l.Epoch+1, above, sent); err != nil {
+		s.recordFailure(err)
 		s.log.Error("lease: the journal cannot be written; the generator stops at the end of its mark unless a write succeeds", "scope", s.scope, "err", err)
 	}
 	// With the journal's new mark, or, when it failed, with its cause, which the
@@ -118,15 +121,15 @@ func (s *Session) renew() error {
 	if err := s.regrant(); err != nil {
 		return refused(err)
 	}
-	mark := reservation(held, above, sent, s.ahead())
+	mark := reservation(held, above, sent, s.reservationLead())
 	ctx, cancel := clock.WithTimeout(s.ctx, s.opts.Clock, s.callTimeout())
 	defer cancel()
 	l2, err := s.reserve(ctx, l, node, above, mark, sent)
 	if err != nil {
 		return err
 	}
-	until = s.fence(sent)
-	if err := s.grant(node, above, s.through(mark), until); err != nil {
+	until = s.fenceEnd(sent)
+	if err := s.grant(node, above, s.grantThrough(mark), until); err != nil {
 		return refused(err)
 	}
 	s.mu.Lock()
@@ -144,11 +147,11 @@ func (s *Session) callTimeout() time.Duration {
 	return min(max(s.every/2, 500*time.Millisecond), s.every)
 }
 
-// steady is the wait before the next renewal while the store answers: the
+// renewalWait is the wait before the next renewal while the store answers: the
 // interval, less up to a tenth at random, so that nodes started together do not
 // renew in step (a fleet's writes would come in bursts) and no renewal comes later
 // than the interval the reservation counts on.
-func (s *Session) steady() time.Duration {
+func (s *Session) renewalWait() time.Duration {
 	d := s.every / 10
 	if d <= 0 {
 		return s.every
@@ -156,11 +159,11 @@ func (s *Session) steady() time.Duration {
 	return s.every - time.Duration(sched.IntN(s.opts.Clock, int(d)))
 }
 
-// retry is the wait before the next attempt after failing renewals in a row: a
+// retryWait is the wait before the next attempt after failing renewals in a row: a
 // quarter interval (at most a quarter second) doubled per failure up to
 // maxRetryWait, jittered, so that a store that comes back is found within about a
 // second while one that is overloaded gets fewer calls, not more.
-func (s *Session) retry(failing int) time.Duration {
+func (s *Session) retryWait(failing int) time.Duration {
 	d := min(s.every/4, maxRetry/2)
 	for i := 1; i < failing && d < maxRetryWait; i++ {
 		d *= 2
@@ -194,7 +197,11 @@ func (s *Session) budgetEnd() int64 {
 	return min(s.mark.ns(), s.until)
 }
 
-func (s *Session) lose(err error) {
+// loseLease stops the generator at once, with err as the reason its refusals give,
+// and records that the session holds no lease: a renewal found that the store no
+// longer has it, so another holder may have the value, and the run loop acquires
+// again.
+func (s *Session) loseLease(err error) {
 	s.g.Revoke(err)
 	s.mu.Lock()
 	s.held = false

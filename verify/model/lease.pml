@@ -26,8 +26,9 @@
  * The store's record counts its writes (the epoch: Acquire, Renew, Takeover); every
  * store write follows a journal save naming its epoch.
  *
- * The model follows lease/session.go and lease/resume.go (tryAcquire, tryResume,
- * renew, Close, journal), the stores' Acquire/Renew/Release/Takeover (one atomic
+ * The model follows the session in lease/ (acquire.go, grant.go, renew.go,
+ * journalwrite.go, resume.go, close.go: tryAcquire, tryResume, renew, Close,
+ * writeJournal), the stores' Acquire/Renew/Release/Takeover (one atomic
  * step each, expiry judged by the store's clock; Takeover retires the token it is
  * given and answers the mark before it raised it), a journal whose Save is atomic
  * and durable when it returns, and the
