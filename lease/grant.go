@@ -12,8 +12,9 @@ import (
 // ticks in the store, then grant the generator the right to issue in them, until a
 // fence that ends before the store's expiry of the lease.
 
-// grantThrough is what the generator may issue through, given the store's reservation
-// mark: the earlier of it and the Journal's mark.
+// grantThrough is what the generator may issue through, given the store's
+// reservation mark: the earlier of it and the Journal's mark, so that a crash never
+// leaves IDs above the mark the next process on the journal starts above.
 func (s *Session) grantThrough(mark unixMilli) unixMilli {
 	if s.opts.Journal == nil {
 		return mark
@@ -28,7 +29,9 @@ func (s *Session) grantThrough(mark unixMilli) unixMilli {
 // renewal, before the generator may issue through mark (grant). The store raises the
 // value's mark only while l is its live lease (the token), so a holder that lost its
 // lease cannot reserve, nor be granted, any further. It returns l with its new
-// expiry, or the store's error (ErrLost when l is no longer live).
+// expiry, or the store's error (ErrLost when l is no longer live). The steps a
+// simulation's store hands over (leasestep.Steps.Reserve) may run the write
+// another way, given the grant the session makes once it succeeded.
 func (s *Session) reserve(ctx context.Context, l Lease, node layout.NodeValues, above, mark unixMilli, sent int64) (Lease, error) {
 	if s.steps.Reserve == nil {
 		return s.opts.Store.Renew(ctx, l, s.opts.TTL, int64(mark))
@@ -79,7 +82,7 @@ func (s *Session) fenceEnd(sent int64) int64 {
 	return start + int64(s.opts.TTL-s.margin)
 }
 
-// reservationLead is how far beyond the clock a reservation reaches: the outage budget plus
-// the renewal interval, so that when a renewal is due, and the store stops
-// answering then, a whole budget of reservation is left (Options.Budget).
+// reservationLead is how far beyond the clock a reservation reaches: the outage
+// budget plus the renewal interval, so that when a renewal is due, and the store
+// stops answering then, a whole budget of reservation is left (Options.Budget).
 func (s *Session) reservationLead() time.Duration { return s.opts.Budget + s.every }

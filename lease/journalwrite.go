@@ -18,14 +18,17 @@ func (s *Session) journalMark() unixMilli {
 	return s.jmark
 }
 
-// writeJournal writes l, epoch (the epoch of the store write that follows it, under
-// l: Lease.Epoch+1) and a local mark reaching journalLead beyond max(above, sent) to the
-// Journal, before that store write and before a grant may let the generator issue
-// up to the mark. It writes before every store write, so that the journal's epoch
-// names each one: a journal found behind the store's epoch after a crash was
-// restored or copied, not left by this session (tryResume). It returns an error
-// wrapping ErrJournal and the Journal's error, which the generator's refusals name
-// until a write succeeds; without a journal it does nothing.
+// writeJournal writes l, epoch (the epoch of the store write that follows it,
+// under l: Lease.Epoch+1) and a local mark reaching journalLead beyond
+// max(above, sent) to the Journal, before that store write and before a grant may
+// let the generator issue up to the mark. It writes before every store write, so
+// that the journal's epoch names each one: a journal found behind the store's
+// epoch after a crash was restored or copied, not left by this session
+// (tryResume). It returns an error wrapping ErrJournal and the Journal's error,
+// which the generator's refusals name until a write succeeds; without a journal it
+// does nothing. The steps a simulation's store hands over
+// (leasestep.Steps.Journal) may run the write another way, given what the session
+// does once it succeeded.
 func (s *Session) writeJournal(ctx context.Context, l Lease, epoch int64, above unixMilli, sent int64) error {
 	if s.opts.Journal == nil {
 		return nil
@@ -56,8 +59,8 @@ func (s *Session) writeJournal(ctx context.Context, l Lease, epoch int64, above 
 	return nil
 }
 
-// dropJournalToken takes l's token out of the Journal, keeping its mark (at least mark),
-// before the session sends a Release under it. A Release still on its way when the
+// dropJournalToken takes l's token out of the Journal, keeping its mark (at least
+// mark), before the session sends a Release under it. A Release still on its way when the
 // process crashes could otherwise run after a successor resumed the lease from the
 // journal, and free the value under it with a mark below its IDs. It reports
 // whether the Release may be sent: with a journal that cannot be written, it may

@@ -109,7 +109,7 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) error {
 // last reservation (the outage budget) and the journal's mark, whichever ends first.
 func (s *Session) renew() error {
 	s.mu.Lock()
-	l, held, above, node, until := s.l, s.mark, s.above, s.status.Node, s.until
+	l, held, above, node := s.l, s.mark, s.above, s.status.Node
 	s.mu.Unlock()
 	sent := s.opts.Clock.Now()
 	if err := s.writeJournal(s.ctx, l, l.Epoch+1, above, sent); err != nil {
@@ -128,7 +128,7 @@ func (s *Session) renew() error {
 	if err != nil {
 		return err
 	}
-	until = s.fenceEnd(sent)
+	until := s.fenceEnd(sent)
 	if err := s.grant(node, above, s.grantThrough(mark), until); err != nil {
 		return refused(err)
 	}

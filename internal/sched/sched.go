@@ -3,7 +3,8 @@
 // choices and the channel waits of the lease and segment code that runs on it, so
 // that one seed is one history. They are not API: the package is internal, only the
 // simulation's clock implements them, and the code that looks for them does so when
-// a session or allocator starts or backs off, never on the path that issues an ID.
+// a session or allocator starts a goroutine or picks how long to wait, never on the
+// path that issues an ID.
 // On any other clock each is the plain behaviour: the go statement, math/rand/v2, a
 // wait on the channel.
 package sched
