@@ -99,7 +99,7 @@ func (s *Session) tryResume(ctx context.Context) error {
 		above = max(above, m)
 	}
 	sent := s.opts.Clock.Now()
-	mark := reservation(above, above, sent, s.ahead())
+	mark := reservation(above, above, sent, s.reservationLead())
 	l, err := s.opts.Store.Takeover(ctx, old, s.opts.Owner, s.opts.TTL, int64(mark))
 	if err != nil {
 		if isLost(err) {
@@ -120,7 +120,7 @@ func (s *Session) tryResume(ctx context.Context) error {
 		// reservation: it issued nothing above it.
 		if m := unixMilli(l.Mark); m > above {
 			above, raise = m, true
-			mark = reservation(above, above, sent, s.ahead())
+			mark = reservation(above, above, sent, s.reservationLead())
 		}
 		why := "the journal was copied or restored from another file or host, or the host rebooted"
 		if !e.Copied {
@@ -134,7 +134,7 @@ func (s *Session) tryResume(ctx context.Context) error {
 	// attempt, which takes it over again (not trusting the old journal more than
 	// this attempt did).
 	s.resume = &JournalEntry{Scope: e.Scope, Value: l.Value, Owner: l.Owner, Token: l.Token, Mark: int64(above), Epoch: l.Epoch, Copied: e.Copied}
-	if err := s.journal(ctx, l, l.Epoch+1, above, sent); err != nil {
+	if err := s.writeJournal(ctx, l, l.Epoch+1, above, sent); err != nil {
 		return err
 	}
 	if raise {
@@ -142,14 +142,14 @@ func (s *Session) tryResume(ctx context.Context) error {
 			return err
 		}
 	}
-	until := s.fence(sent)
-	if err := s.grant(node, above, s.through(mark), until); err != nil {
+	until := s.fenceEnd(sent)
+	if err := s.grant(node, above, s.grantThrough(mark), until); err != nil {
 		// Keep the lease for the next attempt; an error Grant returns is one
 		// retrying cannot cure, and Close or expiry ends the lease.
 		return refused(err)
 	}
 	s.resume = nil
-	s.hold(l, node, above, mark, until, true)
+	s.recordHeld(l, node, above, mark, until, true)
 	return nil
 }
 
@@ -166,7 +166,7 @@ func (s *Session) renewedFor(ctx context.Context, value int64) (unixMilli, error
 	}
 	for _, r := range recs {
 		if r.Value == value && r.Mark > 0 {
-			return max(unixMilli(r.Mark)-unixMilli((s.ahead()-s.jahead()).Milliseconds()), 0), nil
+			return max(unixMilli(r.Mark)-unixMilli((s.reservationLead()-s.journalLead()).Milliseconds()), 0), nil
 		}
 	}
 	return 0, nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
-	"github.com/flurryid/flurry/internal/simhook"
+	"github.com/flurryid/flurry/internal/sched"
 )
 
 // Options configures an Allocator. The zero value of every field but Stores and Tag
@@ -198,8 +198,8 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 		kickCh:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		changed: make(chan struct{}),
-		pref:    simhook.IntN(opts.Clock, len(opts.Stores)),
-		poll:    simhook.PollEvery(opts.Clock),
+		pref:    sched.IntN(opts.Clock, len(opts.Stores)),
+		poll:    sched.PollEvery(opts.Clock),
 		down:    make([]bool, len(opts.Stores)),
 	}
 	if a.clk == nil {
@@ -217,7 +217,7 @@ func New(ctx context.Context, opts Options) (*Allocator, error) {
 	first.since = a.clk.Now()
 	a.cur.Store(first)
 	a.fetcher.Add(1)
-	simhook.Go(a.clk, a.run)
+	sched.Go(a.clk, a.run)
 	return a, nil
 }
 

@@ -26,8 +26,9 @@
  * The store's record counts its writes (the epoch: Acquire, Renew, Takeover); every
  * store write follows a journal save naming its epoch.
  *
- * The model follows lease/session.go and lease/resume.go (tryAcquire, tryResume,
- * renew, Close, journal), the stores' Acquire/Renew/Release/Takeover (one atomic
+ * The model follows the session in lease/ (acquire.go, grant.go, renew.go,
+ * journalwrite.go, resume.go, close.go: tryAcquire, tryResume, renew, Close,
+ * writeJournal), the stores' Acquire/Renew/Release/Takeover (one atomic
  * step each, expiry judged by the store's clock; Takeover retires the token it is
  * given and answers the mark before it raised it), a journal whose Save is atomic
  * and durable when it returns, and the
@@ -65,11 +66,11 @@
  *   BUG_RESUME_NOTOKEN a restart takes the journal's value back without the store's
  *                      proof that its lease is still the journal's: when the resume's
  *                      Renew fails it acquires the value anyway and starts above the
- *                      journal's mark (simhook.ResumeWithoutToken)
+ *                      journal's mark
  *   BUG_PAST_BUDGET    the generator is bounded by the journal's mark only, not by
- *                      the store's reservation (simhook.PastBudget)
+ *                      the store's reservation (verify/sim's PastBudget)
  *   BUG_JOURNAL_LATE   a renewal grants through the journal's new mark before the
- *                      journal has it (simhook.GrantBeforeJournal)
+ *                      journal has it (verify/sim's GrantBeforeJournal)
  *   BUG_STALE_RELEASE  a Release is sent while the journal still names its lease:
  *                      tryAcquire's abandon, and Close, which keeps the token when
  *                      its Release fails; a restart resumes the lease, then the late

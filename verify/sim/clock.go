@@ -12,7 +12,7 @@ import (
 // following forward steps of the wall clock, never going back.
 //
 // A Node is the clock its process's code runs on: it implements clock.Clock,
-// clock.Timeouter and simhook.Spawner.
+// clock.Timeouter and sched.Spawner.
 type Node struct {
 	ID  int
 	sim *Sim
@@ -110,7 +110,7 @@ func (n *Node) WithTimeout(parent context.Context, d time.Duration) (context.Con
 	return n.sim.WithDeadline(parent, n.trueAt(n.at(n.sim.now)+int64(d)))
 }
 
-// Go implements simhook.Spawner: the node's goroutines are the simulation's.
+// Go implements sched.Spawner: the node's goroutines are the simulation's.
 func (n *Node) Go(f func()) { n.sim.Go(n, f) }
 
 // sortedGs returns the node's live goroutines by id, forgetting dead ones.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/flurryid/flurry"
-	"github.com/flurryid/flurry/internal/simhook"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/memstore"
@@ -63,9 +62,9 @@ type LeaseConfig struct {
 	Faults Faults
 	// Order is the sessions' acquisition order (zero: lease.OrderScope).
 	Order lease.Order
-	// Flaws switches on known-bad variants of the protocol in the real session code,
-	// to show that the checker catches them.
-	Flaws simhook.Flaw
+	// Flaws switches on known-bad variants of the protocol around the real session
+	// code, to show that the checker catches them (Flaw).
+	Flaws Flaw
 }
 
 // Faults are the rates of injected faults. Per-node rates are per node per hour.
@@ -288,9 +287,12 @@ func (n *leaseNode) boot() {
 func (n *leaseNode) run() {
 	w, s := n.w, n.w.sim
 	owner := n.owner
-	var st lease.Store = &LeaseStore{w: w, m: w.store, flaws: w.cfg.Flaws, owner: owner}
+	var st simStore = &LeaseStore{w: w, m: w.store, steps: flawSteps(w.cfg.Flaws, n.Node), owner: owner}
 	if w.cfg.Seams&TakeoverKeepsToken != 0 {
 		st = keepTokenStore{st.(*LeaseStore)}
+	}
+	if w.cfg.Flaws&AboveWithoutPlusOne != 0 {
+		st = newLowMarkStore(st, w.lay.Unit())
 	}
 	gopts := snowflake.Options{Layout: w.lay, Clock: n.Node, Namespace: w.ns + owner}
 	if n.ID%2 == 1 {

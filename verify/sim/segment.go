@@ -42,11 +42,11 @@ func DefaultSegConfig() SegConfig {
 		KillPerHour: 2, PausePerHour: 2, OutagePerHour: 6, LossProb: 0.002}
 }
 
-// PollEvery implements simhook.Poller: code on a node's clock polls the channels it
+// PollEvery implements sched.Poller: code on a node's clock polls the channels it
 // waits on every 50 ms of simulated time.
 func (n *Node) PollEvery() time.Duration { return 50 * time.Millisecond }
 
-// IntN implements simhook.Chooser from the simulation's seeded source.
+// IntN implements sched.Chooser from the simulation's seeded source.
 func (n *Node) IntN(k int) int { return n.sim.rng.IntN(k) }
 
 // SegWorld is one run of the segment simulation.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/internal/simhook"
 	"github.com/flurryid/flurry/lease"
 )
 
@@ -115,7 +114,7 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 	oneAtATime(t)
 	for _, tc := range []struct {
 		name string
-		flaw simhook.Flaw
+		flaw Flaw
 		ttl  time.Duration
 		win  time.Duration
 		want string // the violation expected
@@ -125,17 +124,17 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 		// grant, not the reservation, ends first: when a node issues above a mark
 		// ahead of its clock (Logical, after a clock step back), its reservation
 		// reaches past the fence.
-		{"fence-from-reply", simhook.FenceFromReply, 3 * time.Second, 5 * time.Second, "live"},
+		{"fence-from-reply", FenceFromReply, 3 * time.Second, 5 * time.Second, "live"},
 		// A grant before the reservation: IDs in ticks the store has not reserved.
-		{"grant-before-reserve", simhook.GrantBeforeReserve, 10 * time.Second, 2 * time.Second, "reserved"},
+		{"grant-before-reserve", GrantBeforeReserve, 10 * time.Second, 2 * time.Second, "reserved"},
 		// A new holder starting in the tick of the mark instead of after it. It shows
 		// when the value's own mark is what the holder starts above: with
 		// OrderValue always, with OrderScope only when it is the scope's highest.
-		{"above-without-plus-one", simhook.AboveWithoutPlusOne, 10 * time.Second, 2 * time.Second, "above"},
+		{"above-without-plus-one", AboveWithoutPlusOne, 10 * time.Second, 2 * time.Second, "above"},
 		// The generator issues through a new journal mark before the journal has
 		// it: a crash during a stalled write leaves the restart a mark below IDs the
 		// crashed run issued, and the resumed lease issues them again.
-		{"grant-before-journal", simhook.GrantBeforeJournal, 0, 0, "order-holder"},
+		{"grant-before-journal", GrantBeforeJournal, 0, 0, "order-holder"},
 		// A second process resumes a lease from the journal of a process that is
 		// still running (the journal's lock would refuse it): the journal is its
 		// own file, so it trusts the mark and starts below what the first, running
@@ -143,7 +142,7 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 		{"shared-journal", 0, 0, 0, "above"},
 		// The generator bounded by the journal alone goes on past the store's
 		// reservation through an outage longer than the budget.
-		{"past-budget", simhook.PastBudget, 0, 0, "reserved"},
+		{"past-budget", PastBudget, 0, 0, "reserved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Seeds in turn until one catches it (a variant shows only when its fault
@@ -163,11 +162,11 @@ func TestLeaseSimCatchesFlaws(t *testing.T) {
 					cfg.Budget = 5 * time.Second
 					cfg.Faults.KillPerHour, cfg.Faults.DiskStallProb = 20, 0.2
 				}
-				if tc.flaw == simhook.AboveWithoutPlusOne {
+				if tc.flaw == AboveWithoutPlusOne {
 					cfg.Order = lease.OrderValue
 				}
 				cfg.Faults.SlowPerHour = 60
-				if tc.flaw == simhook.FenceFromReply || tc.flaw == simhook.GrantBeforeJournal {
+				if tc.flaw == FenceFromReply || tc.flaw == GrantBeforeJournal {
 					// Clock steps back, each often followed by a restart: a
 					// restart's clock behind the IDs it must continue above.
 					cfg.Faults.StepPerHour = 30

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/flurryid/flurry/internal/simhook"
+	"github.com/flurryid/flurry/internal/leasestep"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/memstore"
 )
@@ -79,12 +79,13 @@ func latency(r randSource) int64 {
 type LeaseStore struct {
 	w     *LeaseWorld
 	m     *memstore.Store
-	flaws simhook.Flaw
-	owner string // the process using it: a renewal of another owner's lease is a resume
+	steps leasestep.Steps // the session's steps: the protocol's, or the run's known-bad variants (Flaw)
+	owner string          // the process using it: a renewal of another owner's lease is a resume
 }
 
-// SimFlaws implements simhook.Flawed: the known-bad variant the run asks for.
-func (st *LeaseStore) SimFlaws() simhook.Flaw { return st.flaws }
+// LeaseSteps implements leasestep.Source: the steps of the run's known-bad
+// variants, if any, for the session using the store.
+func (st *LeaseStore) LeaseSteps() leasestep.Steps { return st.steps }
 
 // Acquire implements lease.Store.
 func (st *LeaseStore) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (lease.Lease, error) {

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flurryid/flurry/internal/simhook"
 	"github.com/flurryid/flurry/verify/plot"
 	"github.com/flurryid/flurry/verify/sim"
 )
@@ -66,15 +65,15 @@ func main() {
 	switch *flaw {
 	case "":
 	case "fence-from-reply":
-		base.Flaws = simhook.FenceFromReply
+		base.Flaws = sim.FenceFromReply
 	case "grant-before-reserve":
-		base.Flaws = simhook.GrantBeforeReserve
+		base.Flaws = sim.GrantBeforeReserve
 	case "above-without-plus-one":
-		base.Flaws = simhook.AboveWithoutPlusOne
+		base.Flaws = sim.AboveWithoutPlusOne
 	case "grant-before-journal":
-		base.Flaws = simhook.GrantBeforeJournal
+		base.Flaws = sim.GrantBeforeJournal
 	case "past-budget":
-		base.Flaws = simhook.PastBudget
+		base.Flaws = sim.PastBudget
 	case "shared-journal":
 		base.SharedJournal = true
 	case "takeover-keeps-token":

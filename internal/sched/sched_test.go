@@ -1,4 +1,4 @@
-package simhook
+package sched
 
 import (
 	"testing"
@@ -10,16 +10,15 @@ type simClock struct{ started int }
 func (c *simClock) Go(f func())              { c.started++; f() }
 func (c *simClock) PollEvery() time.Duration { return 7 * time.Millisecond }
 func (c *simClock) IntN(n int) int           { return n - 1 }
-func (c *simClock) SimFlaws() Flaw           { return FenceFromReply | AboveWithoutPlusOne }
 
-// Outside a simulation every hook is the plain behaviour; a simulation's clock and
-// store take each over.
+// Outside a simulation every hook is the plain behaviour; a simulation's clock
+// takes each over.
 func TestHooks(t *testing.T) {
 	done := make(chan struct{})
 	Go(struct{}{}, func() { close(done) })
 	<-done
-	if PollEvery(struct{}{}) != 0 || FlawsOf(struct{}{}) != 0 {
-		t.Error("a plain clock or store got a simulation's behaviour")
+	if PollEvery(struct{}{}) != 0 {
+		t.Error("a plain clock got a simulation's behaviour")
 	}
 	if n := IntN(struct{}{}, 3); n < 0 || n >= 3 {
 		t.Errorf("IntN = %d", n)
@@ -27,7 +26,7 @@ func TestHooks(t *testing.T) {
 	c := &simClock{}
 	ran := false
 	Go(c, func() { ran = true })
-	if c.started != 1 || !ran || PollEvery(c) != 7*time.Millisecond || IntN(c, 5) != 4 || FlawsOf(c) != FenceFromReply|AboveWithoutPlusOne {
+	if c.started != 1 || !ran || PollEvery(c) != 7*time.Millisecond || IntN(c, 5) != 4 {
 		t.Error("a simulation's hooks were not used")
 	}
 }
