@@ -67,7 +67,15 @@ func runClient(ctx context.Context, cfg config, w *writer) error {
 			return err
 		}
 		// The documented defaults: adaptive Batch and LowWater, Timeout 2 s.
-		c, err := client.New(client.Options{Servers: servers, HTTPClient: &http.Client{Transport: tr}})
+		// With -local, the region's own servers are Servers and the others one
+		// remote region: the client leaves its region only when every local server
+		// has failed, and comes back once their backoff has passed.
+		opts := client.Options{Servers: servers, HTTPClient: &http.Client{Transport: tr}}
+		if cfg.local > 0 && cfg.local < len(servers) {
+			opts.Servers = servers[:cfg.local]
+			opts.Remote = []client.Region{{Name: "remote", Servers: servers[cfg.local:]}}
+		}
+		c, err := client.New(opts)
 		if err != nil {
 			return err
 		}

@@ -65,7 +65,7 @@ func main() {
 	flag.StringVar(&cfg.mode, "mode", "http", "http: raw HTTP requests to the nodes; client: Next calls through flurry's Go client")
 	flag.IntVar(&cfg.workers, "workers", 2, "workers (callers with -mode client) per namespace")
 	flag.IntVar(&cfg.clients, "clients", 2, "-mode client: Go clients, each with every node and its own buffers")
-	flag.IntVar(&cfg.local, "local", 0, "-mode client: the first N of -nodes are this host's region's, tried first by every Client (0: all of them, in one rotation)")
+	flag.IntVar(&cfg.local, "local", 0, "-mode client: the first N of -nodes are this host's region's, the Client's Servers, and the rest its one remote region (client.Options.Remote); 0: all of them, in one rotation")
 	flag.IntVar(&cfg.count, "count", 1000, "-mode http: IDs per request")
 	flag.DurationVar(&cfg.timeout, "timeout", 2*time.Second, "bound on one request (-mode client: on one Next call)")
 	flag.Int64Var(&cfg.maxReq, "max-requests", 1_000_000, "stop after this many requests (Next calls) in all")
