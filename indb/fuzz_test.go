@@ -87,14 +87,11 @@ func FuzzEmit(f *testing.F) {
 				t.Fatal(err)
 			}
 			ids := next(t, c, fn, 3)
-			q := "SELECT last_value FROM " + fn + "_seq"
-			if e == indb.MariaDB {
-				q = "SELECT slot FROM " + fn + "_counter"
-			}
-			var x int64
-			if err := c.QueryRowContext(ctx(t), q).Scan(&x); err != nil {
+			in, err := indb.Read(ctx(t), db, e, "", fn)
+			if err != nil {
 				t.Fatal(err)
 			}
+			x := in.Counter
 			c.Close()
 			checkIDs(t, l, nv, ids)
 			var sb uint
