@@ -15,10 +15,10 @@ import (
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/memstore"
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 var engines = []indb.Engine{indb.Postgres, indb.MariaDB}

@@ -13,11 +13,11 @@ import (
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/indb"
-	"github.com/flurryid/flurry/verify/testenv"
 	"github.com/flurryid/flurry/layout"
 	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/lease/leaseurl"
 	_ "github.com/flurryid/flurry/lease/sqlstore" // the database itself as the lease store
+	"github.com/flurryid/flurry/verify/testenv"
 )
 
 // insertRows inserts n rows into items, leaving id to the DEFAULT (PostgreSQL) or
@@ -546,4 +546,60 @@ func TestGrant(t *testing.T) {
 		t.Errorf("a role without the grant = %d, %v; want permission denied", id, err)
 	}
 	c.ExecContext(ctx(t), "RESET ROLE")
+}
+
+// TestRestartStartsAfterReservation empties MariaDB's MEMORY table of tick
+// claims in the middle of a one-second tick, as a restart or a crash of the
+// server does: the calls after it start after the crash-safe reservation, so
+// they issue none of the IDs before it; with the clock behind the reservation
+// they fail naming the gap, and succeed again with the clock back.
+func TestRestartStartsAfterReservation(t *testing.T) {
+	_, db := freshDB(t, indb.MariaDB)
+	l := mustLayout(t, "time:33:1s:2024-01-01T00:00:00Z,node:4,seq:10")
+	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: indb.MariaDB, Layout: l, TestClock: true}})
+	conn := func() *sql.Conn {
+		t.Helper()
+		c, err := db.Conn(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// A restart ends every session (and its user variables): each phase has a
+	// connection of its own.
+	restart := func() {
+		t.Helper()
+		if _, err := db.ExecContext(ctx(t), "DELETE FROM "+indb.DefaultFunction+"_tick"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := next(t, conn(), indb.DefaultFunction, 20)
+	restart()
+	c := conn()
+	setOffset(t, c, indb.MariaDB, -5000)
+	var id int64
+	err := c.QueryRowContext(ctx(t), "SELECT "+indb.DefaultFunction+"()").Scan(&id)
+	if err == nil || !strings.Contains(err.Error(), "behind the last issued ID's tick") {
+		t.Fatalf("a call after the restart with the clock 5 s behind = %d, %v; want a clock-behind error", id, err)
+	}
+	setOffset(t, c, indb.MariaDB, 0)
+	after := next(t, c, indb.DefaultFunction, 20)
+	restart()
+	again := next(t, conn(), indb.DefaultFunction, 20)
+	checkIDs(t, l, in.Node, append(append(before, after...), again...))
+	for _, ids := range [][]flurry.ID{before, after, again}[1:] {
+		if mustTick(t, l, ids[0]) <= mustTick(t, l, before[len(before)-1]) {
+			t.Errorf("an ID after a restart, %d, is in the tick of an ID before it", ids[0])
+		}
+	}
+}
+
+func mustTick(t *testing.T, l *layout.Layout, id flurry.ID) int64 {
+	t.Helper()
+	p, err := l.Decompose(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Tick
 }
