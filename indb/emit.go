@@ -99,7 +99,8 @@ type Options struct {
 	// Function is the function's name: a lower-case letter, then lower-case letters,
 	// digits or _, at most 40 characters. Empty means DefaultFunction. Its other
 	// objects are named after it (PostgreSQL: the counter <name>_ctr and the slow
-	// path <name>_slow; MariaDB: the table <name>_counter).
+	// path <name>_slow(); MariaDB: the sequence <name>_seq, the tables
+	// <name>_tick and <name>_counter and the slow path <name>_slow()).
 	Function string
 	// Schema is the PostgreSQL schema every object is made in. Empty means
 	// "public". MariaDB makes the objects in the connection's database.
@@ -120,9 +121,9 @@ type Options struct {
 	Targets []Target
 	// Grants names PostgreSQL roles that may call the function: the function runs
 	// with its caller's privileges (a SECURITY DEFINER function would have to fix
-	// its search_path, which costs about half again per call), so each role
-	// needs SELECT on the state table and USAGE, SELECT and UPDATE on the two
-	// sequences. Owners and superusers need none. MariaDB's function and triggers
+	// its search_path, which costs about half again per call and cannot be
+	// inlined), so each role needs SELECT on the state table and USAGE, SELECT and
+	// UPDATE on the counter sequence. Owners and superusers need none. MariaDB's function and triggers
 	// run with their definer's privileges, so callers need only EXECUTE.
 	Grants []string
 	// Lease is recorded in the state table. Zero means none: the node values were
