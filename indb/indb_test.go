@@ -603,3 +603,81 @@ func mustTick(t *testing.T, l *layout.Layout, id flurry.ID) int64 {
 	}
 	return p.Tick
 }
+
+// TestKilledMove ends a PostgreSQL backend in the middle of a move of the counter
+// (pg_terminate_backend while TestClock's flurry.test_move_delay_ms holds it
+// between its slot and its setval, with the advisory lock): another session that
+// waited for the lock goes on, and no ID is issued twice across the kill.
+func TestKilledMove(t *testing.T) {
+	_, db := freshDB(t, indb.Postgres)
+	l := mustLayout(t, tiny)
+	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: indb.Postgres, Layout: l, TestClock: true}})
+	a, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	before := append(next(t, a, indb.DefaultFunction, 3), next(t, b, indb.DefaultFunction, 3)...)
+	var pid int
+	if err := a.QueryRowContext(ctx(t), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ExecContext(ctx(t), "SELECT set_config('flurry.test_move_delay_ms', '30000', false)"); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan error, 1)
+	go func() {
+		var id int64
+		// The counter is behind the clock once a tick has passed: this call moves it.
+		killed <- a.QueryRowContext(ctx(t), "SELECT pg_sleep(0.01), "+indb.DefaultFunction+"()").Scan(new(any), &id)
+	}()
+	// Wait until A sleeps inside its move (the second pg_sleep of its statement).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var held int
+		if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1", pid).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if held > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never entered a move")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := b.ExecContext(ctx(t), "SET lock_timeout = 20000"); err != nil {
+		t.Fatal(err)
+	}
+	// B's calls wait for the lock A holds, then go on once A is gone.
+	type result struct {
+		ids []flurry.ID
+		err error
+	}
+	after := make(chan result, 1)
+	go func() {
+		var r result
+		for i := 0; i < 20 && r.err == nil; i++ {
+			var id int64
+			r.err = b.QueryRowContext(ctx(t), "SELECT "+indb.DefaultFunction+"()").Scan(&id)
+			r.ids = append(r.ids, flurry.ID(id))
+		}
+		after <- r
+	}()
+	if _, err := db.ExecContext(ctx(t), "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-killed; err == nil {
+		t.Fatal("the killed session's call returned an ID")
+	}
+	r := <-after
+	if r.err != nil {
+		t.Fatalf("a call after the kill: %v", r.err)
+	}
+	checkIDs(t, l, in.Node, append(before, r.ids...))
+}
