@@ -2,8 +2,8 @@
 // flurry_next_id() by default, that returns the next ID of a layout as a bigint,
 // usable as a column DEFAULT (PostgreSQL), in a BEFORE INSERT trigger (MariaDB, whose
 // DEFAULT cannot call a stored function) and in INSERT ... SELECT of any number of
-// rows. It is Instagram's 2012 scheme (PL/pgSQL, a sequence and the clock) without
-// its wrap: the sequence field never wraps within a tick, a transaction that rolls
+// rows. It is Instagram's 2012 scheme (a sequence and the clock) without its wrap:
+// the sequence field never wraps within a tick, a transaction that rolls
 // back never makes an ID reusable, a clock behind the last issued tick fails with
 // the gap after a bounded wait, and a copy of the database refuses to issue its
 // original's IDs.
@@ -17,22 +17,24 @@
 //		Leases:  leases, LeaseName: "etcd://10.0.0.5:2379"})
 //	out, err := indb.Uninstall(ctx, db, e, indb.UninstallOptions{Leases: leases}) // flurry sql uninstall
 //
-// How it works. The counter holds a slot, tick << seqBits | seq: every call takes
-// the next slot, so two calls never share one, and the ID is composed from the
-// slot's tick and sequence and the database's node value. A slot whose tick is the
-// clock's is returned at once; a slot ahead of the clock (its tick's sequence
-// values were used up, or the clock stepped back) is returned after the clock
-// reaches its tick, within Options.MaxWait, else the call fails naming the gap; a
-// slot behind the clock moves the counter to the start of the current tick.
+// How it works. Each call takes a number from a sequence (which no rollback gives
+// back) and makes the ID of the clock's tick, a sequence value no other call of
+// the tick has, and the database's node value. A tick's values never wrap: when
+// they run out, calls wait for the next tick, within Options.MaxWait; a clock
+// behind the last issued tick is waited out the same way, else the call fails
+// naming the gap.
 //
-// On PostgreSQL the counter is a sequence (nextval is not transactional). setval
-// can move it back, so a move is made under an advisory lock and announced on a
-// second sequence (odd while a move is under way): a call takes its slot without
-// a lock, and keeps it only when that sequence read the same even value before
-// and after its nextval, so no slot a move could hand out again is ever returned.
-// On MariaDB, whose SETVAL takes only literals and whose stored functions run no
-// dynamic SQL, the counter is a row of an Aria table (not undone by a rollback),
-// raised by one UPDATE ... GREATEST(slot + 1, tick << seqBits); MariaDB locks it for
+// On PostgreSQL the function is one SQL expression that the server inlines into
+// the calling statement: nextval of a counter whose slots are the ID without its
+// node bits, compared with the clock's tick, ORed with the node bits. The counter
+// counts a tick's slots into a guard zone, never into the next tick; a slot behind
+// the clock or in a zone goes to the slow path, which moves the counter (setval
+// under an advisory lock) to a tick later than it has ever been in, so moves and
+// counting never hand out slots of one tick. On MariaDB, whose SETVAL takes only
+// literals and whose stored functions run no dynamic SQL, a SEQUENCE numbers the
+// calls, a MEMORY row holds the claimed tick and its base (the ID's sequence value
+// is the call's number less the base), and an Aria row is the crash-safe
+// reservation of ticks that a restart starts after; MariaDB locks those tables for
 // each statement that calls the function, so those statements take turns.
 // docs/in-database.md has the argument, the tests that check it and the costs.
 //

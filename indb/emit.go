@@ -97,8 +97,10 @@ type Options struct {
 	// Node holds the node fields' values, baked into the function.
 	Node layout.NodeValues
 	// Function is the function's name: a lower-case letter, then lower-case letters,
-	// digits or _, at most 40 characters. Empty means DefaultFunction. The sequences
-	// are named after it (<name>_seq, and <name>_jump on PostgreSQL).
+	// digits or _, at most 40 characters. Empty means DefaultFunction. Its other
+	// objects are named after it (PostgreSQL: the counter <name>_ctr and the slow
+	// path <name>_slow(); MariaDB: the sequence <name>_seq, the tables
+	// <name>_tick and <name>_counter and the slow path <name>_slow()).
 	Function string
 	// Schema is the PostgreSQL schema every object is made in. Empty means
 	// "public". MariaDB makes the objects in the connection's database.
@@ -119,9 +121,9 @@ type Options struct {
 	Targets []Target
 	// Grants names PostgreSQL roles that may call the function: the function runs
 	// with its caller's privileges (a SECURITY DEFINER function would have to fix
-	// its search_path, which costs about half again per call), so each role
-	// needs SELECT on the state table and USAGE, SELECT and UPDATE on the two
-	// sequences. Owners and superusers need none. MariaDB's function and triggers
+	// its search_path, which costs about half again per call and cannot be
+	// inlined), so each role needs SELECT on the state table and USAGE, SELECT and
+	// UPDATE on the counter sequence. Owners and superusers need none. MariaDB's function and triggers
 	// run with their definer's privileges, so callers need only EXECUTE.
 	Grants []string
 	// Lease is recorded in the state table. Zero means none: the node values were
@@ -177,11 +179,14 @@ type plan struct {
 	fn, schema       string
 	node             int64 // the node fields' bits
 	start            int64 // the first slot: the start of the tick after Floor
+	startTick        int64 // that tick
 	endMs            int64 // no ID at or after this instant
 	maxWaitMs        int64
 	lockKey          int64
 	token            string // changes with every emit: sessions check the identity again
-	seq, jump, ident string // PostgreSQL's objects
+	seq, jump, ident string // PostgreSQL's objects: seq and jump only to drop those of older installs
+	ctrName, slow    string
+	ctr              pgCounter
 	counter          string // MariaDB's counter table
 }
 
@@ -240,6 +245,7 @@ func (o Options) plan() (*plan, error) {
 		}
 		if tick > 0 {
 			p.start = tick << p.c.SeqBits
+			p.startTick = tick
 		}
 	}
 	wait := o.MaxWait
@@ -259,6 +265,13 @@ func (o Options) plan() (*plan, error) {
 	rand.Read(b[:])
 	p.token = hex.EncodeToString(b[:])
 	p.seq, p.jump, p.ident, p.counter = p.fn+"_seq", p.fn+"_jump", p.fn+"_identity", p.fn+"_counter"
+	p.ctrName, p.slow = p.fn+"_ctr", p.fn+"_slow"
+	if o.Engine == Postgres {
+		var ok bool
+		if p.ctr, ok = newPGCounter(p.c); !ok {
+			return nil, optErr("layout %s: its time and sequence fields take all 63 bits, and the PostgreSQL counter needs spare bits beside them; shorten one of them", l)
+		}
+	}
 	return p, nil
 }
 

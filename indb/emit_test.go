@@ -46,7 +46,7 @@ func TestEmitScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := pg.String()
-	for _, want := range []string{`"App".order_id()`, `"App".order_id_seq`, `"App".order_id_jump`, `ALTER TABLE "Orders" ALTER COLUMN "id" SET DEFAULT "App".order_id()`} {
+	for _, want := range []string{`"App".order_id()`, `"App".order_id_ctr`, `"App".order_id_slow()`, `ALTER TABLE "Orders" ALTER COLUMN "id" SET DEFAULT "App".order_id()`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("PostgreSQL script lacks %q", want)
 		}

@@ -46,8 +46,10 @@ func fuzzLayout(timeBits, unitSel, nodes, seqBits, seqPos uint8, nodeBits uint32
 }
 
 // FuzzEmit emits the function for random layouts and node values, runs it on
-// PostgreSQL and MariaDB and compares its IDs with layout.Compose of the slot the
-// counter holds: the same bits, field by field.
+// PostgreSQL and MariaDB and compares its IDs with layout.Compose of the tick and
+// sequence value the counter state gives (PostgreSQL: the counter's slot; MariaDB:
+// the claimed tick and the call's number less its base): the same bits, field by
+// field.
 func FuzzEmit(f *testing.F) {
 	f.Add(uint8(21), uint8(0), uint8(1), uint8(9), uint8(1), uint32(12), uint64(5))        // instagram-like
 	f.Add(uint8(19), uint8(1), uint8(1), uint8(7), uint8(0), uint32(15), uint64(40000))    // sonyflake-like: seq above the node
@@ -87,25 +89,33 @@ func FuzzEmit(f *testing.F) {
 				t.Fatal(err)
 			}
 			ids := next(t, c, fn, 3)
-			q := "SELECT last_value FROM " + fn + "_seq"
-			if e == indb.MariaDB {
-				q = "SELECT slot FROM " + fn + "_counter"
-			}
-			var x int64
-			if err := c.QueryRowContext(ctx(t), q).Scan(&x); err != nil {
+			in, err := indb.Read(ctx(t), db, e, "", fn)
+			if err != nil {
 				t.Fatal(err)
 			}
-			c.Close()
-			checkIDs(t, l, nv, ids)
 			var sb uint
 			for _, fl := range l.Fields() {
 				if fl.Kind == layout.Sequence {
 					sb = uint(fl.Bits)
 				}
 			}
-			want, err := l.Compose(layout.Parts{Tick: x >> sb, Nodes: nv, Sequence: x & (1<<sb - 1)})
+			// PostgreSQL: the counter's last slot is the last ID's. MariaDB: the last
+			// ID is the claimed tick's with this session's last call number less the
+			// tick's base, and the reservation covers the tick.
+			tick, seq := in.Counter>>sb, in.Counter&(1<<sb-1)
+			if e == indb.MariaDB {
+				if err := c.QueryRowContext(ctx(t), "SELECT tick, LASTVAL("+fn+"_seq) - base FROM "+fn+"_tick WHERE id = 1").Scan(&tick, &seq); err != nil {
+					t.Fatal(err)
+				}
+				if in.Counter>>sb < tick {
+					t.Errorf("%s: the reservation ends at tick %d, before the claimed tick %d", l, in.Counter>>sb, tick)
+				}
+			}
+			c.Close()
+			checkIDs(t, l, nv, ids)
+			want, err := l.Compose(layout.Parts{Tick: tick, Nodes: nv, Sequence: seq})
 			if err != nil || ids[2] != want {
-				t.Errorf("%s %s node %v: the last ID is %d; layout.Compose of the counter's slot %d gives %d (%v)", e, l, nv, ids[2], x, want, err)
+				t.Errorf("%s %s node %v: the last ID is %d; layout.Compose of tick %d and sequence value %d gives %d (%v)", e, l, nv, ids[2], tick, seq, want, err)
 			}
 			if now, got := time.Now(), l.TimeOf(ids[2]); got.After(now) || now.Sub(got) > time.Minute+l.Unit() {
 				t.Errorf("%s %s: the last ID's time is %s at %s", e, l, got, now)

@@ -233,16 +233,37 @@ func Read(ctx context.Context, db *sql.DB, e Engine, schema, fn string) (Install
 			return in, fmt.Errorf("indb: the node values recorded in %s: %w", StateTable, err)
 		}
 	}
-	in.Counter, err = counter(ctx, db, e, schema, fn)
+	in.Counter, err = counter(ctx, db, e, schema, fn, in.Layout)
 	return in, err
 }
 
-// counter reads the counter's last slot, or -1 when the counter is missing.
-func counter(ctx context.Context, db *sql.DB, e Engine, schema, fn string) (int64, error) {
-	q := "SELECT last_value FROM " + pgQuote(schema) + "." + fn + "_seq"
+// counter reads the counter's last slot (tick << seqBits | seq), or -1 when the
+// counter is missing. On PostgreSQL it is the sequence <fn>_ctr in its encoding
+// (pgCounter), or, for an install made before that, the slot sequence <fn>_seq.
+func counter(ctx context.Context, db *sql.DB, e Engine, schema, fn string, l *layout.Layout) (int64, error) {
 	if e == MariaDB {
-		q = "SELECT slot FROM " + fn + "_counter WHERE id = 1"
+		return readCounter(ctx, db, "SELECT slot FROM "+fn+"_counter WHERE id = 1")
 	}
+	v, err := readCounter(ctx, db, "SELECT last_value FROM "+pgQuote(schema)+"."+fn+"_ctr")
+	if err != nil || v >= 0 {
+		return pgSlot(l, v), err
+	}
+	return readCounter(ctx, db, "SELECT last_value FROM "+pgQuote(schema)+"."+fn+"_seq")
+}
+
+// pgSlot turns a value of PostgreSQL's counter into its slot.
+func pgSlot(l *layout.Layout, v int64) int64 {
+	c := bitcodec.New(l.Fields(), l.Unit(), l.Epoch(), layout.ErrInvalid)
+	k, ok := newPGCounter(c)
+	if !ok {
+		return v
+	}
+	return k.slot(c, v)
+}
+
+func readCounter(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, q string) (int64, error) {
 	var v int64
 	err := db.QueryRowContext(ctx, q).Scan(&v)
 	if err != nil {
@@ -525,16 +546,33 @@ func Uninstall(ctx context.Context, db *sql.DB, e Engine, o UninstallOptions) (U
 				return fmt.Errorf("indb: %s: %w", firstLine(st), err)
 			}
 		}
-		q := "SELECT slot FROM " + in.Function + "_counter WHERE id = 1"
-		if e == Postgres {
-			seq := pgQuote(in.Schema) + "." + in.Function + "_seq"
-			if _, err := x.ExecContext(ctx, "ALTER SEQUENCE "+seq+" NO CYCLE"); err != nil {
-				return fmt.Errorf("indb: locking the counter: %w", err)
+		if e == MariaDB {
+			if err := x.QueryRowContext(ctx, "SELECT slot FROM "+in.Function+"_counter WHERE id = 1").Scan(&last); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("indb: reading the counter: %w", err)
 			}
-			q = "SELECT last_value FROM " + seq
-		}
-		if err := x.QueryRowContext(ctx, q).Scan(&last); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("indb: reading the counter: %w", err)
+		} else {
+			// The counter, or the slot sequence of an install made before it.
+			for _, name := range []string{in.Function + "_ctr", in.Function + "_seq"} {
+				seq := pgQuote(in.Schema) + "." + name
+				var exists bool
+				if err := x.QueryRowContext(ctx, "SELECT to_regclass("+lit(e, seq)+") IS NOT NULL").Scan(&exists); err != nil {
+					return fmt.Errorf("indb: looking for the counter: %w", err)
+				}
+				if !exists {
+					continue
+				}
+				if _, err := x.ExecContext(ctx, "ALTER SEQUENCE "+seq+" NO CYCLE"); err != nil {
+					return fmt.Errorf("indb: locking the counter: %w", err)
+				}
+				var v int64
+				if err := x.QueryRowContext(ctx, "SELECT last_value FROM "+seq).Scan(&v); err != nil {
+					return fmt.Errorf("indb: reading the counter: %w", err)
+				}
+				if name == in.Function+"_ctr" {
+					v = pgSlot(in.Layout, v)
+				}
+				last = max(last, v)
+			}
 		}
 		for _, st := range s.Uninstall[split:] {
 			if _, err := x.ExecContext(ctx, st); err != nil {

@@ -26,27 +26,40 @@ const pgState = `CREATE TABLE IF NOT EXISTS {S}.{STATE} (
 	until_ms      bigint NOT NULL DEFAULT 0
 )`
 
-// pgRaise moves the counter to at least {START} (the tick after the lease's
-// mark) under the same protocol as the function's own moves.
+// pgRaise moves the counter to at least {CSTART} (the tick after the lease's
+// mark) under the same lock as the function's own moves. An install made before
+// the counter had guard zones left its slots (tick << seqBits | seq) in the
+// sequence {SEQ}: that sequence is first locked against its function's calls (the
+// ALTER waits for every transaction that took a slot) and the counter starts
+// after its last tick; install drops it once the new function is in place.
 const pgRaise = `DO $flurry$
 DECLARE
-	j bigint;
-	d bigint;
+	s bigint := {CSTART};
+	x bigint;
 BEGIN
+	IF pg_catalog.to_regclass('{S}.{SEQ}') IS NOT NULL THEN
+		EXECUTE 'ALTER SEQUENCE {S}.{SEQ} NO CYCLE';
+		s := greatest(s, ((coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQ}'::regclass), 0) >> {SEQBITS}) + 1) << {CTICK});
+	END IF;
 	PERFORM pg_catalog.pg_advisory_lock({KEY});
-	j := coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass), 0);
-	IF j % 2 = 0 THEN
-		j := j + 1;
-		PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j, true);
+	x := pg_catalog.nextval('{S}.{CTR}'::regclass);
+	IF x < s THEN
+		PERFORM pg_catalog.setval('{S}.{CTR}'::regclass, s, false);
 	END IF;
-	d := pg_catalog.nextval('{S}.{SEQ}'::regclass);
-	IF d < {START} THEN
-		PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, {START}, false);
-	END IF;
-	PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j + 1, true);
 	PERFORM pg_catalog.pg_advisory_unlock({KEY});
 END
 $flurry$`
+
+// pgZoneCheck refuses a server whose backends could cross a guard zone: each
+// takes at most two slots of a zone before it waits for the move's lock
+// (MaxBackends as PostgreSQL counts it). Emitted only for layouts whose zone is
+// smaller than minZone.
+const pgZoneCheck = `IF {ZONE} <= 2 * (current_setting('max_connections')::bigint + current_setting('autovacuum_max_workers')::bigint
+		+ current_setting('max_worker_processes')::bigint + current_setting('max_wal_senders')::bigint + 1) + 1 THEN
+		RAISE EXCEPTION USING ERRCODE = 'FL005',
+			MESSAGE = '{F}: the layout leaves {ZONE} spare counter values per tick, too few for this server''s max_connections and workers (two per backend)',
+			HINT = 'Lower max_connections, or use a layout with fewer time or sequence bits (flurry sql emit shows the function).';
+	END IF;`
 
 const pgIdentFunc = `CREATE OR REPLACE FUNCTION {S}.{IDENT}() RETURNS text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $flurry$
@@ -70,32 +83,49 @@ const pgStateUpdate = `UPDATE {S}.{STATE} SET layout = {LAYOUT}, node = {NODELIT
 	targets = {TARGETS}, database_name = pg_catalog.current_database(), token = '{TOKEN}', until_ms = {ENDMS}
 WHERE function_name = '{F}' AND identity = {S}.{IDENT}()`
 
-// pgFunc is the function. See the package documentation for the protocol; the
-// names: x is this call's slot, k its tick, t the clock's tick, ms the clock in
-// Unix milliseconds, j1 and j2 the move sequence before and after the nextval.
-//
-// A call keeps its slot when no move overlapped its nextval (j1 = j2, even) and
-// the slot is not behind the clock. Otherwise it either moves the counter itself
-// (it is behind the clock, or a move was left unfinished by a session that
-// died), under the exclusive advisory lock, and takes the first slot of the move,
-// or waits for the move that overlapped its nextval to end (the shared lock) and
-// tries again. Only one session moves the counter into a tick; the others find
-// it moved and take their slots without the lock.
+// pgFunc is the function: one SQL expression, which PostgreSQL inlines into the
+// statement that calls it (a LANGUAGE sql function whose body is a single SELECT
+// of an expression), so that the common call costs about what nextval() and the
+// clock cost. It takes the next slot of the counter; when the slot is in the
+// clock's tick (not in the tick's guard zone) and this session has checked the
+// database's identity, it returns the ID made of the slot (currval: the slot this
+// expression just took); otherwise the slow path does everything else. The slot the
+// expression took is then skipped: the slow path takes its own.
 const pgFunc = `CREATE OR REPLACE FUNCTION {S}.{F}() RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $flurry$
+LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $flurry$
 -- Made by flurry sql: layout {LAYOUTTEXT}; node {NODETEXT}. Replace it with
 -- flurry sql install, remove it with flurry sql uninstall (docs/in-database.md).
+SELECT CASE
+	WHEN pg_catalog.nextval('{S}.{CTR}'::regclass) >> {CCHECK} = ((pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint{OFFSET} - {EPOCH}) / {UNIT}) << {CGUARD}
+		AND pg_catalog.current_setting('flurry.ok_{F}', true) = '{TOKEN}'
+	THEN {FASTID}
+	ELSE {S}.{SLOW}()
+END
+$flurry$`
+
+// pgSlow is the function's slow path: the first call of a session (the identity
+// check), a slot behind the clock or in its tick's guard zone (a move), a slot
+// ahead of the clock (a wait). Names: x is the call's slot, k its tick, t the
+// clock's tick, ms the clock in Unix milliseconds.
+//
+// A move happens under the advisory lock: the mover takes a slot again, and when
+// that one is still behind the clock or in a guard zone (no other session moved
+// meanwhile), sets the counter to the first slot of the clock's tick, or of the
+// tick after the slot's when that is later (its tick's values ran out, or the clock
+// is behind), and keeps that first slot. Every move thus goes to a later tick
+// than the counter has ever been in, and counting by nextval stays inside the
+// tick of the last move: no slot is handed out twice (see pgCounter).
+const pgSlow = `CREATE OR REPLACE FUNCTION {S}.{SLOW}() RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $flurry$
+-- Made by flurry sql: the calls of {S}.{F}() that its expression does not finish.
 DECLARE
 	x bigint;
 	k bigint;
 	t bigint;
 	ms bigint;
-	j1 bigint;
-	j2 bigint;
 	gap bigint;
 	waited bigint := 0;
 	tries int := 0;
-	moved boolean := false;
 	live text;
 	rec text;
 BEGIN
@@ -113,73 +143,61 @@ BEGIN
 		PERFORM set_config('flurry.ok_{F}', '{TOKEN}', false);
 	END IF;
 	LOOP
-		j1 := pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass);
-		x := pg_catalog.nextval('{S}.{SEQ}'::regclass);
-		j2 := pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass);
+		x := pg_catalog.nextval('{S}.{CTR}'::regclass);
 		ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
 		IF ms < {EPOCH} OR ms >= {ENDMS} THEN
 			RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = format('{F}: the database clock (%s) is outside the layout''s time field or the node value''s lease (until {END})', to_timestamp(ms / 1000.0));
 		END IF;
 		t := (ms - {EPOCH}) / {UNIT};
-		k := x >> {SEQBITS};
-		EXIT WHEN k >= t AND j1 IS NOT DISTINCT FROM j2 AND coalesce(j1, 0) % 2 = 0;
+		k := x >> {CTICK};
+		-- A slot in the clock's tick, or ahead of it (waited for below), is this
+		-- call's.
+		EXIT WHEN x >> {CCHECK} = k << {CGUARD} AND k >= t;
+		-- Another session moved the counter past this slot's tick: take a slot of
+		-- that move without waiting for the lock (one per move, so that the bound
+		-- on a guard zone holds).
 		tries := tries + 1;
 		IF tries > 1000 THEN
-			RAISE EXCEPTION USING ERRCODE = 'FL004', MESSAGE = '{F}: moves of the counter overlapped this call 1000 times';
+			RAISE EXCEPTION USING ERRCODE = 'FL004', MESSAGE = '{F}: other sessions moved the counter 1000 times during this call';
 		END IF;
-		IF k < t OR coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass), 0) % 2 = 1 THEN
-			-- Move the counter to the clock's tick, unless another session did
-			-- meanwhile; finish a move a session left unfinished.
-			BEGIN
-				-- Taken inside the block, so that a cancel right after it still
-				-- reaches the handler; unlocking a lock not held only warns.
-				PERFORM pg_catalog.pg_advisory_lock({KEY});
-				j1 := coalesce(pg_catalog.pg_sequence_last_value('{S}.{SEQJUMP}'::regclass), 0);
-				ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
-				t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
-				IF j1 % 2 = 1 OR (SELECT last_value FROM {S}.{SEQ}) >> {SEQBITS} < t THEN
-					IF j1 % 2 = 0 THEN
-						j1 := j1 + 1;
-						PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1, true);
-					END IF;
-					-- The mover's own slot: no session keeps one taken before j1
-					-- went odd above it, or one taken during the move.
-					x := pg_catalog.nextval('{S}.{SEQ}'::regclass);{MOVEDELAY}
-					IF x >> {SEQBITS} < t THEN
-						x := t << {SEQBITS};
-						PERFORM pg_catalog.setval('{S}.{SEQ}'::regclass, x, true);
-					END IF;
-					PERFORM pg_catalog.setval('{S}.{SEQJUMP}'::regclass, j1 + 1, true);
-					moved := true;
+		CONTINUE WHEN pg_catalog.pg_sequence_last_value('{S}.{CTR}'::regclass) >> {CTICK} > k;
+		BEGIN
+			-- Taken inside the block, so that a cancel right after it still
+			-- reaches the handler; unlocking a lock not held only warns.
+			PERFORM pg_catalog.pg_advisory_lock({KEY});
+			x := pg_catalog.nextval('{S}.{CTR}'::regclass);
+			ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
+			t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
+			k := x >> {CTICK};
+			IF x >> {CCHECK} <> k << {CGUARD} OR k < t THEN
+				{ZONECHECK}
+				k := greatest(t, k + 1);
+				gap := {EPOCH} + k * {UNIT} - ms;
+				IF k > t AND gap > {MAXWAIT} THEN
+					RAISE EXCEPTION USING ERRCODE = 'FL001',
+						MESSAGE = format('{F}: the database clock is %s ms behind the last issued ID''s tick; a call waits at most {MAXWAIT} ms', gap),
+						HINT = 'Fix the clock (NTP); calls succeed again once it has passed the last issued tick.';
 				END IF;
-				PERFORM pg_catalog.pg_advisory_unlock({KEY});
-			EXCEPTION
-				WHEN query_canceled THEN
-					PERFORM pg_catalog.pg_advisory_unlock({KEY});
-					RAISE;
-				WHEN OTHERS THEN
-					PERFORM pg_catalog.pg_advisory_unlock({KEY});
-					RAISE;
-			END;
-			IF moved THEN
-				k := x >> {SEQBITS};
-				EXIT;
+				IF k > {LASTTICK} THEN
+					RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = '{F}: the layout''s time field or the node value''s lease (until {END}) has run out';
+				END IF;
+				x := k << {CTICK};{MOVEDELAY}
+				PERFORM pg_catalog.setval('{S}.{CTR}'::regclass, x, true);
 			END IF;
-		ELSE
-			-- A move overlapped this call's nextval: wait for it to end.
-			BEGIN
-				PERFORM pg_catalog.pg_advisory_lock_shared({KEY});
-				PERFORM pg_catalog.pg_advisory_unlock_shared({KEY});
-			EXCEPTION
-				WHEN query_canceled THEN
-					PERFORM pg_catalog.pg_advisory_unlock_shared({KEY});
-					RAISE;
-			END;
-		END IF;
+			PERFORM pg_catalog.pg_advisory_unlock({KEY});
+		EXCEPTION
+			WHEN query_canceled THEN
+				PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				RAISE;
+			WHEN OTHERS THEN
+				PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				RAISE;
+		END;
+		EXIT;
 	END LOOP;
-	-- The slot is this call's. Ahead of the clock (its tick's sequence values ran
-	-- out, or the clock is behind the last issued tick), it is returned once the
-	-- clock has reached its tick.
+	-- The slot is this call's. Ahead of the clock (its tick's values ran out, or
+	-- the clock is behind the last issued tick), it is returned once the clock has
+	-- reached its tick.
 	WHILE k > t LOOP
 		gap := {EPOCH} + k * {UNIT} - ms;
 		IF waited + gap > {MAXWAIT} THEN
@@ -192,10 +210,7 @@ BEGIN
 		ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
 		t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
 	END LOOP;
-	IF k > {MAXTICK} THEN
-		RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = '{F}: the layout''s time field has run out';
-	END IF;
-	RETURN (k << {TSHIFT}) | ((x & {SEQMASK}) << {SSHIFT}) | {NODE};
+	RETURN (k << {TSHIFT}) | (((x >> {CSEQ}) & {SEQMASK}) << {SSHIFT}) | {NODE};
 END
 $flurry$`
 
@@ -204,7 +219,7 @@ const pgOffset = ` + coalesce(nullif(current_setting('flurry.test_clock_offset_m
 // pgMoveDelay makes a move last longer in tests (Options.TestClock), so that
 // other sessions take slots while it is under way.
 const pgMoveDelay = `
-					PERFORM pg_catalog.pg_sleep(coalesce(nullif(current_setting('flurry.test_move_delay_ms', true), '')::numeric, 0) / 1000);`
+				PERFORM pg_catalog.pg_sleep(coalesce(nullif(current_setting('flurry.test_move_delay_ms', true), '')::numeric, 0) / 1000);`
 
 // pgQuote quotes an identifier.
 func pgQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
@@ -214,33 +229,52 @@ func (p *plan) postgres() Script {
 	if p.o.TestClock {
 		offset, delay = pgOffset, pgMoveDelay
 	}
-	r := p.replacer("{S}", pgQuote(p.schema), "{SEQ}", p.seq, "{SEQJUMP}", p.jump, "{IDENT}", p.ident, "{OFFSET}", offset, "{MOVEDELAY}", delay)
-	s := Script{Engine: Postgres}
-	add := func(t string) { s.Install = append(s.Install, r.Replace(t)) }
-	add(pgState)
-	add(`CREATE SEQUENCE IF NOT EXISTS {S}.{SEQ} AS bigint MINVALUE 0 START WITH {START} CACHE 1 NO CYCLE`)
-	add(`CREATE SEQUENCE IF NOT EXISTS {S}.{SEQJUMP} AS bigint MINVALUE 0 START WITH 0 CACHE 1 NO CYCLE`)
-	if p.start > 0 {
-		add(pgRaise)
+	k, c := p.ctr, p.c
+	fast := "pg_catalog.currval('{S}.{CTR}'::regclass) | {NODE}"
+	if !k.idSpace {
+		fast = "((pg_catalog.currval('{S}.{CTR}'::regclass) >> {CTICK}) << {TSHIFT}) | ((pg_catalog.currval('{S}.{CTR}'::regclass) & {SEQMASK}) << {SSHIFT}) | {NODE}"
 	}
+	zone := ""
+	if k.zone < minZone {
+		zone = pgZoneCheck
+	}
+	last := min(c.MaxTick(), c.TickOfMs(p.endMs-1))
+	r := p.replacer("{S}", pgQuote(p.schema), "{SEQ}", p.seq, "{SEQJUMP}", p.jump, "{CTR}", p.ctrName, "{SLOW}", p.slow, "{IDENT}", p.ident,
+		"{OFFSET}", offset, "{MOVEDELAY}", delay,
+		"{CTICK}", itoa(int64(k.tickShift)), "{CSEQ}", itoa(int64(k.seqShift)), "{CCHECK}", itoa(int64(k.seqShift+c.SeqBits)), "{CGUARD}", itoa(int64(k.guard)),
+		"{CINC}", itoa(int64(1)<<k.seqShift), "{CSTART}", itoa(k.start(p.startTick)), "{ZONE}", itoa(k.zone), "{LASTTICK}", itoa(last))
+	// {FASTID} and {ZONECHECK} hold names of their own: replaced first, then filled.
+	r2 := strings.NewReplacer("{FASTID}", fast, "{ZONECHECK}", zone)
+	s := Script{Engine: Postgres}
+	add := func(t string) { s.Install = append(s.Install, r.Replace(r2.Replace(t))) }
+	add(pgState)
+	add(`CREATE SEQUENCE IF NOT EXISTS {S}.{CTR} AS bigint INCREMENT BY {CINC} MINVALUE 0 START WITH {CSTART} CACHE 1 NO CYCLE`)
+	if zone != "" {
+		add("DO $flurry$\nBEGIN\n\t" + pgZoneCheck + "\nEND\n$flurry$")
+	}
+	add(pgRaise)
 	add(pgIdentFunc)
 	add(pgStateRow)
 	add(pgStateUpdate)
+	add(pgSlow)
 	add(pgFunc)
+	// The sequences of an install made before the counter had guard zones.
+	add(`DROP SEQUENCE IF EXISTS {S}.{SEQ}, {S}.{SEQJUMP}`)
 	for _, t := range p.o.Targets {
 		add(`ALTER TABLE ` + pgQuote(t.Table) + ` ALTER COLUMN ` + pgQuote(t.Column) + ` SET DEFAULT {S}.{F}()`)
 	}
 	for _, g := range p.o.Grants {
 		add(`GRANT SELECT ON {S}.{STATE} TO ` + pgQuote(g))
-		add(`GRANT USAGE, SELECT, UPDATE ON SEQUENCE {S}.{SEQ}, {S}.{SEQJUMP} TO ` + pgQuote(g))
+		add(`GRANT USAGE, SELECT, UPDATE ON SEQUENCE {S}.{CTR} TO ` + pgQuote(g))
 	}
 	del := func(t string) { s.Uninstall = append(s.Uninstall, r.Replace(t)) }
 	for _, t := range p.o.Targets {
 		del(`ALTER TABLE IF EXISTS ` + pgQuote(t.Table) + ` ALTER COLUMN ` + pgQuote(t.Column) + ` DROP DEFAULT`)
 	}
 	del(`DROP FUNCTION IF EXISTS {S}.{F}()`)
+	del(`DROP FUNCTION IF EXISTS {S}.{SLOW}()`)
 	del(`DROP FUNCTION IF EXISTS {S}.{IDENT}()`)
-	del(`DROP SEQUENCE IF EXISTS {S}.{SEQ}, {S}.{SEQJUMP}`)
+	del(`DROP SEQUENCE IF EXISTS {S}.{CTR}, {S}.{SEQ}, {S}.{SEQJUMP}`)
 	del(`DELETE FROM {S}.{STATE} WHERE function_name = '{F}'`)
 	return s
 }

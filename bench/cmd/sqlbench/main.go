@@ -2,7 +2,9 @@
 // beside the database's own counter in the same run: PostgreSQL's nextval() on a
 // sequence and a bigserial column, MariaDB's NEXTVAL on a SEQUENCE and an
 // AUTO_INCREMENT column. On PostgreSQL it also measures the well-known design it
-// does not use: the last tick and sequence in a row updated under its row lock.
+// does not use (the last tick and sequence in a row updated under its row lock)
+// and the UUID keys that need no coordination: gen_random_uuid(), and uuidv7()
+// on servers that have it (PostgreSQL 18).
 //
 //	go run ./cmd/sqlbench                       # both engines, 1, 8 and 64 sessions
 //	go run ./cmd/sqlbench -engines postgres -d 3s -rounds 5
@@ -176,11 +178,11 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 	db.SetMaxOpenConns(70)
 	db.SetMaxIdleConns(70)
 	l, _ := layout.Lookup("instagram")
-	variants, err := setup(ctx, db, e, l)
+	variants, note, err := setup(ctx, db, e, l)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("### %s (%s, %s)\n\n", e, strings.SplitN(version, ",", 2)[0], where)
+	fmt.Printf("### %s (%s, %s)\n\n%s", e, strings.SplitN(version, ",", 2)[0], where, note)
 
 	// IDs/s inside the database.
 	fmt.Printf("IDs/s, %d IDs per statement (the row lock: %d) (median of %d rounds of %v)\n\n", batch, max(batch/10, 1), rounds, dur)
@@ -247,12 +249,16 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 		fmt.Printf("---|")
 	}
 	fmt.Println("---|")
+	// MariaDB: the Aria log syncs per row, with one session (a sync per statement
+	// is the disk's cost, whatever the load of the machine).
+	syncs := make([]float64, len(ins))
 	for _, n := range sessions {
 		rates := make([][]float64, len(ins))
 		for r := 0; r < rounds; r++ {
 			for i := range ins {
 				k := (i + r) % len(ins)
 				v := ins[k]
+				before := ariaSyncs(ctx, db, e)
 				var seq atomic.Int64
 				// A commit per row would measure the disk's fsync, the same for both;
 				// 100 rows a transaction leave the statement's own cost.
@@ -280,6 +286,9 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 					return fmt.Errorf("%s insert, %d sessions: %w", v.name, n, err)
 				}
 				rates[k] = append(rates[k], rate)
+				if n == 1 && r == 0 && rate > 0 {
+					syncs[k] = float64(ariaSyncs(ctx, db, e)-before) / (rate * dur.Seconds())
+				}
 			}
 		}
 		fmt.Printf("| %d |", n)
@@ -293,19 +302,36 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 			fmt.Println(" |")
 		}
 	}
+	if e == indb.MariaDB {
+		fmt.Printf("\nAria log syncs per single-row INSERT, 1 session:")
+		for i, v := range ins {
+			fmt.Printf(" %s %.3f;", strings.TrimSuffix(v.name, ", INSERT…SELECT"), syncs[i])
+		}
+		fmt.Println()
+	}
 	fmt.Println()
 	return nil
 }
 
+// ariaSyncs reads MariaDB's count of Aria log syncs (0 on PostgreSQL).
+func ariaSyncs(ctx context.Context, db *sql.DB, e indb.Engine) int64 {
+	if e != indb.MariaDB {
+		return 0
+	}
+	var name string
+	var v int64
+	db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Aria_transaction_log_syncs'").Scan(&name, &v)
+	return v
+}
+
 // setup installs the function and the peers; the first variant is flurry's, the
 // second its main peer.
-func setup(ctx context.Context, db *sql.DB, e indb.Engine, l *layout.Layout) ([]variant, error) {
+func setup(ctx context.Context, db *sql.DB, e indb.Engine, l *layout.Layout) (vs []variant, note string, err error) {
 	st := memstore.New(clock.NewSystem())
 	if _, err := indb.Install(ctx, db, indb.InstallOptions{Options: indb.Options{Engine: e, Layout: l}, Leases: st, LeaseName: "memory"}); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var stmts []string
-	var vs []variant
 	if e == indb.Postgres {
 		stmts = []string{
 			"CREATE SEQUENCE peer_seq",
@@ -326,11 +352,25 @@ BEGIN
 	RETURN (k << 23) | s;
 END $$`,
 			"CREATE TABLE t_rowlock (id bigint PRIMARY KEY DEFAULT rowlock_next_id(), v bigint)",
+			"CREATE TABLE t_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v bigint)",
 		}
 		vs = []variant{
 			{"flurry_next_id()", "SELECT count(flurry_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_flurry (v) VALUES ($1)", false},
 			{"nextval()", "SELECT count(nextval('peer_seq')) FROM generate_series(1, %d)", "INSERT INTO t_serial (v) VALUES ($1)", false},
 			{"row lock", "SELECT count(rowlock_next_id()) FROM generate_series(1, %d)", "INSERT INTO t_rowlock (v) VALUES ($1)", true},
+			// Random UUIDs, the usual key that needs no coordination (16 bytes).
+			{"gen_random_uuid()", "SELECT count(gen_random_uuid()) FROM generate_series(1, %d)", "INSERT INTO t_uuid (v) VALUES ($1)", false},
+		}
+		// uuidv7() is built in from PostgreSQL 18.
+		var v7 bool
+		if err := db.QueryRowContext(ctx, "SELECT to_regprocedure('uuidv7()') IS NOT NULL").Scan(&v7); err != nil {
+			return nil, "", err
+		}
+		if v7 {
+			stmts = append(stmts, "CREATE TABLE t_uuid7 (id uuid PRIMARY KEY DEFAULT uuidv7(), v bigint)")
+			vs = append(vs, variant{"uuidv7()", "SELECT count(uuidv7()) FROM generate_series(1, %d)", "INSERT INTO t_uuid7 (v) VALUES ($1)", false})
+		} else {
+			note = "This server has no uuidv7() (PostgreSQL has it from version 18): not measured.\n\n"
 		}
 	} else {
 		stmts = []string{
@@ -350,15 +390,15 @@ END $$`,
 	}
 	for _, s := range stmts {
 		if _, err := db.ExecContext(ctx, s); err != nil {
-			return nil, fmt.Errorf("%s: %w", strings.SplitN(s, "\n", 2)[0], err)
+			return nil, "", fmt.Errorf("%s: %w", strings.SplitN(s, "\n", 2)[0], err)
 		}
 	}
 	if e == indb.MariaDB {
 		if _, err := indb.Install(ctx, db, indb.InstallOptions{Options: indb.Options{Engine: e, Layout: l, Targets: []indb.Target{{Table: "t_flurry", Column: "id"}}}, Leases: st, LeaseName: "memory"}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return vs, nil
+	return vs, note, nil
 }
 
 // measure runs n sessions, each calling step on its own connection until dur has
