@@ -30,8 +30,8 @@ func WriteRegionsReport(w io.Writer, sc Scenario, out *RegionsOutcome, info Repo
 		out.Delay, out.RTT.Round(time.Millisecond), NSRegion, RegionLayout, out.Datacenters["a"], out.Datacenters["b"], leaseText(info, &out.Outcome))
 	p("A client host in each region runs two workloads, and the checker (`verify/checker`) checks every ID of both regions "+
 		"together (duplicates across the regions, per-node order, range). **The Go client**: %d `client.Client`s with the "+
-		"region's three servers first and the other region's three after them (a flat list: the client tries them in that "+
-		"order at first, then from the last that answered), documented defaults (%s per request, failover, hedging), %d callers "+
+		"region's three servers as its `Servers` and the other region's three as its one `Remote` region (it asks the "+
+		"other region only when every server of its own has failed, and its own again once their backoff has passed), documented defaults (%s per request, failover, hedging), %d callers "+
 		"calling `Next` (%.0f calls a second per region, a deadline of %s per call). **Raw HTTP** to the region's own "+
 		"three nodes only: %d workers asking for %d IDs per request, %s timeout: it shows whether the region's nodes refused.\n\n",
 		ld.Clients, client.DefaultTimeout, ld.Callers, ld.CallRate, ld.CallTimeout, ld.Workers, ld.Count, ld.Timeout)
