@@ -179,7 +179,7 @@ func TestPlainPath(t *testing.T) {
 // the window, after a slow one (four times its round trip): a plain call still
 // goes out at five eighths of the window after a script call that took no time on
 // the Generator's clock, and the renewal comes at half the window after one that
-// took a quarter of it.
+// took a quarter of it, or while another goroutine's plain call is in flight.
 func TestPlainPathRenewLead(t *testing.T) {
 	r := newRig(t, layout.NodeValues{4, 6})
 	h, ctx, m, g := r.h, r.ctx, r.m, r.g
@@ -207,6 +207,32 @@ func TestPlainPathRenewLead(t *testing.T) {
 	want(2, 2, "a quarter into the window of a slow script call")
 	m.Add(unit / 4)
 	want(3, 2, "half the window after a script call that took a quarter of it")
+
+	// While another plain call is in flight, the renewal comes at half the
+	// window: here a call made while the hook holds a plain call's reply.
+	r2 := newRig(t, layout.NodeValues{4, 7})
+	if _, err := r2.g.Next(r2.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r2.m.Add(unit/2 + unit/8)
+	var inner [2]int
+	r2.h.mu.Lock()
+	r2.h.afterIncr = func(int64) {
+		r2.h.mu.Lock()
+		r2.h.afterIncr = nil
+		r2.h.mu.Unlock()
+		if _, err := r2.g.Next(r2.ctx); err != nil {
+			t.Error(err)
+		}
+		inner[0], inner[1] = r2.h.counts()
+	}
+	r2.h.mu.Unlock()
+	if _, err := r2.g.Next(r2.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if inner != [2]int{2, 1} {
+		t.Fatalf("a call five eighths into the window with another plain call in flight: %d script calls and %d HINCRBYs in all; want 2 and 1", inner[0], inner[1])
+	}
 }
 
 // TestPlainPathOtherServer: a client whose connection moves to another Redis (a

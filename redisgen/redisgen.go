@@ -172,9 +172,6 @@ type issuer struct {
 	// The plain path (Next): nil plain means it is off (a negative PlainWindow, or a
 	// layout of the hash format).
 	plain []any                    // HINCRBY {ns}:last <the node values' counter field> 1
-	// inPlain counts the plain calls in flight: with none but the caller's, the
-	// window can be renewed later (renewLead).
-	inPlain atomic.Int64
 	valid atomic.Pointer[validity] // the last two confirmations; nil until the first
 	mu    sync.Mutex               // guards fl; never held across I/O
 	// plainOff is the time on Generator.clk until which Next takes no plain
@@ -182,6 +179,9 @@ type issuer struct {
 	plainOff atomic.Int64
 	warned   atomic.Bool
 	fl       *flight // the script call other goroutines wait for, if any
+	// inPlain counts the plain calls in flight: with none, the window is
+	// renewed later (renewLead).
+	inPlain atomic.Int64
 }
 
 // confirmation says that a script call of this issuer, sent at sent and answered
@@ -454,16 +454,15 @@ func (g *Generator) foreign(is *issuer, now, slot int64) {
 }
 
 // renewLead is how long before the end of c's window one goroutine runs the
-// script to confirm the next tick: half the
-// window while other goroutines have plain calls in flight, whose replies must
-// come back within c's window unless the renewal is back before them. A lone
-// caller has only its own call to think of: four times c's round trip, so that the
-// new confirmation is usually back before the window ends, and between a quarter
-// and half of the window. Each renewal is a script call, several times a plain
-// call's cost in Redis and in its round trip, so renewing no earlier than needed
-// is what keeps one goroutine's Next near a plain call's rate: on an idle machine
-// it renews three quarters into the window, where at half of it, it ran the
-// script half as often again.
+// script to confirm the next tick. While other goroutines have plain calls in
+// flight, half the window: their replies must come back within c's window unless
+// the renewal's confirmation is back first. A lone caller has only its own calls
+// to think of: four times c's round trip, so that the new confirmation is
+// usually back before the window ends, between a quarter and half of the window.
+// Each renewal is a script call, several times a plain call's cost in Redis and
+// in its round trip, so one goroutine's Next stays near a plain call's rate by
+// renewing no earlier than it needs to: on an idle machine three quarters into
+// the window, where renewing at half of it ran half as many script calls again.
 func renewLead(c confirmation, window, inPlain int64) int64 {
 	if inPlain > 0 {
 		return window / 2
