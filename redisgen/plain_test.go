@@ -20,9 +20,10 @@ import (
 // and can call a function after a HINCRBY's reply arrives (before the caller sees
 // it): how these tests make a reply late on the Generator's manual clock.
 type commands struct {
-	mu        sync.Mutex
-	n         map[string]int
-	afterIncr func(reply int64)
+	mu          sync.Mutex
+	n           map[string]int
+	afterIncr   func(reply int64)
+	afterScript func()
 }
 
 func (h *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -36,11 +37,14 @@ func (h *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			h.n = map[string]int{}
 		}
 		h.n[name]++
-		after := h.afterIncr
+		after, afterScript := h.afterIncr, h.afterScript
 		h.mu.Unlock()
 		if c, ok := cmd.(*redis.Cmd); ok && name == "hincrby" && after != nil && err == nil {
 			v, _ := c.Int64()
 			after(v)
+		}
+		if (name == "evalsha" || name == "eval") && afterScript != nil {
+			afterScript()
 		}
 		return err
 	}
@@ -89,7 +93,7 @@ func newRig(t *testing.T, nv layout.NodeValues) *rig {
 
 // TestPlainPath: after a script call, Next takes IDs with one HINCRBY for
 // PlainWindow on the Generator's clock; one goroutine runs the script in the
-// second half of the window; a reply that arrives after the window is not taken
+// last quarter of the window; a reply that arrives after the window is not taken
 // (its slot is burned and the script issues instead); a negative PlainWindow
 // turns the plain path off.
 func TestPlainPath(t *testing.T) {
@@ -167,6 +171,67 @@ func TestPlainPath(t *testing.T) {
 	}
 	if s, p := h2.counts(); s != 20 || p != 0 {
 		t.Fatalf("PlainWindow -1: %d script calls and %d HINCRBYs for 20 IDs", s, p)
+	}
+}
+
+// TestPlainPathRenewLead: the script call that renews the window comes a quarter
+// of the window before its end after a quick script call, and earlier, up to half
+// the window, after a slow one (four times its round trip): a plain call still
+// goes out at five eighths of the window after a script call that took no time on
+// the Generator's clock, and the renewal comes at half the window after one that
+// took a quarter of it, or while another goroutine's plain call is in flight.
+func TestPlainPathRenewLead(t *testing.T) {
+	r := newRig(t, layout.NodeValues{4, 6})
+	h, ctx, m, g := r.h, r.ctx, r.m, r.g
+	unit := DefaultPlainWindow
+	want := func(scripts, plain int, when string) {
+		t.Helper()
+		if _, err := g.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s, p := h.counts(); s != scripts || p != plain {
+			t.Fatalf("%s: %d script calls and %d HINCRBYs; want %d and %d", when, s, p, scripts, plain)
+		}
+	}
+	want(1, 0, "the first call")
+	m.Add(unit/2 + unit/8)
+	want(1, 1, "five eighths into the window of a quick script call")
+	m.Add(unit / 8)
+	h.mu.Lock()
+	h.afterScript = func() { m.Add(unit / 4) } // this script call takes a quarter of the window
+	h.mu.Unlock()
+	want(2, 1, "three quarters into the window")
+	h.mu.Lock()
+	h.afterScript = nil
+	h.mu.Unlock()
+	want(2, 2, "a quarter into the window of a slow script call")
+	m.Add(unit / 4)
+	want(3, 2, "half the window after a script call that took a quarter of it")
+
+	// While another plain call is in flight, the renewal comes at half the
+	// window: here a call made while the hook holds a plain call's reply.
+	r2 := newRig(t, layout.NodeValues{4, 7})
+	if _, err := r2.g.Next(r2.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r2.m.Add(unit/2 + unit/8)
+	var inner [2]int
+	r2.h.mu.Lock()
+	r2.h.afterIncr = func(int64) {
+		r2.h.mu.Lock()
+		r2.h.afterIncr = nil
+		r2.h.mu.Unlock()
+		if _, err := r2.g.Next(r2.ctx); err != nil {
+			t.Error(err)
+		}
+		inner[0], inner[1] = r2.h.counts()
+	}
+	r2.h.mu.Unlock()
+	if _, err := r2.g.Next(r2.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if inner != [2]int{2, 1} {
+		t.Fatalf("a call five eighths into the window with another plain call in flight: %d script calls and %d HINCRBYs in all; want 2 and 1", inner[0], inner[1])
 	}
 }
 

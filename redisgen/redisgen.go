@@ -179,6 +179,9 @@ type issuer struct {
 	plainOff atomic.Int64
 	warned   atomic.Bool
 	fl       *flight // the script call other goroutines wait for, if any
+	// inPlain counts the plain calls in flight: with none, the window is
+	// renewed later (renewLead).
+	inPlain atomic.Int64
 }
 
 // confirmation says that a script call of this issuer, sent at sent and answered
@@ -407,8 +410,8 @@ func (g *Generator) Layout() *layout.Layout { return g.l }
 // counter's field is named after the node values, so a Redis that does not hold
 // them has no such counter and answers a slot near the epoch, which is refused.
 // docs/redisgen.md ("The plain path") has the argument. One goroutine runs the
-// script a quarter of a window early, so that concurrent callers do not all
-// fall back at once. A negative Options.PlainWindow turns the plain path off.
+// script a quarter to half of a window early (renewLead), so that concurrent
+// callers do not all fall back at once. A negative Options.PlainWindow turns the plain path off.
 func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
 	is := g.cur.Load()
 	var mine *flight
@@ -450,6 +453,23 @@ func (g *Generator) foreign(is *issuer, now, slot int64) {
 	}
 }
 
+// renewLead is how long before the end of c's window one goroutine runs the
+// script to confirm the next tick. While other goroutines have plain calls in
+// flight, half the window: their replies must come back within c's window unless
+// the renewal's confirmation is back first. A lone caller has only its own calls
+// to think of: four times c's round trip, so that the new confirmation is
+// usually back before the window ends, between a quarter and half of the window.
+// Each renewal is a script call, several times a plain call's cost in Redis and
+// in its round trip, so one goroutine's Next stays near a plain call's rate by
+// renewing no earlier than it needs to: on an idle machine three quarters into
+// the window, where renewing at half of it ran half as many script calls again.
+func renewLead(c confirmation, window, inPlain int64) int64 {
+	if inPlain > 0 {
+		return window / 2
+	}
+	return min(max(4*(c.recv-c.sent), window/4), window/2)
+}
+
 // nextPlain is Next's plain path: ok reports whether it issued. When it did not,
 // mine is the flight the caller must end after its script call, if the caller's
 // is the script call that confirms a tick for the others.
@@ -467,10 +487,10 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	if v == nil || sent < is.plainOff.Load() {
 		return 0, false, nil, nil
 	}
-	if age := sent - v.cur.sent; age >= g.window/2 {
-		// The second half of the window: one goroutine runs the script,
-		// the others go on with plain calls meanwhile, or, past the window,
-		// wait for it rather than all run the script at once.
+	if age := sent - v.cur.sent; age >= g.window-renewLead(v.cur, g.window, is.inPlain.Load()) {
+		// The end of the window is near: one goroutine runs the script, the
+		// others go on with plain calls meanwhile, or, past the window, wait
+		// for it rather than all run the script at once.
 		f, m := is.startFlight()
 		if m {
 			return 0, false, f, nil
@@ -488,7 +508,9 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	// The confirmed counter stood at least in this tick before the call was
 	// sent: a slot below it is not that counter's.
 	least := v.cur.tick
+	is.inPlain.Add(1)
 	x, err := g.client.Do(ctx, is.plain...).Int64()
+	is.inPlain.Add(-1)
 	recv := g.clk.Now()
 	if err != nil {
 		if _, ok := errors.AsType[redis.Error](err); ok {

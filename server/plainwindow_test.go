@@ -55,7 +55,7 @@ func TestRedisPlainWindow(t *testing.T) {
 		min, max       int
 	}{
 		{"-1ms", "leaf", 100, 100},
-		{"1s", seconds, 1, 20}, // renewed in the window's second half: once or twice unless the machine stalls
+		{"1s", seconds, 1, 20}, // renewed before the window ends: once or twice unless the machine stalls
 	} {
 		t.Run(tc.window, func(t *testing.T) {
 			port := testenv.FreePort(t)

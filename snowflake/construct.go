@@ -191,7 +191,7 @@ func (g *Generator) setNodes(opts Options) error {
 			return fmt.Errorf("snowflake: a generator fed by a lease takes its node value from the lease; leave Options.Node and Standby zero (lease.Options.Node gives the fields that are not leased)")
 		}
 		g.none = g.newNode(layout.NodeValues{}, 0)
-		g.active.Store(g.none)
+		g.active.Store(g.none.lane0)
 		return nil
 	}
 	for i, nv := range append([]layout.NodeValues{opts.Node}, opts.Standby...) {
@@ -211,7 +211,7 @@ func (g *Generator) setNodes(opts Options) error {
 		n.setFence(g, math.MaxInt64, g.maxTick)
 		g.nodes = append(g.nodes, n)
 	}
-	g.active.Store(g.nodes[0])
+	g.active.Store(g.nodes[0].lane0)
 	return nil
 }
 

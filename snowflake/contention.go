@@ -32,14 +32,15 @@ const hybridHold = int64(time.Millisecond)
 // fastSerial is the fast path under a lane's mutex: always under the mutex
 // variant, and for hybridHold after the hybrid saw callers on two CPUs. next calls
 // it when ln.fast is not a positive limit: serialised (negative), or a fence that
-// has ended (0, which goes straight to the slow path). The clock is read inside the
+// has ended (0, which goes straight to the slow path). It returns 0 when it does
+// not issue, as fast does. The clock is read inside the
 // lock, so a caller keeps the lock, and the lane's cache line, for runs of calls
 // while the others wait, as bwmarrin's generator does. Only the clock read and the
 // add are inside: what follows them needs no lock, and every instruction inside is
 // one the callers waiting for the lock wait for.
-func (g *Generator) fastSerial(ln *lane) (flurry.ID, bool) {
+func (g *Generator) fastSerial(ln *lane) flurry.ID {
 	if ln.fast.Load() >= 0 {
-		return 0, false // not serialised: the fence has ended
+		return 0 // not serialised: the fence has ended
 	}
 	var nowNs, now int64
 	var old, v uint64
@@ -63,16 +64,16 @@ func (g *Generator) fastSerial(ln *lane) (flurry.ID, bool) {
 		}
 	}
 	if v == 0 {
-		return 0, false // no add (a state word after an add is never 0)
+		return 0 // no add (a state word after an add is never 0)
 	}
 	if v != old+1 {
 		g.contended(ln, nowNs)
 	}
 	stateShift := g.stateShift & 63
 	if seq := int64(v & g.stateSeq); v>>stateShift == old>>stateShift && seq <= g.laneMask {
-		return g.compose(ln, now, seq, v), true
+		return g.compose(ln, now, seq, v)
 	}
-	return 0, false
+	return 0
 }
 
 // contended is called when another CPU's add landed between a caller's load and

@@ -50,10 +50,11 @@ type Generator struct {
 	contention contention // how one lane serves concurrent callers
 
 	nodes []*node
-	// active is the node in use. Before a managed generator's first grant it is
-	// none, a node whose fence never opens, so that next need not test for nil:
-	// read it through activeNode.
-	active atomic.Pointer[node]
+	// active is lane 0 of the node in use (its nd), so that Next loads one pointer
+	// to reach its lane. Before a managed generator's first grant it is none's, a
+	// node whose fence never opens, so that Next need not test for nil: read the
+	// node through activeNode.
+	active atomic.Pointer[lane]
 	none   *node
 
 	// *fenced is the Options.Fence of a managed generator (nil otherwise), embedded
@@ -161,7 +162,7 @@ func (g *Generator) inUse(nv layout.NodeValues) error {
 
 // activeNode returns the node in use: nil before a managed generator's first grant.
 func (g *Generator) activeNode() *node {
-	if nd := g.active.Load(); nd != g.none {
+	if nd := g.active.Load().nd; nd != g.none {
 		return nd
 	}
 	return nil

@@ -763,7 +763,7 @@ func TestHybridUnholdKeepsEndedFence(t *testing.T) {
 				}
 			}
 			next(t, g)
-			ln := g.active.Load().lane0
+			ln := g.active.Load()
 			g.contended(ln, f.Now()) // as if two CPUs had added at once
 			next(t, g)               // under the lane's mutex
 			if err := g.Close(); err != nil {

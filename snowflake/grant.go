@@ -83,7 +83,7 @@ func (g *Generator) grant(gr fence.Grant) error {
 	} else {
 		g.lost.Store(nil)
 	}
-	g.active.Store(cur)
+	g.active.Store(cur.lane0)
 	return nil
 }
 

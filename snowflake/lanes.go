@@ -15,7 +15,7 @@ type node struct {
 	values layout.NodeValues
 	mask   int64
 	lanes  []*lane
-	lane0  *lane // lanes[0], for Next without a bounds check
+	lane0  *lane // lanes[0], which Generator.active points to while n is in use
 	// until (clock ns) and through (tick) fence a managed generator: it issues
 	// nothing at or after until, and no tick after through. Unmanaged: no limit.
 	// Each lane's fast word holds both as one limit for the fast path (setFence).
@@ -41,30 +41,26 @@ type lane struct {
 	mu          sync.Mutex
 	serialUntil atomic.Int64 // hybrid: clock ns until which callers take mu
 	idBits      int64        // the node value and the lane's index in the ID: mask | laneIdx << laneBits << seqShift
-	_           [32]byte
+	idx         int64        // the lane's index, for the slow path
+	nd          *node        // the node the lane is of
+	_           [16]byte
 }
 
 // newNode makes the node of node value nv, whose field bits are mask.
 func (g *Generator) newNode(nv layout.NodeValues, mask int64) *node {
-	n := &node{values: nv, mask: mask, lanes: g.newLanes(mask), key: g.regKey(mask)}
+	n := &node{values: nv, mask: mask, key: g.regKey(mask)}
+	n.lanes = g.newLanes(n)
 	n.lane0 = n.lanes[0]
 	return n
 }
 
-// laneAt returns lane i of n. It is not inlined: in next, a bounds check's path
-// costs every call, Next's too, two more instructions.
-//
-//go:noinline
-func (n *node) laneAt(i int) *lane { return n.lanes[i] }
-
-// newLanes makes the lanes of the node with mask; their fence is 0 (nothing
+// newLanes makes the lanes of node n; their fence is 0 (nothing
 // issues) until setFence. Under the mutex variant they are serialised for good.
-func (g *Generator) newLanes(mask int64) []*lane {
+func (g *Generator) newLanes(n *node) []*lane {
 	lanes := make([]*lane, g.lanesN)
 	for i := range lanes {
-		lanes[i] = new(lane)
 		// Lanes split the sequence field, lane 0 lowest.
-		lanes[i].idBits = mask | int64(i)<<g.laneBits<<g.seqShift
+		lanes[i] = &lane{idBits: n.mask | int64(i)<<g.laneBits<<g.seqShift, idx: int64(i), nd: n}
 		if g.contention == contendMutex {
 			lanes[i].setSerial(true)
 		}

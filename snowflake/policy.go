@@ -98,12 +98,12 @@ func (g *Generator) clockBehind(ctx context.Context, nd *node, lastTick, nowNs i
 			if cand == nd || !cand.idleBefore(g, nowTick) {
 				continue
 			}
-			if g.active.CompareAndSwap(nd, cand) {
+			if g.active.CompareAndSwap(nd.lane0, cand.lane0) {
 				g.stats.switches.Add(1)
 			}
 			return nil // retry on whatever node is active now
 		}
-		if g.active.Load() != nd {
+		if g.active.Load().nd != nd {
 			return nil // another caller switched already
 		}
 	}
