@@ -3,8 +3,10 @@
 # linux, darwin and windows on amd64 and arm64, with every store engine
 # (-tags flurry_full; docs/building.md), the version and commit stamped into
 # `flurry version`, SHA-256 checksums and a CycloneDX SBOM per binary, all in one
-# directory. Needs only bash, git and go (no goreleaser, no network once the module
-# cache is filled).
+# directory; with a JDK (javac, jar), the Java client's jar, its sources jar and its
+# pom, named for the version. Needs only bash, git and go (no goreleaser, no network
+# once the module cache is filled); without a JDK the Java files are left out, said
+# on stderr.
 #
 #   scripts/release.sh                         # every target, version from git describe
 #                                              # (untagged: CHANGELOG's newest, as -rc.<hash>)
@@ -17,6 +19,7 @@
 #   flurry-<version>-<os>-<arch>[.exe]         the binary
 #   flurry-<version>-<os>-<arch>.cdx.json      its SBOM (CycloneDX 1.5 JSON, from the
 #                                              module list linked into that binary)
+#   flurry-client-<version>.jar, -sources.jar, .pom   the Java client (clients/java), with a JDK
 #   SHA256SUMS                                 sha256sum format, every file above
 #
 # The SBOM generator is scripts/sbom (standard library only). The release test
@@ -91,6 +94,17 @@ for t in "${targets[@]}"; do
 	"$tmp/sbom" -version "$version" -epoch "$epoch" -o "$out/$name.cdx.json" "$out/$exe"
 	files+=("$exe" "$name.cdx.json")
 done
+
+if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
+	jv=${version#v}
+	echo "release: the Java client -> $out/flurry-client-$jv.jar" >&2
+	FLURRY_JAVA_VERSION=$jv "$root/clients/java/build.sh" jar >/dev/null
+	cp "$root/clients/java/target/flurry-client-$jv.jar" "$root/clients/java/target/flurry-client-$jv-sources.jar" "$out/"
+	sed "0,/^  <version>.*<\/version>$/s::  <version>$jv</version>:" "$root/clients/java/pom.xml" >"$out/flurry-client-$jv.pom"
+	files+=("flurry-client-$jv.jar" "flurry-client-$jv-sources.jar" "flurry-client-$jv.pom")
+else
+	echo "release: no JDK (javac, jar): the Java client's jar left out; install a JDK 11 or later to include it" >&2
+fi
 
 cd "$out"
 if command -v sha256sum >/dev/null 2>&1; then

@@ -28,7 +28,9 @@ if ! command -v javac >/dev/null 2>&1 || ! command -v jar >/dev/null 2>&1; then
 	exit 0
 fi
 
-version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' pom.xml | head -1)
+# FLURRY_JAVA_VERSION names the jar as a release does (scripts/release.sh);
+# otherwise pom.xml's version.
+version=${FLURRY_JAVA_VERSION:-$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' pom.xml | head -1)}
 [ -n "$version" ] || { echo "build.sh: no <version> in pom.xml" >&2; exit 1; }
 out=target
 rm -rf "$out/classes" "$out/test-classes"
