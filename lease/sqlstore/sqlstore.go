@@ -43,6 +43,13 @@ type Options struct {
 	// key. A call that runs out of time fails with an error matching
 	// bound.ErrNoAnswer.
 	RequestTimeout time.Duration
+	// MaxConns caps the connections Open's pool keeps to PostgreSQL or MySQL, shared
+	// by every call of the store, and so by every session of the process that uses
+	// it; calls beyond it wait for a free connection. Zero means min(4*GOMAXPROCS,
+	// 16); negative means no cap (database/sql's default: a connection per
+	// concurrent call). ParseURL sets it from the URL's max_conns= key. New ignores
+	// it: set the caller's *sql.DB with SetMaxOpenConns.
+	MaxConns int
 
 	name string // the URL without its password, for messages; set by ParseURL
 }
