@@ -77,8 +77,8 @@ func (d Dialect) ddl(table string) string {
 type queries struct {
 	create   string
 	probe    string // fails unless the table has every column
-	freeRow  string // the best free row: value, mark, token
-	missing  string // whether value 0 has a row, and the lowest value after a row that has none
+	freeRow  string // the best free rows, up to a limit: value, mark, token
+	missing  string // whether a value v has a row, and the lowest value from v on after a row that has none
 	one      string // one value's row: mark, token, free
 	insert   string // claims a value without a row
 	claim    string // claims a free row
@@ -98,9 +98,9 @@ func (d Dialect) queries(table string) queries {
 		probe:  "SELECT scope, value, owner, token, expires_ms, mark, updated_ms, epoch FROM " + table + " WHERE 1 = 0",
 		freeRow: "SELECT value, mark, token FROM " + table +
 			" WHERE scope = ? AND value < ? AND (token = '' OR expires_ms <= " + now + ")" +
-			" ORDER BY mark, value LIMIT 1",
-		missing: "SELECT (SELECT COUNT(*) FROM " + table + " WHERE scope = ? AND value = 0)," +
-			" (SELECT MIN(a.value + 1) FROM " + table + " a WHERE a.scope = ? AND a.value + 1 < ?" +
+			" ORDER BY mark, value LIMIT ?",
+		missing: "SELECT (SELECT COUNT(*) FROM " + table + " WHERE scope = ? AND value = ?)," +
+			" (SELECT MIN(a.value + 1) FROM " + table + " a WHERE a.scope = ? AND a.value >= ? AND a.value + 1 < ?" +
 			" AND NOT EXISTS (SELECT 1 FROM " + table + " b WHERE b.scope = ? AND b.value = a.value + 1))",
 		one: "SELECT mark, token, CASE WHEN token = '' OR expires_ms <= " + now + " THEN 1 ELSE 0 END FROM " + table +
 			" WHERE scope = ? AND value = ?",

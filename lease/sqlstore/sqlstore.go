@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
@@ -156,34 +157,77 @@ type candidate struct {
 	hasRow bool
 }
 
+// spread is how many of the best free rows an acquirer that lost a race chooses
+// among, and the start of its search for a value without a row is a place of its
+// own: acquirers of one scope that read it together would otherwise all aim at the
+// same next value, and each would lose a race per winner ahead of it.
+const spread = 64
+
 // best finds the free value with the lowest mark, then the lowest value, or reports
-// false when every value of the pool is held.
-func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, bool, error) {
+// false when every value of the pool is held. After a lost race (race > 1) it
+// chooses, by a hash of token and race, one of the best free rows and the first
+// value without a row from a place in the pool.
+func (s *Store) best(ctx context.Context, scope string, size int64, token string, race int) (candidate, bool, error) {
 	var (
 		row     candidate
 		haveRow bool
+		from    int64
+		limit   = 1
+		h       uint64
 	)
-	err := s.h.DB.QueryRowContext(ctx, s.q.freeRow, scope, size).Scan(&row.value, &row.mark, &row.token)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return candidate{}, false, err
-	default:
-		row.hasRow, haveRow = true, true
+	if race > 1 {
+		f := fnv.New64a()
+		f.Write([]byte(token))
+		f.Write([]byte{byte(race), byte(race >> 8)})
+		h, limit = f.Sum64(), spread
+		from = int64(h % uint64(size))
 	}
-	var (
-		zeroRows int64
-		after    sql.NullInt64
-	)
-	if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, scope, size, scope).Scan(&zeroRows, &after); err != nil {
+	err := func() error {
+		rows, err := s.h.DB.QueryContext(ctx, s.q.freeRow, scope, size, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var free []candidate
+		for rows.Next() {
+			var c candidate
+			if err := rows.Scan(&c.value, &c.mark, &c.token); err != nil {
+				return err
+			}
+			c.hasRow = true
+			free = append(free, c)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(free) > 0 {
+			row, haveRow = free[int(h%uint64(len(free)))], true
+		}
+		return nil
+	}()
+	if err != nil {
 		return candidate{}, false, err
 	}
 	gap := candidate{value: -1}
-	switch {
-	case zeroRows == 0:
-		gap.value = 0
-	case after.Valid:
-		gap.value = after.Int64
+	for {
+		var (
+			present int64
+			after   sql.NullInt64
+		)
+		if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, from, scope, from, size, scope).Scan(&present, &after); err != nil {
+			return candidate{}, false, err
+		}
+		switch {
+		case present == 0:
+			gap.value = from
+		case after.Valid:
+			gap.value = after.Int64
+		case from > 0:
+			// Every value from the place on has a row: look from 0.
+			from = 0
+			continue
+		}
+		break
 	}
 	switch {
 	case gap.value < 0:
@@ -205,8 +249,8 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
-	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("%d values", size), func() (candidate, bool, error) {
-		return s.best(ctx, scope, size)
+	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("%d values", size), func(token string, race int) (candidate, bool, error) {
+		return s.best(ctx, scope, size, token, race)
 	})
 }
 
@@ -217,7 +261,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
-	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func() (candidate, bool, error) {
+	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func(string, int) (candidate, bool, error) {
 		c := candidate{value: value}
 		var free int64
 		err := s.h.DB.QueryRowContext(ctx, s.q.one, scope, value).Scan(&c.mark, &c.token, &free)
@@ -233,7 +277,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 }
 
 // acquire claims the candidate find returns, looking again after each lost race.
-func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Duration, what string, find func() (candidate, bool, error)) (lease.Lease, error) {
+func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Duration, what string, find func(token string, race int) (candidate, bool, error)) (lease.Lease, error) {
 	if err := s.ensure(ctx); err != nil {
 		return lease.Lease{}, err
 	}
@@ -249,7 +293,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 		)
 		err := s.retry(ctx, func() error {
 			var err error
-			c, ok, err = find()
+			c, ok, err = find(token, race)
 			if err != nil || !ok {
 				return err
 			}
