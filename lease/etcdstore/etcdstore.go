@@ -185,8 +185,8 @@ func grantErr(err error) error {
 
 // rangeAll reads every key under prefix at revision rev (0: now); see
 // etcdconn.RangeAll.
-func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64) ([]*mvccpb.KeyValue, int64, error) {
-	return etcdconn.RangeAll(ctx, s.cli, prefix, rev)
+func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64, more ...clientv3.OpOption) ([]*mvccpb.KeyValue, int64, error) {
+	return etcdconn.RangeAll(ctx, s.cli, prefix, rev, more...)
 }
 
 type markKV struct {
@@ -212,16 +212,17 @@ func formatMark(mark, epoch int64) string {
 	return strconv.FormatInt(mark, 10) + " " + strconv.FormatInt(epoch, 10)
 }
 
-// scan reads a scope's held and mark keys at one revision.
+// scan reads a scope's held keys, without their values, and its mark keys at one
+// revision: which values are held, and every mark.
 func (s *Store) scan(ctx context.Context, scope string) (held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, err error) {
-	held, marks, _, err = s.scanAt(ctx, scope)
+	held, marks, _, err = s.scanAt(ctx, scope, clientv3.WithKeysOnly())
 	return held, marks, err
 }
 
-// scanAt is scan, and returns the revision read.
-func (s *Store) scanAt(ctx context.Context, scope string) (held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, rev int64, err error) {
+// scanAt is scan with the held keys read with more, and returns the revision read.
+func (s *Store) scanAt(ctx context.Context, scope string, more ...clientv3.OpOption) (held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, rev int64, err error) {
 	hp, mp := s.heldPrefix(scope), s.markPrefix(scope)
-	hkvs, rev, err := s.rangeAll(ctx, hp, 0)
+	hkvs, rev, err := s.rangeAll(ctx, hp, 0, more...)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -771,6 +772,31 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	slices.SortFunc(out, func(a, b lease.Record) int { return cmp.Compare(a.Value, b.Value) })
 	return out, nil
 }
+
+// ScopeMark implements lease.ScopeMarker: it reads the scope's held keys, without
+// their values, and its mark keys at one revision, and none of the holders' etcd
+// leases, so that a session starting in a scope of many holders costs two range
+// reads.
+func (s *Store) ScopeMark(ctx context.Context, scope string, value int64) (_ int64, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckScope(scope); err != nil {
+		return 0, err
+	}
+	held, marks, err := s.scan(ctx, scope)
+	if err != nil {
+		return 0, fmt.Errorf("lease/etcdstore: read the marks of %s: %w", scope, err)
+	}
+	var m int64
+	for v, mk := range marks {
+		if _, h := held[v]; !h && v != value {
+			m = max(m, mk.mark)
+		}
+	}
+	return m, nil
+}
+
+var _ lease.ScopeMarker = (*Store)(nil)
 
 // Identity is the etcd cluster's ID and the prefix.
 func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {

@@ -87,6 +87,7 @@ type queries struct {
 	takeover string // claims a live row by its token, mark and epoch, for a new token
 	release  string
 	list     string
+	scopeMax string // the highest mark of the scope's values without a live lease but one
 	epoch    sqlconn.Column
 }
 
@@ -118,6 +119,7 @@ func (d Dialect) queries(table string) queries {
 			" WHERE scope = ? AND value = ? AND token = ? AND token <> '' AND expires_ms > " + now,
 		list: "SELECT value, owner, token, expires_ms, mark, epoch, CASE WHEN token <> '' AND expires_ms > " + now +
 			" THEN 1 ELSE 0 END FROM " + table + " WHERE scope = ? ORDER BY value",
+		scopeMax: "SELECT MAX(mark) FROM " + table + " WHERE scope = ? AND value <> ? AND (token = '' OR expires_ms <= " + now + ")",
 	}
 	cols := " (scope, value, owner, token, expires_ms, mark, updated_ms, epoch) VALUES (?, ?, ?, ?, " + now + " + ?, 0, " + now + ", 1)"
 	typ := "BIGINT"
@@ -133,7 +135,7 @@ func (d Dialect) queries(table string) queries {
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list)
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax)
 	return q
 }
 

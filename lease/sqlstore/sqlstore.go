@@ -141,6 +141,30 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	return out, nil
 }
 
+// ScopeMark implements lease.ScopeMarker with one aggregate over the scope's rows,
+// read at one moment: a session that starts in a scope of many holders reads one
+// number, not a row per holder.
+func (s *Store) ScopeMark(ctx context.Context, scope string, value int64) (_ int64, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckScope(scope); err != nil {
+		return 0, err
+	}
+	if err := s.ensure(ctx); err != nil {
+		return 0, err
+	}
+	var m sql.NullInt64
+	err = s.retry(ctx, func() error {
+		return s.h.DB.QueryRowContext(ctx, s.q.scopeMax, scope, value).Scan(&m)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("lease/sqlstore: read the marks of %s: %w", scope, err)
+	}
+	return max(m.Int64, 0), nil
+}
+
+var _ lease.ScopeMarker = (*Store)(nil)
+
 func newToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
