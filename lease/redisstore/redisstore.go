@@ -59,6 +59,9 @@ type Store struct {
 	conn *redisconn.Conn
 
 	acquire, acqVal, renew, takeover, release, list, scopeMark *redis.Script
+	// renewals sends the renewals of every session of the store that arrive
+	// together in one pipeline (batch.go).
+	renewals *batcher
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -78,6 +81,7 @@ func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
 	s := &Store{conn: c, acquire: redis.NewScript(acquireScript), acqVal: redis.NewScript(acquireValueScript),
 		renew: redis.NewScript(renewScript), takeover: redis.NewScript(takeoverScript), release: redis.NewScript(releaseScript),
 		list: redis.NewScript(listScript), scopeMark: redis.NewScript(scopeMarkScript)}
+	s.renewals = newBatcher(c.Client, s.renew)
 	return s, []*redis.Script{s.acquire, s.acqVal, s.renew, s.takeover, s.release, s.list, s.scopeMark}
 }
 
@@ -89,7 +93,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 // Close closes the connection Open made; it does nothing for a store made by New.
 // It does not release leases.
-func (s *Store) Close() error { return s.conn.Close() }
+func (s *Store) Close() error {
+	s.renewals.close()
+	return s.conn.Close()
+}
 
 // ParseURL reads a store URL into Options for Open, without connecting:
 //
@@ -276,7 +283,15 @@ func (s *Store) extend(ctx context.Context, l lease.Lease, ttl time.Duration, ma
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)
+	keys, args := s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}
+	var res any
+	if s.conn.Settings.WaitReplicas == 0 {
+		res, err = s.renewals.run(ctx, keys, args)
+	} else {
+		// WAIT counts the replicas of a connection's writes: each renewal keeps
+		// its own connection.
+		res, err = s.eval(ctx, s.renew, keys, args, ok)
+	}
 	if err != nil {
 		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}

@@ -88,6 +88,10 @@ type queries struct {
 	release  string
 	list     string
 	scopeMax string // the highest mark of the scope's values without a live lease but one
+	// renewRet is renew returning the row as readBack reads it (owner, expires,
+	// mark, epoch), on PostgreSQL; empty elsewhere (MySQL has no UPDATE ...
+	// RETURNING), where renew reads the row back with readBack.
+	renewRet string
 	epoch    sqlconn.Column
 }
 
@@ -129,13 +133,16 @@ func (d Dialect) queries(table string) queries {
 	// Tables made before epochs lack the column; their rows count from 0.
 	q.epoch = sqlconn.Column{Name: "epoch", Probe: "SELECT epoch FROM " + table + " WHERE 1 = 0",
 		Add: "ALTER TABLE " + table + " ADD COLUMN epoch " + typ + " NOT NULL DEFAULT 0"}
+	if d == Postgres {
+		q.renewRet = q.renew + " RETURNING owner, expires_ms, mark, epoch"
+	}
 	switch d {
 	case MySQL:
 		q.insert = "INSERT IGNORE INTO " + table + cols
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax)
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax, &q.renewRet)
 	return q
 }
 

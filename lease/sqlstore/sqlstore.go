@@ -396,7 +396,33 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		return l, err
 	}
 	out := l
-	err = s.retry(ctx, func() error {
+	if s.q.renewRet != "" {
+		// One statement, one round trip: the UPDATE returns the row it renewed.
+		err = s.retry(ctx, func() error {
+			var expires int64
+			err := s.h.DB.QueryRowContext(ctx, s.q.renewRet, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &out.Epoch)
+			if errors.Is(err, sql.ErrNoRows) {
+				return lost
+			}
+			out.Expires = utcMs(expires)
+			return err
+		})
+	} else {
+		err = s.renewReadBack(ctx, l, ttl, mark, lost, &out)
+	}
+	if errors.Is(err, lease.ErrLost) {
+		return l, err
+	}
+	if err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	return out, nil
+}
+
+// renewReadBack renews with an UPDATE and reads the row back, for engines
+// without UPDATE ... RETURNING.
+func (s *Store) renewReadBack(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64, lost error, out *lease.Lease) error {
+	return s.retry(ctx, func() error {
 		res, err := s.h.DB.ExecContext(ctx, s.q.renew, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token)
 		if err != nil {
 			return err
@@ -421,13 +447,6 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		out.Expires = utcMs(expires)
 		return nil
 	})
-	if errors.Is(err, lease.ErrLost) {
-		return l, err
-	}
-	if err != nil {
-		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
-	}
-	return out, nil
 }
 
 // Takeover implements lease.Store: it reads l's row by its token, then writes the
