@@ -105,4 +105,3 @@ func TestRenewalsArePipelined(t *testing.T) {
 		}
 	}
 }
-
