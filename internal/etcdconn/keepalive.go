@@ -11,13 +11,16 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Keeper renews etcd leases once each, like clientv3's KeepAliveOnce, over one
-// keep-alive stream that every call of the client shares. KeepAliveOnce opens a
+// Keeper renews etcd leases once each, like clientv3's KeepAliveOnce, over a few
+// keep-alive streams that every call of the client shares. KeepAliveOnce opens a
 // stream per call: with thousands of sessions in a process renewing every few
 // seconds, setting up and tearing down those streams is most of etcd's work, and a
-// process of 3,000 sessions saw most renewals wait past their deadline. One stream
-// carries them all; each call gets the answer to its own request, and a lease that
-// is gone is reported to its own caller only.
+// process of 3,000 sessions saw most renewals wait past their deadline. A fixed set
+// of streams (Streams) carries them all, a lease always on the same one; each call
+// gets the answer to its own request, and a lease that is gone is reported to its
+// own caller only. There are several because etcd answers the requests of one
+// stream one at a time, each after the member has applied every committed write: a
+// single stream under thousands of renewals a second would queue them.
 //
 // Unlike clientv3's Lease.KeepAlive, a Keeper renews a lease only when asked:
 // nothing keeps a lease alive whose holder stopped renewing.
@@ -26,14 +29,17 @@ import (
 type Keeper struct {
 	remote pb.LeaseClient
 
-	// sends carries each call's request to the goroutine that owns the current
-	// stream's sending side.
-	sends chan *kaCall
+	// lanes carry each call's request to the goroutine that owns the sending side
+	// of its lane's current stream; a lease's calls take lane ID mod Streams.
+	lanes [Streams]chan *kaCall
 
-	once   sync.Once // starts the sender
+	once   sync.Once // starts the senders
 	ctx    context.Context
 	cancel context.CancelFunc
 }
+
+// Streams is how many keep-alive streams a Keeper keeps open.
+const Streams = 32
 
 // kaCall is one renewal waiting for its answer.
 type kaCall struct {
@@ -59,7 +65,11 @@ type kaStream struct {
 // NewKeeper returns a Keeper on cli's connection.
 func NewKeeper(cli *clientv3.Client) *Keeper {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Keeper{remote: clientv3.RetryLeaseClient(cli), sends: make(chan *kaCall), ctx: ctx, cancel: cancel}
+	k := &Keeper{remote: clientv3.RetryLeaseClient(cli), ctx: ctx, cancel: cancel}
+	for i := range k.lanes {
+		k.lanes[i] = make(chan *kaCall)
+	}
+	return k
 }
 
 // ErrKeeperClosed is returned by KeepAliveOnce after Close.
@@ -72,10 +82,14 @@ func (k *Keeper) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (ttl in
 	if k.ctx.Err() != nil {
 		return 0, ErrKeeperClosed
 	}
-	k.once.Do(func() { go k.sender() })
+	k.once.Do(func() {
+		for _, lane := range k.lanes {
+			go k.sender(lane)
+		}
+	})
 	c := &kaCall{id: int64(id), done: make(chan kaResult, 1)}
 	select {
-	case k.sends <- c:
+	case k.lanes[uint64(id)%Streams] <- c:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case <-k.ctx.Done():
@@ -90,14 +104,14 @@ func (k *Keeper) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (ttl in
 	}
 }
 
-// sender sends each call's request on the current stream, opening a stream when
-// there is none or the last one failed.
-func (k *Keeper) sender() {
+// sender sends each call of its lane on the lane's current stream, opening a
+// stream when there is none or the last one failed.
+func (k *Keeper) sender(lane chan *kaCall) {
 	var cur *kaStream
 	for {
 		var c *kaCall
 		select {
-		case c = <-k.sends:
+		case c = <-lane:
 		case <-k.ctx.Done():
 			if cur != nil {
 				cur.cancel()

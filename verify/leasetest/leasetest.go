@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flurryid/flurry/verify/conformance"
 	"github.com/flurryid/flurry/lease"
+	"github.com/flurryid/flurry/verify/conformance"
 )
 
 // Run runs every conformance test against stores made by newStore.
