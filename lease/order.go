@@ -23,9 +23,11 @@ const (
 	// the store's clock) when the session read the scope's marks, right after it
 	// acquired its value. Live holders' marks are left out: they are reservations
 	// ahead of the clock, and those holders' IDs are concurrent with the new
-	// holder's anyway. It costs one Store.List per acquisition, and when the clock
-	// is behind an ended holder's last ID, the generator's clock-behind policy
-	// applies until it catches up (by default it refuses with ErrClockBehind).
+	// holder's anyway. It costs one read of the scope's marks per acquisition
+	// (ScopeMarker's ScopeMark where the store has it, else a Store.List), and
+	// when the clock is behind an ended holder's last ID, the generator's
+	// clock-behind policy applies until it catches up (by default it refuses with
+	// ErrClockBehind).
 	OrderScope Order = iota
 	// OrderValue starts a new holder above its own value's mark only: unique, but
 	// IDs of a holder whose clock is behind may fall below IDs other values of the
