@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Renewals that arrive together are sent together: a renewal waits in a queue, and
-// each of a few senders takes every renewal queued when it is free and sends them
-// in one pipeline, one round trip and one write of the socket for all. A process of
+// Renewals that arrive together are sent together: a renewal made while another is
+// running waits in a queue, and each of a few senders takes every renewal queued
+// when it is free and sends them in one pipeline, one round trip and one write of
+// the socket for all; a renewal made alone is sent at once. A process of
 // 10,000 sessions renews 5,000 times a second; sent one by one, each renewal costs
 // a round trip, a pooled connection and the scheduling of the goroutine that waits
 // on it, and on a busy machine the renewals queued for a connection waited past
@@ -40,9 +42,13 @@ type batcher struct {
 	client redis.UniversalClient
 	script *redis.Script
 	queue  chan *renewal
-	once   sync.Once
-	ctx    context.Context
-	cancel context.CancelFunc
+	// inflight counts the renewals running: one alone is sent at once, on its
+	// own, as it was before batching, so that a lone renewal costs no hand-over
+	// and meets a silent connection exactly as any other call does.
+	inflight atomic.Int64
+	once     sync.Once
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 func newBatcher(client redis.UniversalClient, script *redis.Script) *batcher {
@@ -57,6 +63,10 @@ var errClosed = errors.New("the store is closed")
 func (b *batcher) run(ctx context.Context, keys []string, args []any) (any, error) {
 	if b.ctx.Err() != nil {
 		return nil, errClosed
+	}
+	defer b.inflight.Add(-1)
+	if b.inflight.Add(1) == 1 {
+		return b.script.Run(ctx, b.client, keys, args...).Result()
 	}
 	b.once.Do(func() {
 		for range batchSenders {
