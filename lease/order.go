@@ -23,9 +23,11 @@ const (
 	// the store's clock) when the session read the scope's marks, right after it
 	// acquired its value. Live holders' marks are left out: they are reservations
 	// ahead of the clock, and those holders' IDs are concurrent with the new
-	// holder's anyway. It costs one Store.List per acquisition, and when the clock
-	// is behind an ended holder's last ID, the generator's clock-behind policy
-	// applies until it catches up (by default it refuses with ErrClockBehind).
+	// holder's anyway. It costs one read of the scope's marks per acquisition
+	// (ScopeMarker's ScopeMark where the store has it, else a Store.List), and
+	// when the clock is behind an ended holder's last ID, the generator's
+	// clock-behind policy applies until it catches up (by default it refuses with
+	// ErrClockBehind).
 	OrderScope Order = iota
 	// OrderValue starts a new holder above its own value's mark only: unique, but
 	// IDs of a holder whose clock is behind may fall below IDs other values of the
@@ -61,9 +63,29 @@ func (o *Order) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// ScopeMarker is implemented by stores that read the mark OrderScope starts above
+// without listing the scope: a session that starts in a scope of N holders reads
+// one number instead of N records, so that N sessions starting together cost the
+// store O(N) work, not O(N²). It is optional, found by a type assertion; the SQL,
+// Redis and etcd stores implement it, and the conformance suite checks that it
+// agrees with List.
+type ScopeMarker interface {
+	// ScopeMark returns the highest mark of the values of scope that no live lease
+	// holds, leaving out value, read at one moment: what the Records of List give
+	// for !Held values but value. It is 0 when there are none.
+	ScopeMark(ctx context.Context, scope string, value int64) (int64, error)
+}
+
 // scopeMark returns the highest mark of the values of scope that no live lease
 // holds, leaving out value (the caller's own, whose mark it has).
 func scopeMark(ctx context.Context, st Store, scope string, value int64) (unixMilli, error) {
+	if sm, ok := st.(ScopeMarker); ok {
+		m, err := sm.ScopeMark(ctx, scope, value)
+		if err != nil {
+			return 0, fmt.Errorf("lease: reading the marks of scope %s (order scope): %w", scope, err)
+		}
+		return unixMilli(max(m, 0)), nil
+	}
 	recs, err := st.List(ctx, scope)
 	if err != nil {
 		return 0, fmt.Errorf("lease: reading the marks of scope %s (order scope): %w", scope, err)

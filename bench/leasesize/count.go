@@ -21,15 +21,17 @@ const (
 	kRelease
 	kList
 	kTakeover
+	kScopeMark
 	nKinds
 )
 
 func (k kind) String() string {
-	return [...]string{"acquire", "acquire_value", "renew", "release", "list", "takeover"}[k]
+	return [...]string{"acquire", "acquire_value", "renew", "release", "list", "takeover", "scope_mark"}[k]
 }
 
-// write reports whether the call changes the store: every method but List.
-func (k kind) write() bool { return k != kList }
+// write reports whether the call changes the store: every method but List and
+// ScopeMark.
+func (k kind) write() bool { return k != kList && k != kScopeMark }
 
 // hist is a latency histogram with about 6% resolution: 16 buckets per power of two,
 // so that its memory is fixed however many calls a run makes. It is safe for
@@ -236,6 +238,27 @@ func (c *countingStore) List(ctx context.Context, scope string) ([]lease.Record,
 	c.cur.Load().listed.Add(int64(len(rs)))
 	c.observe(kList, t, err)
 	return rs, err
+}
+
+// markingStore is a countingStore of a store that implements lease.ScopeMarker,
+// which it passes on, counted, so that sessions read the scope's mark as they
+// would without the wrapper.
+type markingStore struct{ *countingStore }
+
+func (c markingStore) ScopeMark(ctx context.Context, scope string, value int64) (int64, error) {
+	t := time.Now()
+	m, err := c.st.(lease.ScopeMarker).ScopeMark(ctx, scope, value)
+	c.observe(kScopeMark, t, err)
+	return m, err
+}
+
+// store returns the wrapper to give sessions: one with ScopeMark when the wrapped
+// store has it.
+func (c *countingStore) store() lease.Store {
+	if _, ok := c.st.(lease.ScopeMarker); ok {
+		return markingStore{c}
+	}
+	return c
 }
 
 // Close does nothing: the tool closes the store it wraps itself, after cleaning up.

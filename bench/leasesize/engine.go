@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +18,8 @@ import (
 	"github.com/flurryid/flurry/lease/filestore"
 	"github.com/flurryid/flurry/lease/redisstore"
 	"github.com/flurryid/flurry/lease/sqlstore"
+	"github.com/flurryid/flurry/lease/zkstore"
+	"github.com/go-zookeeper/zk"
 )
 
 // engineName names the engine behind a store for the report.
@@ -29,6 +33,8 @@ func engineName(st lease.Store) string {
 		return "redis"
 	case *filestore.Store:
 		return "file"
+	case *zkstore.Store:
+		return "zookeeper"
 	}
 	return fmt.Sprintf("%T", st)
 }
@@ -160,6 +166,8 @@ func cleanup(ctx context.Context, rawURL string, st lease.Store, base string) (s
 			return "", err
 		}
 		return fmt.Sprintf("%d keys {%s:%s*}", n, prefix, base), nil
+	case *zkstore.Store:
+		return cleanupZK(rawURL, base)
 	case *filestore.Store:
 		// A scope's files are named after it ("/" and ":" replaced), then a hash.
 		ents, err := os.ReadDir(s.Dir())
@@ -178,4 +186,44 @@ func cleanup(ctx context.Context, rawURL string, st lease.Store, base string) (s
 		return fmt.Sprintf("%d files in %s", n, s.Dir()), nil
 	}
 	return "nothing: this store has no cleanup", nil
+}
+
+// cleanupZK deletes the run's scope nodes (named after the scope, "/" as %2F) and
+// their value nodes under the URL's prefix, with a client of its own.
+func cleanupZK(rawURL, base string) (string, error) {
+	o, err := zkstore.ParseURL(rawURL)
+	if err != nil {
+		return "", err
+	}
+	conn, _, err := zk.Connect(o.Servers, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	root := "/" + strings.Trim(cmp.Or(o.Prefix, zkstore.DefaultPrefix), "/")
+	scopes, _, err := conn.Children(root)
+	if err != nil {
+		return "", err
+	}
+	var n int
+	for _, sc := range scopes {
+		if !strings.HasPrefix(sc, base) {
+			continue
+		}
+		p := root + "/" + sc
+		kids, _, err := conn.Children(p)
+		if err != nil {
+			return "", err
+		}
+		for _, k := range kids {
+			if err := conn.Delete(p+"/"+k, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return "", err
+			}
+			n++
+		}
+		if err := conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%d nodes under %s/%s*", n, root, base), nil
 }

@@ -48,7 +48,7 @@ import (
 // Bounds of a run: it must end, and it must not take the engine or the machine
 // from the others that share them for longer than asked.
 const (
-	maxSessions    = 5000
+	maxSessions    = 20000
 	maxDuration    = 10 * time.Minute
 	maxBaseline    = time.Minute
 	maxStartWait   = 10 * time.Minute
@@ -289,6 +289,7 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	logger := slog.New(logs)
 	startPhase := newPhase(time.Now(), cfg.startTimeout)
 	cs := newCountingStore(st, startPhase)
+	sessStore := cs.store()
 
 	// Start the sessions, at most cfg.concurrency at once.
 	members := make([]member, cfg.sessions)
@@ -307,7 +308,7 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 				t := time.Now()
 				g, s, err := lease.NewGenerator(sctx,
 					snowflake.Options{Layout: l, Namespace: fmt.Sprintf("%s/%d", base, i)},
-					lease.Options{Store: cs, Scope: scope, Order: cfg.order, Owner: fmt.Sprintf("leasesize/%s/%d", runID, i),
+					lease.Options{Store: sessStore, Scope: scope, Order: cfg.order, Owner: fmt.Sprintf("leasesize/%s/%d", runID, i),
 						Budget: cfg.budget, TTL: cfg.ttl, Window: cfg.window, Logger: logger})
 				startLat.add(time.Since(t))
 				if err != nil {

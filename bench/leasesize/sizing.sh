@@ -6,13 +6,13 @@
 #   bench/leasesize/sizing.sh etcd 1000 own 60s
 #   bench/leasesize/sizing.sh postgres 3000 shared 30s -window 4s
 #
-# ENGINE is etcd, postgres, mariadb, redis or file; the URLs are those of
+# ENGINE is etcd, postgres, mariadb, redis, zookeeper or file; the URLs are those of
 # internal/testenv's defaults (override with LEASESIZE_URL). The output goes to
 # stdout and to $OUT/ENGINE-SESSIONS-MODE.txt (OUT defaults to /tmp/leasesize).
 # Run one at a time: the point is the engine's cost, and two runs would share it.
 set -euo pipefail
 
-engine=${1:?engine: etcd, postgres, mariadb, redis or file}
+engine=${1:?engine: etcd, postgres, mariadb, redis, zookeeper or file}
 sessions=${2:?sessions}
 mode=${3:?scope mode: own or shared}
 duration=${4:?duration, e.g. 60s}
@@ -42,6 +42,9 @@ mariadb)
 redis)
 	url='redis://127.0.0.1:6379/0?prefix=leasesize'
 	extra=(-cpu-pid "$(listener 6379)") ;;
+zookeeper)
+	url=zk://127.0.0.1:2181/sizing
+	extra=(-cpu-pid "$(listener 2181)") ;;
 file)
 	dir=$(mktemp -d /tmp/leasesize-file.XXXXXX)
 	trap 'rm -rf "$dir"' EXIT
@@ -54,7 +57,7 @@ esac
 url=${LEASESIZE_URL:-$url}
 
 bin=$out/leasesize
-if [[ ! -x $bin || $here/main.go -nt $bin ]]; then
+if [[ ! -x $bin || -n $(find "$here" "$here/../../lease" "$here/../../internal" -name '*.go' -newer "$bin" -print -quit) ]]; then
 	(cd "$here/.." && go build -tags flurry_full -o "$bin" ./leasesize)
 fi
 file=$out/$engine-$sessions-$mode.txt

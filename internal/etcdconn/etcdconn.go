@@ -204,13 +204,14 @@ func name(endpoints []string, prefix string) string {
 const PageSize = 1000
 
 // RangeAll reads every key under prefix at revision rev (0: now), in pages of
-// PageSize keys, and returns them with the revision read.
-func RangeAll(ctx context.Context, cli *clientv3.Client, prefix string, rev int64) ([]*mvccpb.KeyValue, int64, error) {
+// PageSize keys, and returns them with the revision read. more are options of
+// each page's read, such as clientv3.WithKeysOnly.
+func RangeAll(ctx context.Context, cli *clientv3.Client, prefix string, rev int64, more ...clientv3.OpOption) ([]*mvccpb.KeyValue, int64, error) {
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	key := prefix
 	var out []*mvccpb.KeyValue
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(PageSize)}
+		opts := append([]clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(PageSize)}, more...)
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}

@@ -17,6 +17,11 @@ func Supported() error { return ErrUnsupported }
 // Lock fails with ErrUnsupported: this system has no flock.
 func Lock(context.Context, string) (func(), error) { return nil, ErrUnsupported }
 
+func lockTurn(_ context.Context, _ string, gone func()) (func(), error) {
+	gone()
+	return nil, ErrUnsupported
+}
+
 // TryLock fails with ErrUnsupported: this system has no flock.
 func TryLock(string) (func(), bool, error) { return nil, false, ErrUnsupported }
 

@@ -24,8 +24,16 @@ func Supported() error { return nil }
 // kernel when the process dies, so a killed holder never leaves it taken. Do not
 // use it on a network file system: flock there is not reliable.
 func Lock(ctx context.Context, path string) (unlock func(), err error) {
+	return lockTurn(ctx, path, func() {})
+}
+
+// lockTurn is Lock, calling gone once a wait given up because ctx ended has ended
+// too: when it got the lock, after releasing it. A Mutex passes the end of its
+// caller's turn, so that no second wait starts beside an abandoned one.
+func lockTurn(ctx context.Context, path string, gone func()) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
+		gone()
 		return nil, err
 	}
 	release := func() {
@@ -38,6 +46,7 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 	}
 	if !errors.Is(err, syscall.EWOULDBLOCK) {
 		f.Close()
+		gone()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	got := make(chan error, 1)
@@ -46,6 +55,7 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 	case err := <-got:
 		if err != nil {
 			f.Close()
+			gone()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		return release, nil
@@ -53,9 +63,10 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 		go func() {
 			if <-got == nil {
 				release()
-				return
+			} else {
+				f.Close()
 			}
-			f.Close()
+			gone()
 		}()
 		return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
 	}

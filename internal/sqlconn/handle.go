@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/flurryid/flurry/internal/bound"
@@ -34,6 +35,10 @@ type Conn struct {
 	RequestTimeout time.Duration
 	// SkipCreate only probes the tables; they must exist.
 	SkipCreate bool
+	// MaxConns caps the connections of the pool OpenHandle opens to PostgreSQL or
+	// MySQL; zero means DefaultMaxConns, negative means no cap. NewHandle ignores
+	// it: a caller's *sql.DB keeps its own settings.
+	MaxConns int
 	// Tables returns the tables the store keeps, given its main table's name.
 	Tables func(table string) []Table
 }
@@ -94,8 +99,16 @@ func OpenHandle(ctx context.Context, c Conn) (*Handle, error) {
 	if err == nil {
 		h.ownsDB = true
 		if c.Engine != SQLite {
-			db.SetMaxIdleConns(maxIdle)
-			h.Call.OnNoAnswer = func(time.Time) { dropIdle(db) }
+			idle := maxIdle
+			if n := MaxConns(c.MaxConns); n > 0 {
+				db.SetMaxOpenConns(n)
+				// Calls beyond the cap wait for a connection rather than open one;
+				// keeping the capped pool's connections idle spares each burst of
+				// renewals a connection setup per call.
+				idle = n
+			}
+			db.SetMaxIdleConns(idle)
+			h.Call.OnNoAnswer = func(time.Time) { dropIdle(db, idle) }
 		}
 		err = h.start(ctx)
 	}
@@ -107,8 +120,27 @@ func OpenHandle(ctx context.Context, c Conn) (*Handle, error) {
 }
 
 // maxIdle is how many idle connections the pool of a database OpenHandle opened
-// keeps: database/sql's default, set so that dropIdle can set it back.
+// keeps without a cap: database/sql's default, set so that dropIdle can set it back.
 const maxIdle = 2
+
+// DefaultMaxConns returns the cap on a pool's connections that a zero
+// Conn.MaxConns means: four per GOMAXPROCS, at most 16. A store's calls are short
+// statements, so a few connections per core keep the database busy; a process of
+// thousands of sessions must not open a connection per concurrent call (PostgreSQL
+// allows 100 by default, MariaDB 151, and each is a server process or thread).
+func DefaultMaxConns() int { return min(4*runtime.GOMAXPROCS(0), 16) }
+
+// MaxConns returns the cap n stands for: DefaultMaxConns for zero, none (0) for
+// a negative n.
+func MaxConns(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxConns()
+	case n < 0:
+		return 0
+	}
+	return n
+}
 
 // dropIdle closes the idle connections of db, which OpenHandle opened, when a call
 // got no answer. The drivers close the connection such a call waited on, but an
@@ -116,9 +148,9 @@ const maxIdle = 2
 // proxy whose backend went away) would fail the next call the same way, and the one
 // after it the next: each would wait out its whole bound. A live database costs the
 // next calls a connection each.
-func dropIdle(db *sql.DB) {
+func dropIdle(db *sql.DB, idle int) {
 	db.SetMaxIdleConns(0)
-	db.SetMaxIdleConns(maxIdle)
+	db.SetMaxIdleConns(idle)
 }
 
 // start checks that the database answers and makes the tables.

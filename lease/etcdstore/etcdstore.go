@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +30,13 @@ const DefaultPrefix = "flurry/lease"
 const (
 	maxValue = 1 << 22 // package lease's largest pool
 	// candidates is how many values Acquire tries from one read before reading
-	// again; rounds bounds the reads.
+	// again; rounds bounds the reads. spread is how many of the best free values
+	// a read offers: an acquirer that lost the best one to another tries the rest
+	// from a place of its own (a hash of its token), so that many acquirers of one
+	// scope spread over the free values instead of all aiming at the next best.
 	candidates = 8
 	rounds     = 16
+	spread     = 256
 )
 
 // Options configures a Store. The zero Options is valid for New; Open needs
@@ -58,6 +63,8 @@ type Store struct {
 	conn   *etcdconn.Conn
 	cli    *clientv3.Client
 	prefix string
+	// ka renews the etcd leases of every session of the store over one stream.
+	ka *etcdconn.Keeper
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -71,7 +78,7 @@ func newStore(c *etcdconn.Conn, err error) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{conn: c, cli: c.Cli, prefix: c.Prefix}, nil
+	return &Store{conn: c, cli: c.Cli, prefix: c.Prefix, ka: etcdconn.NewKeeper(c.Cli)}, nil
 }
 
 // Open connects to the etcd cluster o names, checks that it answers, and returns a
@@ -82,7 +89,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 // Close closes the client Open made; it does nothing for a store made by New. It
 // does not release leases.
-func (s *Store) Close() error { return s.conn.Close() }
+func (s *Store) Close() error {
+	s.ka.Close()
+	return s.conn.Close()
+}
 
 // ParseURL reads a store URL into Options for Open, without connecting:
 //
@@ -105,9 +115,23 @@ func kind() etcdconn.Kind {
 func (s *Store) heldPrefix(scope string) string { return s.prefix + "/" + scope + "/held/" }
 func (s *Store) markPrefix(scope string) string { return s.prefix + "/" + scope + "/mark/" }
 
+// expPrefix starts the keys that hold each held value's expiry, in Unix
+// milliseconds, under the same etcd lease as its held key: List reads them in one
+// range instead of asking etcd for the TTL of every lease.
+func (s *Store) expPrefix(scope string) string { return s.prefix + "/" + scope + "/exp/" }
+
 func (s *Store) keys(scope string, v int64) (held, mark string) {
 	n := strconv.FormatInt(v, 10)
 	return s.heldPrefix(scope) + n, s.markPrefix(scope) + n
+}
+
+func (s *Store) expKey(scope string, v int64) string {
+	return s.expPrefix(scope) + strconv.FormatInt(v, 10)
+}
+
+// putExp writes a held value's expiry key under the value's etcd lease.
+func (s *Store) putExp(scope string, v int64, id clientv3.LeaseID, expires time.Time) clientv3.Op {
+	return clientv3.OpPut(s.expKey(scope, v), strconv.FormatInt(expires.UnixMilli(), 10), clientv3.WithLease(id))
 }
 
 // holder is the value of a held key.
@@ -161,8 +185,8 @@ func grantErr(err error) error {
 
 // rangeAll reads every key under prefix at revision rev (0: now); see
 // etcdconn.RangeAll.
-func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64) ([]*mvccpb.KeyValue, int64, error) {
-	return etcdconn.RangeAll(ctx, s.cli, prefix, rev)
+func (s *Store) rangeAll(ctx context.Context, prefix string, rev int64, more ...clientv3.OpOption) ([]*mvccpb.KeyValue, int64, error) {
+	return etcdconn.RangeAll(ctx, s.cli, prefix, rev, more...)
 }
 
 type markKV struct {
@@ -188,16 +212,23 @@ func formatMark(mark, epoch int64) string {
 	return strconv.FormatInt(mark, 10) + " " + strconv.FormatInt(epoch, 10)
 }
 
-// scan reads a scope's held and mark keys at one revision.
+// scan reads a scope's held keys, without their values, and its mark keys at one
+// revision: which values are held, and every mark.
 func (s *Store) scan(ctx context.Context, scope string) (held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, err error) {
+	held, marks, _, err = s.scanAt(ctx, scope, clientv3.WithKeysOnly())
+	return held, marks, err
+}
+
+// scanAt is scan with the held keys read with more, and returns the revision read.
+func (s *Store) scanAt(ctx context.Context, scope string, more ...clientv3.OpOption) (held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, rev int64, err error) {
 	hp, mp := s.heldPrefix(scope), s.markPrefix(scope)
-	hkvs, rev, err := s.rangeAll(ctx, hp, 0)
+	hkvs, rev, err := s.rangeAll(ctx, hp, 0, more...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	mkvs, _, err := s.rangeAll(ctx, mp, rev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	held = make(map[int64]*mvccpb.KeyValue, len(hkvs))
 	for _, kv := range hkvs {
@@ -213,11 +244,11 @@ func (s *Store) scan(ctx context.Context, scope string) (held map[int64]*mvccpb.
 		}
 		m, e, err := parseMark(kv.Key, kv.Value)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		marks[v] = markKV{m, e, kv.ModRevision}
 	}
-	return held, marks, nil
+	return held, marks, rev, nil
 }
 
 type candidate struct {
@@ -255,6 +286,30 @@ func pick(size int64, held map[int64]*mvccpb.KeyValue, marks map[int64]markKV, n
 	return out
 }
 
+// tryOrder returns the candidates an acquirer tries from one read, at most
+// candidates of them: the best first, while it has not lost a race yet, then the
+// others from a place given by a hash of its token. Acquirers that read the scope
+// at the same moment see the same candidates; each but the first winner would lose
+// every race down the same list, and read again, and lose again.
+func tryOrder(cands []candidate, token string, round int) []candidate {
+	if len(cands) <= 1 {
+		return cands
+	}
+	out := make([]candidate, 0, min(candidates, len(cands)))
+	rest := cands
+	if round == 0 {
+		out, rest = append(out, cands[0]), cands[1:]
+	}
+	h := fnv.New64a()
+	h.Write([]byte(token))
+	h.Write([]byte{byte(round)})
+	at := int(h.Sum64() % uint64(len(rest)))
+	for i := 0; len(out) < candidates && i < len(rest); i++ {
+		out = append(out, rest[(at+i)%len(rest)])
+	}
+	return out
+}
+
 // revoke ends an etcd lease, best effort: if it fails the lease expires anyway.
 func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -271,7 +326,7 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 		return lease.Lease{}, err
 	}
 	return s.acquire(ctx, scope, owner, ttl, func(held map[int64]*mvccpb.KeyValue, marks map[int64]markKV) []candidate {
-		return pick(size, held, marks, candidates)
+		return pick(size, held, marks, spread)
 	})
 }
 
@@ -336,7 +391,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 		if len(cands) == 0 {
 			return fail(lease.ErrNoFreeValue)
 		}
-		for _, c := range cands {
+		for _, c := range tryOrder(cands, token, round) {
 			hk, mk := s.keys(scope, c.value)
 			// The mark key is written too, for the epoch: the comparison of its
 			// revision makes the count exact under racing writers.
@@ -346,6 +401,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 			).Then(
 				clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)),
 				clientv3.OpPut(mk, formatMark(c.mark, c.epoch+1)),
+				s.putExp(scope, c.value, g.ID, start.Add(time.Duration(g.TTL)*time.Second)),
 			).Commit()
 			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 				// The lease expired before the claim: nothing was written under it.
@@ -496,14 +552,13 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		return fail(lease.ErrLost)
 	}
 	start := time.Now()
-	ka, err := s.cli.KeepAliveOnce(ctx, id)
+	granted, err := s.ka.KeepAliveOnce(ctx, id)
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return fail(lease.ErrLost)
 	}
 	if err != nil {
 		return fail(err)
 	}
-	granted := ka.TTL
 	newID, token := id, l.Token
 	var ops []clientv3.Op
 	if granted < seconds(ttl) {
@@ -518,6 +573,7 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		}
 		ops = append(ops, clientv3.OpPut(hk, string(hv), clientv3.WithLease(newID)))
 	}
+	ops = append(ops, s.putExp(l.Scope, l.Value, newID, start.Add(time.Duration(granted)*time.Second)))
 	_, after, err := s.write(ctx, hk, mk, heldRev, m, raised(mark), ops...)
 	if newID != id {
 		if err != nil {
@@ -584,11 +640,12 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 	// racing takeovers win: each rewrites it, so the others' comparisons fail.
 	r, err := s.cli.Txn(ctx).If(
 		clientv3.Compare(clientv3.ModRevision(hk), "=", heldRev),
-	).Then(clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)), clientv3.OpGet(mk)).Commit()
+	).Then(clientv3.OpPut(hk, string(hv), clientv3.WithLease(g.ID)), clientv3.OpGet(mk),
+		s.putExp(l.Scope, l.Value, g.ID, start.Add(time.Duration(g.TTL)*time.Second))).Commit()
 	if err != nil {
 		return fail(err)
 	}
-	if !r.Succeeded || len(r.Responses) != 2 {
+	if !r.Succeeded || len(r.Responses) != 3 {
 		return fail(lease.ErrLost)
 	}
 	var m markKV
@@ -636,7 +693,8 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 	}
 	// The releasing holder knows how far it really issued: its mark is set, even
 	// below the reservation it wrote with Renew. The epoch stays.
-	_, _, err = s.write(ctx, hk, mk, heldRev, m, func(m markKV) (int64, int64) { return max(mark, 0), m.epoch }, clientv3.OpDelete(hk))
+	_, _, err = s.write(ctx, hk, mk, heldRev, m, func(m markKV) (int64, int64) { return max(mark, 0), m.epoch },
+		clientv3.OpDelete(hk), clientv3.OpDelete(s.expKey(l.Scope, l.Value)))
 	if err != nil {
 		return fail(err)
 	}
@@ -645,16 +703,34 @@ func (s *Store) Release(ctx context.Context, l lease.Lease, mark int64) (err err
 }
 
 // List returns the scope's values that have a mark or a holder, by value; see
-// lease.Store. Expires comes from etcd's remaining TTL of each holder's lease.
+// lease.Store. It reads the held, mark and expiry keys of the scope at one
+// revision: a held key exists while its etcd lease lives, and Expires comes from
+// the expiry key the holder's last write left under the same lease. Only a held
+// value without one, written by a flurry from before expiry keys, costs a request
+// for its lease's remaining TTL.
 func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err error) {
 	ctx, end := s.conn.Call.Start(ctx)
 	defer end(&err)
 	if err := leasestore.CheckScope(scope); err != nil {
 		return nil, err
 	}
-	held, marks, err := s.scan(ctx, scope)
-	if err != nil {
+	fail := func(err error) ([]lease.Record, error) {
 		return nil, fmt.Errorf("lease/etcdstore: list %s: %w", scope, err)
+	}
+	held, marks, rev, err := s.scanAt(ctx, scope)
+	if err != nil {
+		return fail(err)
+	}
+	ep := s.expPrefix(scope)
+	ekvs, _, err := s.rangeAll(ctx, ep, rev)
+	if err != nil {
+		return fail(err)
+	}
+	exps := make(map[int64]*mvccpb.KeyValue, len(ekvs))
+	for _, kv := range ekvs {
+		if v, ok := parseValue(string(kv.Key[len(ep):])); ok {
+			exps[v] = kv
+		}
 	}
 	byValue := make(map[int64]*lease.Record, len(marks)+len(held))
 	for v, m := range marks {
@@ -668,12 +744,20 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 		}
 		var h holder
 		if err := json.Unmarshal(kv.Value, &h); err != nil {
-			return nil, fmt.Errorf("lease/etcdstore: list %s: held key %s holds %q: %v", scope, kv.Key, kv.Value, err)
+			return fail(fmt.Errorf("held key %s holds %q: %v", kv.Key, kv.Value, err))
+		}
+		if e := exps[v]; e != nil && e.Lease == kv.Lease {
+			ms, err := strconv.ParseInt(string(e.Value), 10, 64)
+			if err != nil {
+				return fail(fmt.Errorf("expiry key %s holds %q, not Unix milliseconds; it was not written by this package", e.Key, e.Value))
+			}
+			r.Held, r.Owner, r.Token, r.Expires = true, h.Owner, h.Token, time.UnixMilli(ms)
+			continue
 		}
 		now := time.Now()
 		ttl, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
 		if err != nil {
-			return nil, fmt.Errorf("lease/etcdstore: list %s: %w", scope, err)
+			return fail(err)
 		}
 		// etcd gives the remaining TTL in whole seconds, rounded down, and -1 for a
 		// lease that is gone: 0 is a lease in its last second, still held.
@@ -688,6 +772,31 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	slices.SortFunc(out, func(a, b lease.Record) int { return cmp.Compare(a.Value, b.Value) })
 	return out, nil
 }
+
+// ScopeMark implements lease.ScopeMarker: it reads the scope's held keys, without
+// their values, and its mark keys at one revision, and none of the holders' etcd
+// leases, so that a session starting in a scope of many holders costs two range
+// reads.
+func (s *Store) ScopeMark(ctx context.Context, scope string, value int64) (_ int64, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckScope(scope); err != nil {
+		return 0, err
+	}
+	held, marks, err := s.scan(ctx, scope)
+	if err != nil {
+		return 0, fmt.Errorf("lease/etcdstore: read the marks of %s: %w", scope, err)
+	}
+	var m int64
+	for v, mk := range marks {
+		if _, h := held[v]; !h && v != value {
+			m = max(m, mk.mark)
+		}
+	}
+	return m, nil
+}
+
+var _ lease.ScopeMarker = (*Store)(nil)
 
 // Identity is the etcd cluster's ID and the prefix.
 func (s *Store) Identity(ctx context.Context) (lease.StoreIdentity, error) {

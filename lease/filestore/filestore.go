@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flurryid/flurry/internal/lockedfile"
@@ -43,6 +44,12 @@ import (
 // Store is a lease.Store in a directory of files.
 type Store struct {
 	dir string
+
+	// locks holds a lockedfile.Mutex per scope file, so that the sessions of this
+	// process wait for a scope's file lock in turn, in Go, with at most one OS
+	// thread blocked in flock per scope.
+	mu    sync.Mutex
+	locks map[string]*lockedfile.Mutex
 }
 
 // New returns a store in dir, creating the directory (mode 0700) if needed.
@@ -50,7 +57,7 @@ func New(dir string) (*Store, error) {
 	if err := lockedfile.MakeDir("lease/filestore", dir); err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, locks: map[string]*lockedfile.Mutex{}}, nil
 }
 
 // Options configures a Store for Open.
@@ -99,11 +106,23 @@ func (s *Store) paths(scope string) (data, lock string) {
 	return base + ".json", base + ".lock"
 }
 
+// mutex returns the Mutex of a scope's lock file.
+func (s *Store) mutex(lockPath string) *lockedfile.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.locks[lockPath]
+	if m == nil {
+		m = lockedfile.NewMutex(lockPath)
+		s.locks[lockPath] = m
+	}
+	return m
+}
+
 // update runs fn on the scope's records under the file lock and writes them back
 // when fn reports a change.
 func (s *Store) update(ctx context.Context, scope string, fn func(f *file, nowMs int64) (changed bool, err error)) error {
 	data, lockPath := s.paths(scope)
-	unlock, err := lockedfile.Lock(ctx, lockPath)
+	unlock, err := s.mutex(lockPath).Lock(ctx)
 	if err != nil {
 		return fmt.Errorf("lease/filestore: %w", err)
 	}

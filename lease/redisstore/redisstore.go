@@ -58,7 +58,10 @@ type Options struct {
 type Store struct {
 	conn *redisconn.Conn
 
-	acquire, acqVal, renew, takeover, release, list *redis.Script
+	acquire, acqVal, renew, takeover, release, list, scopeMark *redis.Script
+	// renewals sends the renewals of every session of the store that arrive
+	// together in one pipeline (batch.go).
+	renewals *batcher
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -77,8 +80,9 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 func newStore(c *redisconn.Conn) (*Store, []*redis.Script) {
 	s := &Store{conn: c, acquire: redis.NewScript(acquireScript), acqVal: redis.NewScript(acquireValueScript),
 		renew: redis.NewScript(renewScript), takeover: redis.NewScript(takeoverScript), release: redis.NewScript(releaseScript),
-		list: redis.NewScript(listScript)}
-	return s, []*redis.Script{s.acquire, s.acqVal, s.renew, s.takeover, s.release, s.list}
+		list: redis.NewScript(listScript), scopeMark: redis.NewScript(scopeMarkScript)}
+	s.renewals = newBatcher(c.Client, s.renew)
+	return s, []*redis.Script{s.acquire, s.acqVal, s.renew, s.takeover, s.release, s.list, s.scopeMark}
 }
 
 // Open connects to the Redis server o names, checks that it answers, loads the
@@ -89,7 +93,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 // Close closes the connection Open made; it does nothing for a store made by New.
 // It does not release leases.
-func (s *Store) Close() error { return s.conn.Close() }
+func (s *Store) Close() error {
+	s.renewals.close()
+	return s.conn.Close()
+}
 
 // ParseURL reads a store URL into Options for Open, without connecting:
 //
@@ -276,7 +283,15 @@ func (s *Store) extend(ctx context.Context, l lease.Lease, ttl time.Duration, ma
 	if err := checkLease(l); err != nil {
 		return lease.Lease{}, err
 	}
-	res, err := s.eval(ctx, s.renew, s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}, ok)
+	keys, args := s.keys(l.Scope), []any{member(l.Value), l.Token, ms(ttl), max(mark, 0)}
+	var res any
+	if s.conn.Settings.WaitReplicas == 0 {
+		res, err = s.renewals.run(ctx, keys, args)
+	} else {
+		// WAIT counts the replicas of a connection's writes: each renewal keeps
+		// its own connection.
+		res, err = s.eval(ctx, s.renew, keys, args, ok)
+	}
 	if err != nil {
 		return lease.Lease{}, fmt.Errorf("lease/redisstore: renew %s/%d: %w", l.Scope, l.Value, err)
 	}
@@ -366,6 +381,30 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	}
 	return recs, nil
 }
+
+// ScopeMark implements lease.ScopeMarker in one script that reads the top of the
+// scope's free set and the leases expired but not yet reaped: a session that
+// starts in a scope of many holders reads one number, not a record per holder.
+func (s *Store) ScopeMark(ctx context.Context, scope string, value int64) (_ int64, err error) {
+	ctx, end := s.conn.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckScope(scope); err != nil {
+		return 0, err
+	}
+	if value < 0 || value >= 1<<22 {
+		return 0, fmt.Errorf("lease: node value %d out of range", value)
+	}
+	res, err := s.scopeMark.Run(ctx, s.conn.Client, s.keys(scope), member(value)).Result()
+	if err == nil {
+		var m int64
+		if m, err = asInt(res); err == nil {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("lease/redisstore: read the marks of %s: %w", scope, err)
+}
+
+var _ lease.ScopeMarker = (*Store)(nil)
 
 // Release ends a live lease and sets the mark to mark, even below the reservation
 // written by Renew; see lease.Store.

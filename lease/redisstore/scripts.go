@@ -180,3 +180,45 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return {now, redis.call('HGETALL', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES'),
   redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]), redis.call('HGETALL', KEYS[7])}
 `
+
+// scopeMarkScript: ARGV member to leave out. Returns the highest mark, as a
+// decimal string, of the scope's values that no live lease holds but that member:
+// the free set's (its scores are the marks, as doubles, so the members of the top
+// score are compared by their exact marks) and those of leases that expired by
+// now and were not reaped yet. It writes nothing. KEYS as above.
+const scopeMarkScript = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local skip = ARGV[1]
+
+local function greater(a, b)
+  if #a ~= #b then return #a > #b end
+  return a > b
+end
+
+local best = '0'
+local function consider(m)
+  if m == skip then return end
+  local mk = redis.call('HGET', KEYS[1], m) or '0'
+  if string.sub(mk, 1, 1) ~= '-' and greater(mk, best) then best = mk end
+end
+
+local top
+local i = 0
+while not top do
+  local batch = redis.call('ZREVRANGE', KEYS[3], i, i + 1, 'WITHSCORES')
+  if #batch == 0 then break end
+  for j = 1, #batch, 2 do
+    if batch[j] ~= skip then
+      top = batch[j + 1]
+      break
+    end
+  end
+  i = i + 2
+end
+if top then
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], top, '+inf')) do consider(m) end
+end
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do consider(m) end
+return best
+`

@@ -77,8 +77,8 @@ func (d Dialect) ddl(table string) string {
 type queries struct {
 	create   string
 	probe    string // fails unless the table has every column
-	freeRow  string // the best free row: value, mark, token
-	missing  string // whether value 0 has a row, and the lowest value after a row that has none
+	freeRow  string // the best free rows, up to a limit: value, mark, token
+	missing  string // whether a value v has a row, and the lowest value from v on after a row that has none
 	one      string // one value's row: mark, token, free
 	insert   string // claims a value without a row
 	claim    string // claims a free row
@@ -87,6 +87,11 @@ type queries struct {
 	takeover string // claims a live row by its token, mark and epoch, for a new token
 	release  string
 	list     string
+	scopeMax string // the highest mark of the scope's values without a live lease but one
+	// renewRet is renew returning the row as readBack reads it (owner, expires,
+	// mark, epoch), on PostgreSQL; empty elsewhere (MySQL has no UPDATE ...
+	// RETURNING), where renew reads the row back with readBack.
+	renewRet string
 	epoch    sqlconn.Column
 }
 
@@ -98,9 +103,9 @@ func (d Dialect) queries(table string) queries {
 		probe:  "SELECT scope, value, owner, token, expires_ms, mark, updated_ms, epoch FROM " + table + " WHERE 1 = 0",
 		freeRow: "SELECT value, mark, token FROM " + table +
 			" WHERE scope = ? AND value < ? AND (token = '' OR expires_ms <= " + now + ")" +
-			" ORDER BY mark, value LIMIT 1",
-		missing: "SELECT (SELECT COUNT(*) FROM " + table + " WHERE scope = ? AND value = 0)," +
-			" (SELECT MIN(a.value + 1) FROM " + table + " a WHERE a.scope = ? AND a.value + 1 < ?" +
+			" ORDER BY mark, value LIMIT ?",
+		missing: "SELECT (SELECT COUNT(*) FROM " + table + " WHERE scope = ? AND value = ?)," +
+			" (SELECT MIN(a.value + 1) FROM " + table + " a WHERE a.scope = ? AND a.value >= ? AND a.value + 1 < ?" +
 			" AND NOT EXISTS (SELECT 1 FROM " + table + " b WHERE b.scope = ? AND b.value = a.value + 1))",
 		one: "SELECT mark, token, CASE WHEN token = '' OR expires_ms <= " + now + " THEN 1 ELSE 0 END FROM " + table +
 			" WHERE scope = ? AND value = ?",
@@ -118,6 +123,7 @@ func (d Dialect) queries(table string) queries {
 			" WHERE scope = ? AND value = ? AND token = ? AND token <> '' AND expires_ms > " + now,
 		list: "SELECT value, owner, token, expires_ms, mark, epoch, CASE WHEN token <> '' AND expires_ms > " + now +
 			" THEN 1 ELSE 0 END FROM " + table + " WHERE scope = ? ORDER BY value",
+		scopeMax: "SELECT MAX(mark) FROM " + table + " WHERE scope = ? AND value <> ? AND (token = '' OR expires_ms <= " + now + ")",
 	}
 	cols := " (scope, value, owner, token, expires_ms, mark, updated_ms, epoch) VALUES (?, ?, ?, ?, " + now + " + ?, 0, " + now + ", 1)"
 	typ := "BIGINT"
@@ -127,13 +133,16 @@ func (d Dialect) queries(table string) queries {
 	// Tables made before epochs lack the column; their rows count from 0.
 	q.epoch = sqlconn.Column{Name: "epoch", Probe: "SELECT epoch FROM " + table + " WHERE 1 = 0",
 		Add: "ALTER TABLE " + table + " ADD COLUMN epoch " + typ + " NOT NULL DEFAULT 0"}
+	if d == Postgres {
+		q.renewRet = q.renew + " RETURNING owner, expires_ms, mark, epoch"
+	}
 	switch d {
 	case MySQL:
 		q.insert = "INSERT IGNORE INTO " + table + cols
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list)
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax, &q.renewRet)
 	return q
 }
 

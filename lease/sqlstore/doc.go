@@ -18,7 +18,8 @@
 //	sqlite:relative/path/leases.db
 //
 // Query keys: table= (default flurry_leases), request_timeout= (default 5s; none for
-// SQLite), busy_timeout= (SQLite, default 5s), and the driver's own (sslmode,
+// SQLite), max_conns= (the pool's cap on connections, default min(4*GOMAXPROCS, 16);
+// -1 for none), busy_timeout= (SQLite, default 5s), and the driver's own (sslmode,
 // connect_timeout, target_session_attrs, ... for pgx; tls, timeout for MySQL). Any
 // other key is an error. [Options] made by hand take any driver.Connector of the
 // Dialect's engine, and [New] wraps a *sql.DB the caller opened.

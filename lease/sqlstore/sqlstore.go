@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/flurryid/flurry/internal/sqlconn"
@@ -43,6 +44,13 @@ type Options struct {
 	// key. A call that runs out of time fails with an error matching
 	// bound.ErrNoAnswer.
 	RequestTimeout time.Duration
+	// MaxConns caps the connections Open's pool keeps to PostgreSQL or MySQL, shared
+	// by every call of the store, and so by every session of the process that uses
+	// it; calls beyond it wait for a free connection. Zero means min(4*GOMAXPROCS,
+	// 16); negative means no cap (database/sql's default: a connection per
+	// concurrent call). ParseURL sets it from the URL's max_conns= key. New ignores
+	// it: set the caller's *sql.DB with SetMaxOpenConns.
+	MaxConns int
 
 	name string // the URL without its password, for messages; set by ParseURL
 }
@@ -133,6 +141,30 @@ func (s *Store) List(ctx context.Context, scope string) (_ []lease.Record, err e
 	return out, nil
 }
 
+// ScopeMark implements lease.ScopeMarker with one aggregate over the scope's rows,
+// read at one moment: a session that starts in a scope of many holders reads one
+// number, not a row per holder.
+func (s *Store) ScopeMark(ctx context.Context, scope string, value int64) (_ int64, err error) {
+	ctx, end := s.h.Call.Start(ctx)
+	defer end(&err)
+	if err := leasestore.CheckScope(scope); err != nil {
+		return 0, err
+	}
+	if err := s.ensure(ctx); err != nil {
+		return 0, err
+	}
+	var m sql.NullInt64
+	err = s.retry(ctx, func() error {
+		return s.h.DB.QueryRowContext(ctx, s.q.scopeMax, scope, value).Scan(&m)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("lease/sqlstore: read the marks of %s: %w", scope, err)
+	}
+	return max(m.Int64, 0), nil
+}
+
+var _ lease.ScopeMarker = (*Store)(nil)
+
 func newToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
@@ -149,34 +181,77 @@ type candidate struct {
 	hasRow bool
 }
 
+// spread is how many of the best free rows an acquirer that lost a race chooses
+// among, and the start of its search for a value without a row is a place of its
+// own: acquirers of one scope that read it together would otherwise all aim at the
+// same next value, and each would lose a race per winner ahead of it.
+const spread = 64
+
 // best finds the free value with the lowest mark, then the lowest value, or reports
-// false when every value of the pool is held.
-func (s *Store) best(ctx context.Context, scope string, size int64) (candidate, bool, error) {
+// false when every value of the pool is held. After a lost race (race > 1) it
+// chooses, by a hash of token and race, one of the best free rows and the first
+// value without a row from a place in the pool.
+func (s *Store) best(ctx context.Context, scope string, size int64, token string, race int) (candidate, bool, error) {
 	var (
 		row     candidate
 		haveRow bool
+		from    int64
+		limit   = 1
+		h       uint64
 	)
-	err := s.h.DB.QueryRowContext(ctx, s.q.freeRow, scope, size).Scan(&row.value, &row.mark, &row.token)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return candidate{}, false, err
-	default:
-		row.hasRow, haveRow = true, true
+	if race > 1 {
+		f := fnv.New64a()
+		f.Write([]byte(token))
+		f.Write([]byte{byte(race), byte(race >> 8)})
+		h, limit = f.Sum64(), spread
+		from = int64(h % uint64(size))
 	}
-	var (
-		zeroRows int64
-		after    sql.NullInt64
-	)
-	if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, scope, size, scope).Scan(&zeroRows, &after); err != nil {
+	err := func() error {
+		rows, err := s.h.DB.QueryContext(ctx, s.q.freeRow, scope, size, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var free []candidate
+		for rows.Next() {
+			var c candidate
+			if err := rows.Scan(&c.value, &c.mark, &c.token); err != nil {
+				return err
+			}
+			c.hasRow = true
+			free = append(free, c)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(free) > 0 {
+			row, haveRow = free[int(h%uint64(len(free)))], true
+		}
+		return nil
+	}()
+	if err != nil {
 		return candidate{}, false, err
 	}
 	gap := candidate{value: -1}
-	switch {
-	case zeroRows == 0:
-		gap.value = 0
-	case after.Valid:
-		gap.value = after.Int64
+	for {
+		var (
+			present int64
+			after   sql.NullInt64
+		)
+		if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, from, scope, from, size, scope).Scan(&present, &after); err != nil {
+			return candidate{}, false, err
+		}
+		switch {
+		case present == 0:
+			gap.value = from
+		case after.Valid:
+			gap.value = after.Int64
+		case from > 0:
+			// Every value from the place on has a row: look from 0.
+			from = 0
+			continue
+		}
+		break
 	}
 	switch {
 	case gap.value < 0:
@@ -198,8 +273,8 @@ func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner str
 	if err := leasestore.CheckAcquire(scope, size, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
-	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("%d values", size), func() (candidate, bool, error) {
-		return s.best(ctx, scope, size)
+	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("%d values", size), func(token string, race int) (candidate, bool, error) {
+		return s.best(ctx, scope, size, token, race)
 	})
 }
 
@@ -210,7 +285,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 	if err := leasestore.CheckAcquireValue(scope, value, owner, ttl); err != nil {
 		return lease.Lease{}, err
 	}
-	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func() (candidate, bool, error) {
+	return s.acquire(ctx, scope, owner, ttl, fmt.Sprintf("value %d", value), func(string, int) (candidate, bool, error) {
 		c := candidate{value: value}
 		var free int64
 		err := s.h.DB.QueryRowContext(ctx, s.q.one, scope, value).Scan(&c.mark, &c.token, &free)
@@ -226,7 +301,7 @@ func (s *Store) AcquireValue(ctx context.Context, scope string, value int64, own
 }
 
 // acquire claims the candidate find returns, looking again after each lost race.
-func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Duration, what string, find func() (candidate, bool, error)) (lease.Lease, error) {
+func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Duration, what string, find func(token string, race int) (candidate, bool, error)) (lease.Lease, error) {
 	if err := s.ensure(ctx); err != nil {
 		return lease.Lease{}, err
 	}
@@ -242,7 +317,7 @@ func (s *Store) acquire(ctx context.Context, scope, owner string, ttl time.Durat
 		)
 		err := s.retry(ctx, func() error {
 			var err error
-			c, ok, err = find()
+			c, ok, err = find(token, race)
 			if err != nil || !ok {
 				return err
 			}
@@ -321,7 +396,33 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		return l, err
 	}
 	out := l
-	err = s.retry(ctx, func() error {
+	if s.q.renewRet != "" {
+		// One statement, one round trip: the UPDATE returns the row it renewed.
+		err = s.retry(ctx, func() error {
+			var expires int64
+			err := s.h.DB.QueryRowContext(ctx, s.q.renewRet, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token).Scan(&out.Owner, &expires, &out.Mark, &out.Epoch)
+			if errors.Is(err, sql.ErrNoRows) {
+				return lost
+			}
+			out.Expires = utcMs(expires)
+			return err
+		})
+	} else {
+		err = s.renewReadBack(ctx, l, ttl, mark, lost, &out)
+	}
+	if errors.Is(err, lease.ErrLost) {
+		return l, err
+	}
+	if err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	return out, nil
+}
+
+// renewReadBack renews with an UPDATE and reads the row back, for engines
+// without UPDATE ... RETURNING.
+func (s *Store) renewReadBack(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64, lost error, out *lease.Lease) error {
+	return s.retry(ctx, func() error {
 		res, err := s.h.DB.ExecContext(ctx, s.q.renew, ttl.Milliseconds(), mark, mark, l.Scope, l.Value, l.Token)
 		if err != nil {
 			return err
@@ -346,13 +447,6 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 		out.Expires = utcMs(expires)
 		return nil
 	})
-	if errors.Is(err, lease.ErrLost) {
-		return l, err
-	}
-	if err != nil {
-		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
-	}
-	return out, nil
 }
 
 // Takeover implements lease.Store: it reads l's row by its token, then writes the

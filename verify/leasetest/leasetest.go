@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	t.Run("TakeoverOfLostLease", func(t *testing.T) { testTakeoverLost(t, newStore) })
 	t.Run("EpochCountsWrites", func(t *testing.T) { testEpoch(t, newStore) })
 	t.Run("TakeoverDuringRenewals", func(t *testing.T) { testTakeoverDuringRenewals(t, newStore) })
+	t.Run("ScopeMarkAgreesWithList", func(t *testing.T) { testScopeMark(t, newStore) })
 }
 
 // Scope returns a fresh scope name for a test.
@@ -733,4 +734,91 @@ func testTakeoverDuringRenewals(t *testing.T, newStore func(t *testing.T) lease.
 			}
 		}
 	}
+}
+
+// testScopeMark checks a store's lease.ScopeMarker, if it has one: the mark it
+// reads is the one List's records give, the highest mark of the values no live
+// lease holds but the one left out: released values and expired leases count,
+// live holders' reservations do not.
+func testScopeMark(t *testing.T, newStore func(t *testing.T) lease.Store) {
+	s := open(t, newStore)
+	sm, ok := s.(lease.ScopeMarker)
+	if !ok {
+		t.Skip("the store has no ScopeMark; sessions list the scope")
+	}
+	scope := Scope(t)
+	fromList := func(skip int64) int64 {
+		t.Helper()
+		recs, err := s.List(ctx(t), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m int64
+		for _, r := range recs {
+			if !r.Held && r.Value != skip {
+				m = max(m, r.Mark)
+			}
+		}
+		return m
+	}
+	check := func(what string, skip, want int64) {
+		t.Helper()
+		got, err := sm.ScopeMark(ctx(t), scope, skip)
+		if err != nil {
+			t.Fatalf("%s: ScopeMark: %v", what, err)
+		}
+		if l := fromList(skip); got != want || l != want {
+			t.Errorf("%s: ScopeMark(value %d) = %d, List gives %d; want %d", what, skip, got, l, want)
+		}
+	}
+	check("an empty scope", 0, 0)
+	base := time.Now().UnixMilli()
+	var ls []lease.Lease
+	for i := range 4 {
+		l := acquire(t, s, scope, 8, fmt.Sprintf("holder-%d", i))
+		if l.Value != int64(i) {
+			t.Fatalf("value %d; want %d in turn", l.Value, i)
+		}
+		ls = append(ls, l)
+	}
+	// Live holders' reservations are left out.
+	if _, err := s.Renew(ctx(t), ls[0], ttl, base+90000); err != nil {
+		t.Fatal(err)
+	}
+	check("held values only", 7, 0)
+	if err := s.Release(ctx(t), ls[1], base+500); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx(t), ls[2], base+900); err != nil {
+		t.Fatal(err)
+	}
+	check("two released values", 7, base+900)
+	check("leaving out the higher", 2, base+500)
+	check("leaving out the lower", 1, base+900)
+	// A lease that expired counts with the mark its holder reserved.
+	l, err := s.Renew(ctx(t), ls[3], time.Second, base+3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a reservation of a live lease", 7, base+900)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recs, err := s.List(ctx(t), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 4 && !recs[3].Held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the 1 s lease of value %d never expired: %+v", l.Value, recs)
+		}
+		// Value 0 stays held meanwhile: its reservation must stay left out.
+		if ls[0], err = s.Renew(ctx(t), ls[0], ttl, base+90000); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	check("an expired lease", 7, base+3000)
+	check("leaving out the expired one", 3, base+900)
 }
