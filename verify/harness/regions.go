@@ -316,8 +316,34 @@ func (s *Regions) startEtcd(ctx context.Context, r *Region) error {
 			return fmt.Errorf("etcd of region %s: %w", r.Name, err)
 		}
 	}
-	s.logf("etcd of region %s: 3 members", r.Name)
+	if err := waitEtcdHealthy(ctx, r, 30*time.Second); err != nil {
+		return err
+	}
+	s.logf("etcd of region %s: 3 members, healthy", r.Name)
 	return nil
+}
+
+// waitEtcdHealthy waits until every member of region r's etcd serves a
+// linearizable read, so a leader is elected: a member that accepts connections
+// may not answer yet (a loaded machine takes seconds to elect), and a node's
+// first lease request gives up after its dial timeout.
+func waitEtcdHealthy(ctx context.Context, r *Region, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		out, err := r.ClientHost.Run(ctx, "etcdctl", "--endpoints", r.EtcdEndpoints(),
+			"--dial-timeout", "1s", "--command-timeout", "2s", "endpoint", "health")
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("etcd of region %s not healthy after %v: %v\n%s", r.Name, within, err, out)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
 }
 
 // restartEtcd starts region r's etcd members again on their data.
@@ -337,7 +363,7 @@ func (s *Regions) restartEtcd(ctx context.Context, r *Region) error {
 			return fmt.Errorf("etcd of region %s: %w", r.Name, err)
 		}
 	}
-	return nil
+	return waitEtcdHealthy(ctx, r, 30*time.Second)
 }
 
 // leaseKeys are the lease settings the options set, as flow-mapping entries.
