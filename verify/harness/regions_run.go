@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -69,11 +68,6 @@ func RunRegions(ctx context.Context, s *Regions, sc Scenario) (*RegionsOutcome, 
 	s.logf("%s", strings.TrimSpace(sc.Describe()))
 	s.logf("load for %s (and as long as the faults take to apply)", total.Round(time.Second))
 
-	type opFile struct {
-		path  string
-		calls bool
-		proc  *Proc
-	}
 	var files []opFile
 	for i, r := range s.Regions {
 		var local, all []string
@@ -147,33 +141,9 @@ func RunRegions(ctx context.Context, s *Regions, sc Scenario) (*RegionsOutcome, 
 	for _, r := range s.Regions {
 		out.Datacenters[r.Name] = r.Datacenter
 	}
-	untraced := 0
-	for _, of := range files {
-		f, err := os.Open(of.path)
-		if err != nil {
-			return nil, fmt.Errorf("%s wrote no ops (log %s): %w", of.proc.Name, of.proc.Log, err)
-		}
-		err = oplog.Read(f, func(op checker.Op) {
-			if of.calls {
-				op.NoAvailability = true
-				if op.Node == oplog.Untraced {
-					untraced += len(op.IDs)
-					op.Node = fmt.Sprintf("%s (op %d)", oplog.Untraced, untraced)
-				}
-				ck.Add(op)
-				out.calls = append(out.calls, call{caller: op.Client, ns: op.Namespace, node: op.Node, err: op.Err,
-					start: op.Start, end: op.End, ids: len(op.IDs)})
-				return
-			}
-			out.Requests++
-			ck.Add(op)
-			out.raw = append(out.raw, opMark{ns: op.Namespace, node: op.Node, err: op.Err, start: op.Start, end: op.End,
-				refused: strings.HasPrefix(op.Err, "503"), answered: op.Err == ""})
-		})
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
+	untraced, err := readOps(files, ck, &out.Outcome)
+	if err != nil {
+		return nil, err
 	}
 	if untraced > 0 {
 		problems = append(problems, fmt.Sprintf("the Go-client workload got %d IDs that no batch it saw held: "+

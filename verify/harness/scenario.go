@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -453,11 +452,6 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	for _, n := range c.Nodes {
 		nodes = append(nodes, n.Name+"="+n.URL())
 	}
-	type opFile struct {
-		path  string
-		calls bool // the Go-client workload's
-		proc  *Proc
-	}
 	var files []opFile
 	for i, h := range c.ClientHosts {
 		name := fmt.Sprintf("c%d", i+1)
@@ -563,35 +557,9 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		ck.Add(op)
 	}
 	restartsMu.Unlock()
-	untraced := 0
-	for _, of := range files {
-		f, err := os.Open(of.path)
-		if err != nil {
-			return nil, fmt.Errorf("%s wrote no ops (log %s): %w", of.proc.Name, of.proc.Log, err)
-		}
-		err = oplog.Read(f, func(op checker.Op) {
-			if of.calls {
-				// Checked with the rest; its availability is the callers' (Calls).
-				op.NoAvailability = true
-				if op.Node == oplog.Untraced {
-					// Compared with no other op: its IDs may come from any node.
-					untraced += len(op.IDs)
-					op.Node = fmt.Sprintf("%s (op %d)", oplog.Untraced, untraced)
-				}
-				ck.Add(op)
-				out.calls = append(out.calls, call{caller: op.Client, ns: op.Namespace, node: op.Node, err: op.Err,
-					start: op.Start, end: op.End, ids: len(op.IDs)})
-				return
-			}
-			out.Requests++
-			ck.Add(op)
-			out.raw = append(out.raw, opMark{ns: op.Namespace, node: op.Node, err: op.Err, start: op.Start, end: op.End,
-				refused: strings.HasPrefix(op.Err, "503"), answered: op.Err == ""})
-		})
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
+	untraced, err := readOps(files, ck, out)
+	if err != nil {
+		return nil, err
 	}
 	if untraced > 0 {
 		problems = append(problems, fmt.Sprintf("the Go-client workload got %d IDs that no batch it saw held (node %q): "+
