@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +97,8 @@ func TestShortScenario(t *testing.T) {
 	}
 	tot := out.Result.Totals
 	if !out.Result.OK() {
-		t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range", tot.Duplicates, tot.OrderViolations, tot.OutOfRange)
+		t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range:\n\t%s", tot.Duplicates, tot.OrderViolations, tot.OutOfRange,
+			strings.Join(AnomalyLines(out.Result, out.Faults, 5*time.Second), "\n\t"))
 	}
 	// The run must have exercised the system: IDs from every namespace and node.
 	for _, ns := range out.Result.Namespaces {

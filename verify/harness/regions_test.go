@@ -96,7 +96,8 @@ func TestRegionsScenario(t *testing.T) {
 			t.Error(pr)
 		}
 		if tot := out.Result.Totals; !out.Result.OK() {
-			t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range", tot.Duplicates, tot.OrderViolations, tot.OutOfRange)
+			t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range:\n\t%s", tot.Duplicates, tot.OrderViolations, tot.OutOfRange,
+				strings.Join(AnomalyLines(out.Result, out.Faults, 5*time.Second), "\n\t"))
 		}
 		if len(out.Windows) != len(RegionKinds()) {
 			t.Errorf("%d fault windows, want %d", len(out.Windows), len(RegionKinds()))
