@@ -631,20 +631,28 @@ func TestPlainPathShared(t *testing.T) {
 		t.Fatalf("%d script calls and %d HINCRBYs for one scripted and %d plain IDs; want 1 and 2", s, p, n+1)
 	}
 
-	// Many goroutines, the system clock: each ID once, each goroutine's increasing.
-	c := newClient(t)
+	// Many goroutines, the system clock: each ID once, each goroutine's
+	// increasing; with 4 sequence values a tick, shares are full (4 callers)
+	// and the callers behind them wait for the next.
+	manyGoroutines(t, l, 300)
+	manyGoroutines(t, mustLayout(t, "time:41:1ms:2024-01-01T00:00:00Z,datacenter:5,worker:5,seq:2"), 50)
+}
+
+func manyGoroutines(t *testing.T, l *layout.Layout, perG int) {
+	t.Helper()
+	c, ctx := newClient(t), testCtx(t)
 	ns := freshNamespace(t, c)
-	g2 := newGen(t, Options{Client: c, Namespace: ns, Layout: l})
-	if err := g2.SetNode(ctx, layout.NodeValues{6, 7}); err != nil {
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l})
+	if err := g.SetNode(ctx, layout.NodeValues{6, 7}); err != nil {
 		t.Fatal(err)
 	}
-	const goroutines, perG = 32, 300
+	const goroutines = 32
 	out := make([][]flurry.ID, goroutines)
 	var wg sync.WaitGroup
 	for w := range goroutines {
 		wg.Go(func() {
 			for range perG {
-				id, err := g2.Next(ctx)
+				id, err := g.Next(ctx)
 				if err != nil {
 					t.Error(err)
 					return
@@ -658,10 +666,10 @@ func TestPlainPathShared(t *testing.T) {
 	for w, ids := range out {
 		for i, id := range ids {
 			if i > 0 && id <= ids[i-1] {
-				t.Fatalf("goroutine %d: ID %d after %d", w, id, ids[i-1])
+				t.Fatalf("layout %s, goroutine %d: ID %d after %d", l, w, id, ids[i-1])
 			}
 			if other, dup := seen[id]; dup {
-				t.Fatalf("ID %d issued to goroutines %d and %d", id, other, w)
+				t.Fatalf("layout %s: ID %d issued to goroutines %d and %d", l, id, other, w)
 			}
 			seen[id] = w
 		}

@@ -185,8 +185,8 @@ type issuer struct {
 
 	// Plain calls share: while one is in flight, callers that arrive meanwhile
 	// wait for it to end and then take one slot each from one HINCRBY by their
-	// number (see incr). bmu guards sending, idle and open; never held across
-	// I/O.
+	// number (see incr). bmu guards sending, idle and open, and a share's n
+	// and full until it is sent; never held across I/O.
 	bmu      sync.Mutex
 	sending  int           // plain HINCRBYs in flight
 	idle     chan struct{} // closed when sending drops to zero; made by open's leader
@@ -200,6 +200,7 @@ type issuer struct {
 // it) the lowest.
 type share struct {
 	n          int64
+	full       chan struct{} // made by a caller that found n at maxShare; closed when sent
 	done       chan struct{} // closed when the fields below are set
 	x          int64         // HINCRBY's answer: the highest slot taken, plus one
 	err        error
@@ -224,7 +225,24 @@ const maxShare = 128
 // call of its own would be checked.
 func (g *Generator) incr(ctx context.Context, is *issuer) (slot, sent, recv int64, failed bool, err error) {
 	is.bmu.Lock()
-	if b := is.open; b != nil && b.n < is.maxShare {
+	for is.open != nil && is.open.n >= is.maxShare {
+		// The next share is full: wait until it is sent and join the one after.
+		// Nobody sends a call of their own while a share waits, so that the
+		// calls in flight, which it waits for, end.
+		b := is.open
+		if b.full == nil {
+			b.full = make(chan struct{})
+		}
+		full := b.full
+		is.bmu.Unlock()
+		select {
+		case <-full:
+		case <-ctx.Done():
+			return 0, 0, 0, false, ctx.Err()
+		}
+		is.bmu.Lock()
+	}
+	if b := is.open; b != nil {
 		// A call is in flight and others wait to send the next: join them.
 		i := b.n
 		b.n++
@@ -239,8 +257,8 @@ func (g *Generator) incr(ctx context.Context, is *issuer) (slot, sent, recv int6
 		}
 		return b.x - b.n + i, b.sent, b.recv, false, nil
 	}
-	if is.sending == 0 || is.open != nil {
-		// None in flight (or a full share waiting): this caller's own call.
+	if is.sending == 0 {
+		// None in flight: this caller's own call.
 		is.sending++
 		is.bmu.Unlock()
 		sent = g.clk.Now()
@@ -264,6 +282,9 @@ func (g *Generator) incr(ctx context.Context, is *issuer) (slot, sent, recv int6
 	is.bmu.Lock()
 	is.open = nil
 	n := b.n
+	if b.full != nil {
+		close(b.full)
+	}
 	is.sending++
 	is.bmu.Unlock()
 	args := is.plain
