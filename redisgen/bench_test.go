@@ -3,8 +3,11 @@ package redisgen
 import (
 	"context"
 	"runtime"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -108,6 +111,42 @@ func BenchmarkRedis(b *testing.B) {
 		})
 		idsPerSec(b, int64(b.N))
 	})
+	// Alternating: Next and INCR take turns in blocks of 50 ms (several plain
+	// windows, so that Next pays its renewals as in a steady run), the first
+	// place alternating by round, so that a busy machine slows both alike. The
+	// ratio is the median over the rounds of Next's rate over INCR's in the
+	// same round; -count gives several of them.
+	alternate := func(b *testing.B, goroutines int) {
+		g := newG(b)
+		key := counter(b)
+		next := func() error { _, err := g.Next(ctx); return err }
+		incr := func() error { return c.Incr(ctx, key).Err() }
+		var ratios []float64
+		var nextIDs, incrIDs int64
+		var nextTime, incrTime time.Duration
+		round := 0
+		for b.Loop() {
+			var rate [2]float64
+			for i := range 2 {
+				f, ids, took := next, &nextIDs, &nextTime
+				if (i+round)%2 == 1 {
+					f, ids, took = incr, &incrIDs, &incrTime
+				}
+				n, d := block(b, goroutines, 50*time.Millisecond, f)
+				*ids += n
+				*took += d
+				rate[(i+round)%2] = float64(n) / d.Seconds()
+			}
+			ratios = append(ratios, rate[0]/rate[1])
+			round++
+		}
+		sort.Float64s(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "Next/INCR")
+		b.ReportMetric(float64(nextIDs)/nextTime.Seconds(), "Next-ids/s")
+		b.ReportMetric(float64(incrIDs)/incrTime.Seconds(), "INCR-ids/s")
+	}
+	b.Run("Alternating", func(b *testing.B) { alternate(b, 1) })
+	b.Run("Alternating-parallel64", func(b *testing.B) { alternate(b, 64) })
 	b.Run("NextN1000", func(b *testing.B) {
 		g := newG(b)
 		buf := make([]flurry.ID, 1000)
@@ -124,4 +163,26 @@ func BenchmarkRedis(b *testing.B) {
 		idsPerSec(b, ids.Load())
 		b.ReportMetric(float64(ids.Load())/float64(b.N), "ids/call")
 	})
+}
+
+// block calls f from goroutines goroutines for d and returns how many calls
+// succeeded and how long they took, to the last call's end.
+func block(b *testing.B, goroutines int, d time.Duration, f func() error) (int64, time.Duration) {
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for range goroutines {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				if err := f(); err != nil {
+					b.Error(err)
+					return
+				}
+				n.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return n.Load(), time.Since(start)
 }

@@ -554,3 +554,124 @@ func TestPlainPathCounterWentBack(t *testing.T) {
 		t.Errorf("%d warnings about the foreign counter, want 1:\n%s", n, logs.String())
 	}
 }
+
+// TestPlainPathShared: callers that arrive while a plain HINCRBY is in flight
+// wait for it and then send one HINCRBY by their number together, each taking
+// one of its slots; with many goroutines every ID is still issued once and each
+// goroutine's IDs increase.
+func TestPlainPathShared(t *testing.T) {
+	r := newRig(t, layout.NodeValues{4, 5})
+	h, l, ctx, g := r.h, r.l, r.ctx, r.g
+	id0, err := g.Next(ctx) // the script call
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3
+	ids := make(chan flurry.ID, n+1)
+	errs := make(chan error, n)
+	var once sync.Once
+	h.mu.Lock()
+	h.afterIncr = func(int64) {
+		// The first plain call is answered, not yet taken: n callers
+		// arrive meanwhile and wait to send together.
+		once.Do(func() {
+			for range n {
+				go func() {
+					id, err := g.Next(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					ids <- id
+				}()
+			}
+			is := g.cur.Load()
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				is.bmu.Lock()
+				waiting := is.open != nil && is.open.n == n
+				is.bmu.Unlock()
+				if waiting {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Error("the callers did not queue behind the plain call in flight")
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+	h.mu.Unlock()
+	id1, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids <- id1
+	seqs := map[int64]bool{}
+	p0, _ := l.Decompose(id0)
+	for range n + 1 {
+		var id flurry.ID
+		select {
+		case id = <-ids:
+		case err := <-errs:
+			t.Fatal(err)
+		}
+		p, err := l.Decompose(id)
+		if err != nil || p.Tick != p0.Tick || p.Nodes != (layout.NodeValues{4, 5}) {
+			t.Fatalf("ID %d decodes to %+v, %v; want tick %d", id, p, err, p0.Tick)
+		}
+		seqs[p.Sequence] = true
+	}
+	for s := p0.Sequence + 1; s <= p0.Sequence+n+1; s++ {
+		if !seqs[s] {
+			t.Fatalf("the %d plain IDs after sequence %d have sequences %v; want the next %d", n+1, p0.Sequence, seqs, n+1)
+		}
+	}
+	if s, p := h.counts(); s != 1 || p != 2 {
+		t.Fatalf("%d script calls and %d HINCRBYs for one scripted and %d plain IDs; want 1 and 2", s, p, n+1)
+	}
+
+	// Many goroutines, the system clock: each ID once, each goroutine's
+	// increasing; with 4 sequence values a tick, shares are full (4 callers)
+	// and the callers behind them wait for the next.
+	manyGoroutines(t, l, 300)
+	manyGoroutines(t, mustLayout(t, "time:41:1ms:2024-01-01T00:00:00Z,datacenter:5,worker:5,seq:2"), 50)
+}
+
+func manyGoroutines(t *testing.T, l *layout.Layout, perG int) {
+	t.Helper()
+	c, ctx := newClient(t), testCtx(t)
+	ns := freshNamespace(t, c)
+	g := newGen(t, Options{Client: c, Namespace: ns, Layout: l})
+	if err := g.SetNode(ctx, layout.NodeValues{6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	const goroutines = 32
+	out := make([][]flurry.ID, goroutines)
+	var wg sync.WaitGroup
+	for w := range goroutines {
+		wg.Go(func() {
+			for range perG {
+				id, err := g.Next(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out[w] = append(out[w], id)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[flurry.ID]int, goroutines*perG)
+	for w, ids := range out {
+		for i, id := range ids {
+			if i > 0 && id <= ids[i-1] {
+				t.Fatalf("layout %s, goroutine %d: ID %d after %d", l, w, id, ids[i-1])
+			}
+			if other, dup := seen[id]; dup {
+				t.Fatalf("layout %s: ID %d issued to goroutines %d and %d", l, id, other, w)
+			}
+			seen[id] = w
+		}
+	}
+}

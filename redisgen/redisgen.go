@@ -182,6 +182,133 @@ type issuer struct {
 	// inPlain counts the plain calls in flight: with none, the window is
 	// renewed later (renewLead).
 	inPlain atomic.Int64
+
+	// Plain calls share: while one is in flight, callers that arrive meanwhile
+	// wait for it to end and then take one slot each from one HINCRBY by their
+	// number (see incr). bmu guards sending, idle and open, and a share's n
+	// and full until it is sent; never held across I/O.
+	bmu      sync.Mutex
+	sending  int           // plain HINCRBYs in flight
+	idle     chan struct{} // closed when sending drops to zero; made by open's leader
+	open     *share        // the callers waiting to send together, if any
+	maxShare int64         // the most slots one HINCRBY takes (at most a tick's)
+	plainArg string        // is.plain's field, for HINCRBYs by more than one
+}
+
+// share is one HINCRBY for several plain calls: n callers (frozen when it is
+// sent) take the n slots it answers, the first caller (its leader, who sends
+// it) the lowest.
+type share struct {
+	n          int64
+	full       chan struct{} // made by a caller that found n at maxShare; closed when sent
+	done       chan struct{} // closed when the fields below are set
+	x          int64         // HINCRBY's answer: the highest slot taken, plus one
+	err        error
+	sent, recv int64 // when the call was sent and answered, on Generator.clk
+}
+
+// maxShare is the most callers one plain HINCRBY serves.
+const maxShare = 128
+
+// incr takes one slot from is's counter by a plain HINCRBY, shared with the
+// callers that wait for it meanwhile. It answers the slot and when the HINCRBY
+// was sent and answered (on g.clk), or failed: a shared call failed (the
+// caller runs the script, which reports the error in its own context), or err:
+// this caller's own call failed.
+//
+// Sharing keeps a Generator's round trip short however many goroutines call
+// Next: with one HINCRBY per goroutine in flight, 64 goroutines' round trip was
+// 64 calls long, on a busy machine as long as the window, and each late reply
+// ran the script, several plain calls' work, which made the round trips longer
+// still. A shared HINCRBY by n is, to the counter, n increments of one in a row;
+// each caller checks its slot with that call's own send and answer times, as a
+// call of its own would be checked.
+func (g *Generator) incr(ctx context.Context, is *issuer) (slot, sent, recv int64, failed bool, err error) {
+	is.bmu.Lock()
+	for is.open != nil && is.open.n >= is.maxShare {
+		// The next share is full: wait until it is sent and join the one after.
+		// Nobody sends a call of their own while a share waits, so that the
+		// calls in flight, which it waits for, end.
+		b := is.open
+		if b.full == nil {
+			b.full = make(chan struct{})
+		}
+		full := b.full
+		is.bmu.Unlock()
+		select {
+		case <-full:
+		case <-ctx.Done():
+			return 0, 0, 0, false, ctx.Err()
+		}
+		is.bmu.Lock()
+	}
+	if b := is.open; b != nil {
+		// A call is in flight and others wait to send the next: join them.
+		i := b.n
+		b.n++
+		is.bmu.Unlock()
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return 0, 0, 0, false, ctx.Err() // the slot is burned
+		}
+		if b.err != nil {
+			return 0, 0, 0, true, nil
+		}
+		return b.x - b.n + i, b.sent, b.recv, false, nil
+	}
+	if is.sending == 0 {
+		// None in flight: this caller's own call.
+		is.sending++
+		is.bmu.Unlock()
+		sent = g.clk.Now()
+		x, err := g.client.Do(ctx, is.plain...).Int64()
+		recv = g.clk.Now()
+		is.plainDone()
+		return x - 1, sent, recv, false, err
+	}
+	// A call is in flight: lead the next, sent when the calls in flight end.
+	b := &share{n: 1, done: make(chan struct{})}
+	is.open = b
+	if is.idle == nil {
+		is.idle = make(chan struct{})
+	}
+	idle := is.idle
+	is.bmu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done(): // send anyway: the call fails at once, the others run the script
+	}
+	is.bmu.Lock()
+	is.open = nil
+	n := b.n
+	if b.full != nil {
+		close(b.full)
+	}
+	is.sending++
+	is.bmu.Unlock()
+	args := is.plain
+	if n > 1 {
+		args = []any{args[0], args[1], is.plainArg, strconv.FormatInt(n, 10)}
+	}
+	b.sent = g.clk.Now()
+	b.x, b.err = g.client.Do(ctx, args...).Int64()
+	b.recv = g.clk.Now()
+	close(b.done)
+	is.plainDone()
+	return b.x - n, b.sent, b.recv, false, b.err
+}
+
+// plainDone ends a plain call and wakes the share waiting for the calls in
+// flight to end.
+func (is *issuer) plainDone() {
+	is.bmu.Lock()
+	is.sending--
+	if is.sending == 0 && is.idle != nil {
+		close(is.idle)
+		is.idle = nil
+	}
+	is.bmu.Unlock()
 }
 
 // confirmation says that a script call of this issuer, sent at sent and answered
@@ -411,7 +538,12 @@ func (g *Generator) Layout() *layout.Layout { return g.l }
 // them has no such counter and answers a slot near the epoch, which is refused.
 // docs/redisgen.md ("The plain path") has the argument. One goroutine runs the
 // script a quarter to half of a window early (renewLead), so that concurrent
-// callers do not all fall back at once. A negative Options.PlainWindow turns the plain path off.
+// callers do not all fall back at once. Callers that arrive while a plain call
+// is in flight wait for it and then share one HINCRBY by their number, each
+// taking one of its slots (incr): with many goroutines a Generator keeps one or
+// two plain calls in flight instead of one per goroutine, so that its round
+// trips stay well inside the window. A negative Options.PlainWindow turns the
+// plain path off.
 func (g *Generator) Next(ctx context.Context) (flurry.ID, error) {
 	is := g.cur.Load()
 	var mine *flight
@@ -509,9 +641,11 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 	// sent: a slot below it is not that counter's.
 	least := v.cur.tick
 	is.inPlain.Add(1)
-	x, err := g.client.Do(ctx, is.plain...).Int64()
+	slot, sent, recv, failed, err := g.incr(ctx, is)
 	is.inPlain.Add(-1)
-	recv := g.clk.Now()
+	if failed {
+		return 0, false, nil, nil
+	}
 	if err != nil {
 		if _, ok := errors.AsType[redis.Error](err); ok {
 			// Redis answered, with an error (a last key that is not a
@@ -522,7 +656,6 @@ func (g *Generator) nextPlain(ctx context.Context, is *issuer) (id flurry.ID, ok
 		return 0, false, nil, fmt.Errorf("redisgen: namespace %q: %w", g.ns, err)
 	}
 	p := &g.params
-	slot := x - 1
 	tick := slot / p.slots()
 	v = is.valid.Load() // never nil again once set
 	if slot < 0 || tick < least {
@@ -707,7 +840,9 @@ func (g *Generator) readNode(ctx context.Context) (*issuer, error) {
 	is.oneSha = []any{"evalsha", is.one.Hash(), "2", g.keys[0], g.keys[1]}
 	is.oneEval = []any{"eval", one, "2", g.keys[0], g.keys[1]}
 	if g.window > 0 {
-		is.plain = []any{"hincrby", g.keys[1], g.params.counterField(raw), "1"}
+		is.plainArg = g.params.counterField(raw)
+		is.plain = []any{"hincrby", g.keys[1], is.plainArg, "1"}
+		is.maxShare = min(maxShare, g.params.slots())
 	}
 	g.cur.Store(is)
 	return is, nil
