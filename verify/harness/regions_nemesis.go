@@ -224,12 +224,12 @@ func (e *Env) restartRegion(ctx context.Context, r *Region, stop bool, skew time
 					return
 				}
 			}
-			if err := e.R.launch(n, skew); err != nil {
+			if err := n.launch(skew, &e.R.progress); err != nil {
 				errs[i] = err
 				return
 			}
 			e.restarts(n.Name, n.Proc.StartedAt())
-			if err := e.R.waitReady(ctx, r, n, time.Minute); err != nil {
+			if err := n.waitReady(ctx, r.ClientHost, time.Minute); err != nil {
 				if n.Proc.Running() {
 					e.R.logf("node %s: %v", n.Name, err)
 					return
