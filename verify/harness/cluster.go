@@ -21,7 +21,8 @@
 //
 // The regions schedule (PlanRegions, RunRegions, WriteRegionsReport) runs on a
 // system of its own, StartRegions: two regions of hosts apart by a delayed link,
-// each with its own etcd, nodes and clients.
+// each with its own etcd, nodes and clients; its faults cut the regions apart, cut
+// one region off, and take a region's store or nodes down.
 package harness
 
 import (

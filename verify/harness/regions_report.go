@@ -37,7 +37,8 @@ func WriteRegionsReport(w io.Writer, sc Scenario, out *RegionsOutcome, info Repo
 	verdict := verdictText(r, "no duplicate across the regions")
 	wall := wallText(info, "the regions' start")
 	p("Summary: %s IDs in %s of load%s: %s.\n\n", commas(r.Totals.IDs), r.End.Sub(r.Start).Round(time.Second), wall, verdict)
-	cut := "each region answered at least %.1f%% of its Go-client calls and of the requests to its own nodes while the regions were cut apart"
+	cut := "each region answered at least %.1f%% of its Go-client calls and of the requests to its own nodes while the regions were cut apart " +
+		"or one region was cut off"
 	if len(out.Problems) == 0 {
 		p("The cut check: **passed**: "+cut+".\n\n", 100*MinCutAvailability)
 	}
@@ -64,6 +65,7 @@ func WriteRegionsReport(w io.Writer, sc Scenario, out *RegionsOutcome, info Repo
 		p("| %s | %s | %s | %s | %s | %s | %s | %.3f%% | %s |\n", span, row.Region, commas(row.Calls.Calls), pctCalls(row.Calls),
 			remote, row.Calls.Wait.Round(time.Millisecond), commas(row.Requests), 100*row.RawAvailability(), errorClasses(row.Calls.Errors))
 	}
+	writeExpectations(&b, out, r)
 	writeRegionRefusals(&b, out, r)
 	kinds := faultKinds(out.Faults)
 	bad := false
@@ -134,4 +136,76 @@ func errorClasses(m map[string]int64) string {
 		s = append(s, fmt.Sprintf("%s: %d", strings.ReplaceAll(e.k, "|", "/"), e.v))
 	}
 	return strings.Join(s, "; ")
+}
+
+// writeExpectations writes, per fault, what the two regions must do or are
+// expected to do through it, as planned by its kind, and whether they did: the
+// cut check's faults (cutKind) fail the run when they do not (RegionsOutcome's
+// Problems); the others' figures are there to read.
+func writeExpectations(b *strings.Builder, out *RegionsOutcome, r checker.Result) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p("\n## What each fault was expected to do\n\n| fault | kind | expected | held |\n|---|---|---|---|\n")
+	rows := map[[2]string]RegionRow{}
+	for _, row := range out.Rows {
+		rows[[2]string{row.Window, row.Region}] = row
+	}
+	anomalies := map[string]int64{}
+	for _, wr := range r.Windows {
+		anomalies[wr.Name] = wr.Anomalies()
+	}
+	min := 100 * MinCutAvailability
+	answered := func(row RegionRow) bool {
+		return row.Calls.Availability() >= MinCutAvailability && row.RawAvailability() >= MinCutAvailability
+	}
+	figures := func(row RegionRow) string {
+		return fmt.Sprintf("region %s %s of its calls, %.3f%% of its raw requests", row.Region, pctCalls(row.Calls), 100*row.RawAvailability())
+	}
+	yes := func(ok bool) string {
+		if ok {
+			return "yes"
+		}
+		return "**no**"
+	}
+	for _, fr := range out.Faults {
+		if fr.Start.IsZero() {
+			continue
+		}
+		f := fr.Fault
+		x := targetRegion(f)
+		y := map[string]string{"a": "b", "b": "a"}[x]
+		rx, ry := rows[[2]string{f.Name, x}], rows[[2]string{f.Name, y}]
+		var expected, held string
+		switch f.Kind {
+		case KindRegionCut:
+			ra, rb := rows[[2]string{f.Name, "a"}], rows[[2]string{f.Name, "b"}]
+			expected = fmt.Sprintf("each region answers at least %.1f%% of its Go-client calls and of the raw requests to its own nodes: its etcd is its own", min)
+			held = fmt.Sprintf("%s (%s; %s)", yes(answered(ra) && answered(rb)), figures(ra), figures(rb))
+		case KindRegionIsolated:
+			expected = fmt.Sprintf("region %s keeps issuing for its own clients, at least %.1f%% of their calls and raw requests: its etcd is inside the cut; "+
+				"region %s's clients are answered by their own region, at least %.1f%%, and get no ID from region %s, out of their reach", x, min, y, min, x)
+			remote := fmt.Sprintf("%d IDs of region %s's from region %s", ry.Remote, y, x)
+			held = fmt.Sprintf("%s (%s; %s; %s)", yes(answered(rx) && answered(ry) && ry.Remote == 0), figures(rx), figures(ry), remote)
+		case KindRegionStoreDown:
+			expected = fmt.Sprintf("region %s's nodes answer for the %s outage budget, then refuse until their etcd is back; "+
+				"its Go clients then get IDs from region %s", x, out.Budget, y)
+			held = fmt.Sprintf("– (%s; %s of its IDs from region %s)", figures(rx), share(rx), y)
+		case KindRegionDown:
+			expected = fmt.Sprintf("region %s's Go clients get their IDs from region %s, their `Remote`", x, y)
+			held = fmt.Sprintf("%s (%s of region %s's IDs from region %s; %s)", yes(rx.Remote > 0), share(rx), x, y, figures(rx))
+		case KindRegionClockBack:
+			expected = fmt.Sprintf("no duplicate and no order violation: region %s, restarted behind, issues above its earlier IDs", x)
+			held = fmt.Sprintf("%s (%d anomalies in the window)", yes(anomalies[f.Name] == 0), anomalies[f.Name])
+		default:
+			continue
+		}
+		p("| %s | %s | %s | %s |\n", f.Name, f.Kind, expected, held)
+	}
+}
+
+// share is the part of a row's answered calls' IDs that the other region issued.
+func share(row RegionRow) string {
+	if row.Calls.Answered == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f%%", 100*float64(row.Remote)/float64(row.Calls.Answered))
 }

@@ -14,8 +14,14 @@ import (
 
 // MinCutAvailability is the least fraction of Next calls, and of raw requests to a
 // region's own nodes, that each region must answer while the regions are cut
-// apart: a region whose lease store is its own never refuses because of the cut.
+// apart or one region is cut off (KindRegionIsolated): a region whose lease store
+// is its own never refuses because of a cut, and a region's clients that cannot
+// reach the other region are answered by their own.
 const MinCutAvailability = 0.999
+
+// cutKind reports whether the cut check holds in a window of the kind: the
+// regions cut apart, or a region cut off.
+func cutKind(kind string) bool { return kind == KindRegionCut || kind == KindRegionIsolated }
 
 // RegionsOutcome is what a run of the regions schedule produced: the checker's
 // result over the IDs of both regions, and the availability of each region.
@@ -188,11 +194,12 @@ func regionRows(calls []call, raw []opMark, runs []FaultRun, from, to time.Time)
 
 // cutProblems checks that each region answered at least min of its Go-client
 // calls (when the Go client ran) and of its raw requests to its own nodes in
-// every window in which the regions were cut apart, and that it was asked at all.
+// every window in which the regions were cut apart or a region was cut off
+// (cutKind), and that it was asked at all.
 func cutProblems(rows []RegionRow, min float64, goClient bool) []string {
 	var out []string
 	for _, r := range rows {
-		if r.Kind != KindRegionCut {
+		if !cutKind(r.Kind) {
 			continue
 		}
 		if goClient {

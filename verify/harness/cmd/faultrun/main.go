@@ -23,8 +23,9 @@
 // regions -region-delay apart, each with its own 3-member etcd, three flurry nodes
 // (the datacenter field fixed per region, the worker leased in the region) and a
 // client host whose Go client has its region's servers first; the regions cut
-// apart and a region's etcd down, each past the outage budget, a region's nodes
-// killed, a region restarted with its clock behind (about 4 minutes with flurry's
+// apart, a region cut off the other region and its clients (not its own), and a
+// region's etcd down, each past the outage budget, a region's nodes killed, a
+// region restarted with its clock behind (about 5½ minutes with flurry's
 // defaults). It needs only etcd of the packages above, and writes
 // <out>/reliability-regions.md and <out>/reliability-regions.png.
 package main
