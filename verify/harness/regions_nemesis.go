@@ -203,6 +203,32 @@ func (a regionIsolated) Begin(ctx context.Context, e *Env) error {
 			return err
 		}
 	}
+	return a.cutAsPlanned(ctx, r, e.R.Other(r))
+}
+
+// cutAsPlanned checks the cut from both client hosts: the other region's cannot
+// connect to the region's first node, the region's own can, and the region's own
+// also reaches the other region's first node (it is not cut, unlike in
+// RegionCut). A rule missing or too wide is an error of the fault.
+func (a regionIsolated) cutAsPlanned(ctx context.Context, r, other *Region) error {
+	dial := func(from *netns.Host, to *netns.Host, within time.Duration) error {
+		cctx, cancel := context.WithTimeout(ctx, within)
+		defer cancel()
+		conn, err := from.DialContext(cctx, "tcp", hostPort(to, FlurryPort))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+	if dial(other.ClientHost, r.NodeHosts[0], time.Second) == nil {
+		return fmt.Errorf("region %s's client host still reaches %s through the cut", other.Name, r.NodeHosts[0].Name)
+	}
+	if err := dial(r.ClientHost, r.NodeHosts[0], 3*time.Second); err != nil {
+		return fmt.Errorf("region %s's own client host cannot reach %s: %w", r.Name, r.NodeHosts[0].Name, err)
+	}
+	if err := dial(r.ClientHost, other.NodeHosts[0], 3*time.Second); err != nil {
+		return fmt.Errorf("region %s's client host cannot reach the other region's %s: %w", r.Name, other.NodeHosts[0].Name, err)
+	}
 	return nil
 }
 

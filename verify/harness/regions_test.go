@@ -119,6 +119,11 @@ func TestRegionsScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := run(t, RegionsOptions{LeaseFrom: [2]string{"b", ""}}, sc)
+		for _, fr := range out.Faults {
+			if fr.Err != nil {
+				t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
+			}
+		}
 		for _, f := range sc.Faults {
 			if !slices.ContainsFunc(out.Problems, func(p string) bool { return strings.Contains(p, f.Name) }) {
 				t.Errorf("region a leasing from region b's etcd passed the cut check during %q: %q %+v", f.Name, out.Problems, out.Rows)
