@@ -112,21 +112,7 @@ func TestRegionRowsAndCutCheck(t *testing.T) {
 	cut := FaultRun{Fault: Fault{Name: "regions cut apart", Kind: KindRegionCut, For: 10 * time.Second}, Start: s(10), End: s(20)}
 	down := FaultRun{Fault: Fault{Name: "region a's 3 nodes SIGKILL", Kind: KindRegionDown, For: 5 * time.Second}, Start: s(30), End: s(35)}
 	runs := []FaultRun{cut, down}
-	healthy := func() ([]call, []opMark) {
-		var calls []call
-		var raw []opMark
-		for sec := 0.0; sec < 40; sec += 0.5 {
-			for _, reg := range []string{"a", "b"} {
-				node := reg + "n1"
-				if reg == "a" && sec >= 30 && sec <= 35 {
-					node = "bn2" // region a's callers served by region b while a is down
-				}
-				calls = append(calls, call{caller: reg + "c1-go0.0", ns: NSRegion, node: node, start: s(sec), end: s(sec + 0.01), ids: 10})
-				raw = append(raw, opMark{ns: NSRegion, node: reg + "n1", start: s(sec), end: s(sec + 0.01), answered: true})
-			}
-		}
-		return calls, raw
-	}
+	healthy := func() ([]call, []opMark) { return healthyRegions(s, 10) }
 	calls, raw := healthy()
 	rows := regionRows(calls, raw, runs, s(0), s(40))
 	if len(rows) != 6 {
@@ -238,21 +224,7 @@ func TestIsolatedCheckAndExpectations(t *testing.T) {
 	if targetRegion(iso.Fault) != "b" || targetRegion(down.Fault) != "a" || targetRegion(Fault{Action: RegionCut()}) != "" {
 		t.Fatalf("targetRegion: %q %q", targetRegion(iso.Fault), targetRegion(down.Fault))
 	}
-	healthy := func() ([]call, []opMark) {
-		var calls []call
-		var raw []opMark
-		for sec := 0.0; sec < 40; sec += 0.5 {
-			for _, reg := range []string{"a", "b"} {
-				node := reg + "n1"
-				if reg == "a" && sec >= 30 && sec <= 35 {
-					node = "bn2"
-				}
-				calls = append(calls, call{caller: reg + "c1-go0.0", ns: NSRegion, node: node, start: s(sec), end: s(sec + 0.01), ids: 1})
-				raw = append(raw, opMark{ns: NSRegion, node: reg + "n1", start: s(sec), end: s(sec + 0.01), answered: true})
-			}
-		}
-		return calls, raw
-	}
+	healthy := func() ([]call, []opMark) { return healthyRegions(s, 1) }
 	report := func(calls []call, raw []opMark) (*RegionsOutcome, string) {
 		out := &RegionsOutcome{Outcome: Outcome{Faults: runs, Budget: 3 * time.Second}}
 		out.Rows = regionRows(calls, raw, runs, s(0), s(40))
@@ -301,4 +273,23 @@ func TestIsolatedCheckAndExpectations(t *testing.T) {
 	if !strings.Contains(md, "| **no** (") || !strings.Contains(md, "1 IDs of region a's from region b) |") {
 		t.Errorf("region a served by the cut-off region: expectations do not say no:\n%s", md)
 	}
+}
+
+// healthyRegions is 40 s of both regions answering every Go-client call (of ids
+// IDs each) and raw request, two of each a second, but for region a's callers
+// served by region b from 30 to 35 s, while a is down.
+func healthyRegions(s func(sec float64) time.Time, ids int) ([]call, []opMark) {
+	var calls []call
+	var raw []opMark
+	for sec := 0.0; sec < 40; sec += 0.5 {
+		for _, reg := range []string{"a", "b"} {
+			node := reg + "n1"
+			if reg == "a" && sec >= 30 && sec <= 35 {
+				node = "bn2"
+			}
+			calls = append(calls, call{caller: reg + "c1-go0.0", ns: NSRegion, node: node, start: s(sec), end: s(sec + 0.01), ids: ids})
+			raw = append(raw, opMark{ns: NSRegion, node: reg + "n1", start: s(sec), end: s(sec + 0.01), answered: true})
+		}
+	}
+	return calls, raw
 }
