@@ -308,6 +308,27 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	if err := cfg.Check(os.LookupEnv); err != nil {
 		t.Fatal(err)
 	}
+	return scrapeMetrics(t, cfg, "/v1/default/next", "/v1/segment/next", "/v1/default/next?count=0")
+}
+
+// regionMetrics are the metric names a server of a region (a region: block, its
+// claim in a file registry) exports: the region's families are there only then.
+func regionMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	dir := t.TempDir()
+	yaml := fmt.Sprintf("data_dir: %s\nregion: {name: eu-west, value: 1, registry: 'file://%s'}\n"+
+		"namespaces:\n  orders:\n    strategy: snowflake\n    snowflake: {layout: twitter}\n", filepath.Join(dir, "data"), filepath.Join(dir, "registry"))
+	cfg, err := config.Parse("region.yaml", []byte(yaml), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scrapeMetrics(t, cfg, "/v1/orders/next")
+}
+
+// scrapeMetrics starts a server with cfg, asks it paths, and returns the metric
+// names its /metrics then has.
+func scrapeMetrics(t *testing.T, cfg *config.Config, paths ...string) map[string]bool {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := server.New(ctx, server.Options{Config: cfg, OpenSegmentStore: segmenturl.Open,
@@ -325,7 +346,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	defer func() { stop(); <-done }()
 	base := "http://" + ln.Addr().String()
 	c := &http.Client{Timeout: 30 * time.Second}
-	for _, u := range []string{"/v1/default/next", "/v1/segment/next", "/v1/default/next?count=0"} {
+	for _, u := range paths {
 		res, err := c.Get(base + u)
 		if err != nil {
 			t.Fatal(err)
@@ -460,6 +481,9 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	exported := exportedMetrics(t)
+	for n := range regionMetrics(t) {
+		exported[n] = true
+	}
 	raw := string(mustRead(t, filepath.Join(dir, "flurry-rules.yml")))
 	alerts := 0
 	for _, line := range strings.Split(raw, "\n") {
@@ -485,7 +509,8 @@ func TestAlertRules(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"FlurryLeaseLost", "FlurryClockBehind", "FlurrySegmentRunwayLow", "FlurryLayoutLifeBelowYear", "FlurrySegmentFetchFailing"} {
+	for _, want := range []string{"FlurryLeaseLost", "FlurryClockBehind", "FlurrySegmentRunwayLow", "FlurryLayoutLifeBelowYear", "FlurrySegmentFetchFailing",
+		"FlurryRegionClaimConflict", "FlurryRegionClaimUnverified"} {
 		if !strings.Contains(raw, "- alert: "+want+"\n") {
 			t.Errorf("no alert %s", want)
 		}

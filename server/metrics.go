@@ -106,6 +106,7 @@ type descs struct {
 	dReady        *prometheus.Desc
 	dRegionOK     *prometheus.Desc
 	dRegionFail   *prometheus.Desc
+	dRegionClash  *prometheus.Desc
 }
 
 func newDescs() *descs {
@@ -134,11 +135,12 @@ func newDescs() *descs {
 		dReady:        desc("flurry_namespace_ready", "1 when the namespace can issue now (snowflake and segment; what /readyz checks)."),
 		dRegionOK:     prometheus.NewDesc("flurry_region_claim_verified", "1 when the registry confirmed the region's claim on its value at the last check, else 0 (the registry down: issuing on the cached claim; or another region's claim).", []string{"region"}, nil),
 		dRegionFail:   prometheus.NewDesc("flurry_region_verify_failures_total", "Checks of the region's claim that failed: the registry did not answer, or held another region's claim.", []string{"region"}, nil),
+		dRegionClash:  prometheus.NewDesc("flurry_region_claim_conflict", "1 when the last check found another region's claim on this region's value in the registry (two regions issuing the same IDs), else 0.", []string{"region"}, nil),
 	}
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.dIssued, d.dOverflow, d.dWaited, d.dBehind, d.dBehindGap, d.dBehindErrs, d.dLeaseHeld, d.dLeaseValue, d.dLeaseLeft, d.dLeaseRenew, d.dLeaseFail, d.dLeaseLoss, d.dSegFetch, d.dSegClaim, d.dSegFail, d.dSegBuffered, d.dSegNextReady, d.dSegRunway, d.dSegRate, d.dSegStep, d.dLifeLeft, d.dReady, d.dRegionOK, d.dRegionFail}
+	return []*prometheus.Desc{d.dIssued, d.dOverflow, d.dWaited, d.dBehind, d.dBehindGap, d.dBehindErrs, d.dLeaseHeld, d.dLeaseValue, d.dLeaseLeft, d.dLeaseRenew, d.dLeaseFail, d.dLeaseLoss, d.dSegFetch, d.dSegClaim, d.dSegFail, d.dSegBuffered, d.dSegNextReady, d.dSegRunway, d.dSegRate, d.dSegStep, d.dLifeLeft, d.dReady, d.dRegionOK, d.dRegionFail, d.dRegionClash}
 }
 
 // Describe implements prometheus.Collector.
@@ -198,6 +200,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if g := c.s.region; g != nil {
 		ch <- prometheus.MustNewConstMetric(c.d.dRegionOK, prometheus.GaugeValue, b2f(g.verified.Load()), g.opts.Name)
 		ch <- prometheus.MustNewConstMetric(c.d.dRegionFail, prometheus.CounterValue, float64(g.failures.Load()), g.opts.Name)
+		ch <- prometheus.MustNewConstMetric(c.d.dRegionClash, prometheus.GaugeValue, b2f(g.conflict.Load()), g.opts.Name)
 	}
 	for _, ts := range []*tagSet{c.s.leafTags, c.s.tinySet()} {
 		if ts == nil {

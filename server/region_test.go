@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -105,6 +106,8 @@ func TestRegionStartsOnCachedClaim(t *testing.T) {
 	if s.region.verified.Load() {
 		t.Fatal("claim verified with the registry down")
 	}
+	// The registry down is no conflict: the alerts tell the two apart.
+	metricLines(t, s, `flurry_region_claim_verified{region="eu-west"} 0`, `flurry_region_claim_conflict{region="eu-west"} 0`)
 	_, err = regionServer(t, t.TempDir(), registry, "eu-west", 1, cut)
 	if !errors.Is(err, region.ErrRegistryUnreachable) || !strings.Contains(err.Error(), "no cached claim") {
 		t.Fatalf("start without a cache, registry down: %v", err)
@@ -136,5 +139,19 @@ func TestRegionStartsOnCachedClaim(t *testing.T) {
 			t.Fatal("the background check never saw the conflict: " + strconv.FormatInt(s2.region.failures.Load(), 10))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	metricLines(t, s2, `flurry_region_claim_verified{region="eu-west"} 0`, `flurry_region_claim_conflict{region="eu-west"} 1`)
+}
+
+// metricLines fails the test unless the server's /metrics has every line of want.
+func metricLines(t *testing.T, s *Server, want ...string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.handleMetrics(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, w := range want {
+		if !strings.Contains(body, "\n"+w+"\n") {
+			t.Errorf("/metrics lacks %q", w)
+		}
 	}
 }

@@ -21,11 +21,11 @@
 //
 // The regions schedule (PlanRegions, RunRegions, WriteRegionsReport) runs on a
 // system of its own, StartRegions: two regions of hosts apart by a delayed link,
-// each with its own etcd, nodes and clients.
+// each with its own etcd, nodes and clients; its faults cut the regions apart, cut
+// one region off, and take a region's store or nodes down.
 package harness
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,7 +33,6 @@ import (
 	"github.com/flurryid/flurry/lease"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -148,7 +147,7 @@ type Cluster struct {
 
 	procs procs
 	mu    sync.Mutex
-	logMu sync.Mutex
+	progress
 }
 
 // Node is one flurry serve process.
@@ -163,15 +162,6 @@ type Node struct {
 // URL is the node's base URL.
 func (n *Node) URL() string {
 	return "http://" + net.JoinHostPort(n.Host.Addr.String(), strconv.Itoa(FlurryPort))
-}
-
-func (c *Cluster) logf(format string, args ...any) {
-	if c.opt.Log == nil {
-		return
-	}
-	c.logMu.Lock()
-	defer c.logMu.Unlock()
-	fmt.Fprintf(c.opt.Log, "%s harness: %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
 // Start builds the network and starts every store and the three flurry nodes,
@@ -196,63 +186,33 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{opt: o}
+	c = &Cluster{opt: o, progress: progress{w: o.Log}}
 	defer func() {
 		if err != nil {
 			_ = c.Close()
 			c = nil
 		}
 	}()
-	c.Dir = o.Dir
-	if c.Dir == "" {
-		if c.Dir, err = os.MkdirTemp("", "fh-run-"); err != nil {
-			return c, err
-		}
+	if c.Dir, c.etcdDir, err = runDirs(o.Dir, "fh"); err != nil {
+		return c, err
 	}
 	// PostgreSQL's user must reach its data directory below Dir.
 	if err := os.Chmod(c.Dir, 0o755); err != nil {
 		return c, err
 	}
 	c.logf("run directory %s", c.Dir)
-	c.etcdDir = c.Dir
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if d, err := os.MkdirTemp("/dev/shm", "fh-etcd-"); err == nil {
-			c.etcdDir = d
-		}
-	}
 	if c.Net, err = netns.New(ctx, netns.Options{Prefix: o.Prefix}); err != nil {
 		return c, err
 	}
-	add := func(name string) *netns.Host {
-		if err != nil {
-			return nil
-		}
-		var h *netns.Host
-		h, err = c.Net.AddHost(ctx, name)
-		return h
-	}
-	for i := 1; i <= 3; i++ {
-		c.EtcdHosts = append(c.EtcdHosts, add(fmt.Sprintf("e%d", i)))
-	}
-	for i := 1; i <= 3; i++ {
-		c.RedisHosts = append(c.RedisHosts, add(fmt.Sprintf("r%d", i)))
-	}
-	for i := 1; i <= 2; i++ {
-		c.PGHosts = append(c.PGHosts, add(fmt.Sprintf("pg%d", i)))
-	}
-	for i := 1; i <= 3; i++ {
-		c.ZKHosts = append(c.ZKHosts, add(fmt.Sprintf("z%d", i)))
-	}
-	for i := 1; i <= 3; i++ {
-		c.NodeHosts = append(c.NodeHosts, add(fmt.Sprintf("n%d", i)))
-	}
-	for i := 1; i <= 2; i++ {
-		c.ClientHosts = append(c.ClientHosts, add(fmt.Sprintf("c%d", i)))
-	}
-	for i := 1; i <= 2; i++ {
-		c.SpareHosts = append(c.SpareHosts, add(fmt.Sprintf("s%d", i)))
-	}
-	if err != nil {
+	ha := &hostAdder{ctx: ctx, net: c.Net}
+	c.EtcdHosts = ha.hosts("e", 3)
+	c.RedisHosts = ha.hosts("r", 3)
+	c.PGHosts = ha.hosts("pg", 2)
+	c.ZKHosts = ha.hosts("z", 3)
+	c.NodeHosts = ha.hosts("n", 3)
+	c.ClientHosts = ha.hosts("c", 2)
+	c.SpareHosts = ha.hosts("s", 2)
+	if err = ha.err; err != nil {
 		return c, err
 	}
 	c.logf("network %s: %d hosts", o.Prefix, len(c.Net.Hosts()))
@@ -281,12 +241,7 @@ func (c *Cluster) Close() error {
 	if c.Net != nil {
 		errs = append(errs, c.Net.Close(context.Background()))
 	}
-	if c.Dir != "" && c.opt.Dir == "" && !c.opt.KeepDir {
-		errs = append(errs, os.RemoveAll(c.Dir))
-	}
-	if c.etcdDir != "" && c.etcdDir != c.Dir {
-		errs = append(errs, os.RemoveAll(c.etcdDir))
-	}
+	errs = append(errs, removeRunDirs(c.opt.Dir, c.Dir, c.etcdDir, c.opt.KeepDir))
 	return errors.Join(errs...)
 }
 
@@ -769,23 +724,8 @@ const (
 // allNamespaces lists the namespaces every node serves.
 func allNamespaces() []string { return []string{NSEtcd, NSRedis, NSSegment, NSRedisGen, NSZK} }
 
-// leaseKeys are the lease settings the options set, as flow-mapping entries
-// (", ttl: 4s, window: 1s"); none by default.
-func (c *Cluster) leaseKeys() string {
-	var b strings.Builder
-	for _, kv := range []struct {
-		key string
-		d   time.Duration
-	}{{"ttl", c.opt.LeaseTTL}, {"window", c.opt.Window}, {"budget", c.opt.Budget}} {
-		if kv.d > 0 {
-			fmt.Fprintf(&b, ", %s: %s", kv.key, kv.d)
-		}
-	}
-	return b.String()
-}
-
 func (c *Cluster) nodeConfig(h *netns.Host, data string) string {
-	keys := c.leaseKeys()
+	keys := leaseKeys(c.opt.LeaseTTL, c.opt.Window, c.opt.Budget)
 	return fmt.Sprintf(`listen: %s
 data_dir: %s
 max_count: 100000
@@ -849,48 +789,16 @@ func (c *Cluster) StartNode(ctx context.Context, n *Node, skew time.Duration) er
 }
 
 // launch starts a node's process with a clock skew (0 for none).
-func (c *Cluster) launch(n *Node, skew time.Duration) error {
-	n.Proc.Env = nil
-	if skew != 0 {
-		n.Proc.Env = []string{"FLURRY_CLOCK_SKEW=" + skew.String()}
-	}
-	if err := n.Proc.Start(); err != nil {
-		return err
-	}
-	c.logf("node %s started (skew %s)", n.Name, skew)
-	return nil
-}
+func (c *Cluster) launch(n *Node, skew time.Duration) error { return n.launch(skew, &c.progress) }
 
 // WaitReady waits until the node answers /readyz with 200.
 func (c *Cluster) WaitReady(ctx context.Context, n *Node, d time.Duration) error {
-	hc := c.httpClient(c.ClientHosts[0], time.Second)
-	deadline := time.Now().Add(d)
-	var last string
-	for {
-		if !n.Proc.Running() {
-			return fmt.Errorf("node %s exited: %v (log %s)", n.Name, n.Proc.ExitErr(), n.Proc.Log)
-		}
-		resp, err := hc.Get(n.URL() + "/readyz")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-			last = string(bytes.TrimSpace(b))
-		} else {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("node %s not ready after %s: %s", n.Name, d, last)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return n.waitReady(ctx, c.ClientHosts[0], d)
 }
 
 // leaseValue asks node n (GET /v1/info) which node value namespace ns holds.
 func (c *Cluster) leaseValue(ctx context.Context, n *Node, ns string) (int64, error) {
-	hc := c.httpClient(c.ClientHosts[0], 3*time.Second)
+	hc := httpClient(c.ClientHosts[0], 3*time.Second)
 	resp, err := hc.Get(n.URL() + "/v1/info?namespace=" + ns)
 	if err != nil {
 		return 0, fmt.Errorf("info of %s: %w", n.Name, err)
@@ -920,9 +828,4 @@ func (c *Cluster) leaseValue(ctx context.Context, n *Node, ns string) (int64, er
 		}
 	}
 	return 0, fmt.Errorf("info of %s: no namespace %s", n.Name, ns)
-}
-
-// httpClient is an HTTP client whose connections start on host from.
-func (c *Cluster) httpClient(from *netns.Host, timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: from.DialContext, DisableKeepAlives: true}}
 }

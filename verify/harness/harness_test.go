@@ -28,31 +28,7 @@ var short = []string{"hangs-etcd", "sigkill-node", "kill-etcd-leader", "kill-zk-
 // the clients received: no duplicate, each node's IDs increasing, every ID in range.
 // A failure prints the seed and the command that replays it.
 func TestShortScenario(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the fault harness scenario takes about two minutes, as root; run: go test -tags flurry_full ./verify/harness/")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	requireOrSkip(t, ctx)
-
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("FLURRY_HARNESS_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("FLURRY_HARNESS_SEED=%q is not a number", s)
-		}
-		seed = v
-	}
-	replay := "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -tags flurry_full -count=1 -run TestShortScenario ./verify/harness/"
-	t.Logf("seed %d; replay: %s", seed, replay)
-	defer func() {
-		if t.Failed() {
-			t.Logf("FAILED with seed %d; replay with:\n  %s", seed, replay)
-		}
-	}()
-
-	bin := t.TempDir()
-	flurry, client := buildBinaries(t, bin)
+	ctx, seed, replay, flurry, client := startScenarioTest(t, "TestShortScenario", "about two minutes", 8*time.Minute)
 	// flurry's lease defaults, as users run it.
 	sc, err := Plan("short", seed, LeaseTTL(0, 0), 3*time.Second, true, short...)
 	if err != nil {
@@ -87,19 +63,7 @@ func TestShortScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("report:\n%s", md.String())
-	for _, fr := range out.Faults {
-		if fr.Err != nil {
-			t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
-		}
-	}
-	for _, pr := range out.Problems {
-		t.Error(pr)
-	}
-	tot := out.Result.Totals
-	if !out.Result.OK() {
-		t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range:\n\t%s", tot.Duplicates, tot.OrderViolations, tot.OutOfRange,
-			strings.Join(AnomalyLines(out.Result, out.Faults, 5*time.Second), "\n\t"))
-	}
+	checkOutcome(t, out)
 	// The run must have exercised the system: IDs from every namespace and node.
 	for _, ns := range out.Result.Namespaces {
 		if ns.IDs == 0 {
@@ -135,6 +99,64 @@ func TestShortScenario(t *testing.T) {
 		t.Errorf("self-test: a rogue process with n1's node value gave no duplicate (%s)", out2.Result.Summary())
 	} else {
 		t.Logf("self-test: the rogue process gave %d duplicates, as it must", d)
+	}
+}
+
+// startScenarioTest begins the scenario test named test, which takes about takes:
+// skipped under -short, then bounded by within (the returned context), skipped
+// (or failed) when the machine cannot run the harness; it returns the seed and
+// replay command (scenarioSeed) and the binaries the systems run.
+func startScenarioTest(t *testing.T, test, takes string, within time.Duration) (ctx context.Context, seed uint64, replay, flurry, client string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: the scenario takes %s, as root; run: go test -tags flurry_full -run %s ./verify/harness/", takes, test)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	t.Cleanup(cancel)
+	requireOrSkip(t, ctx)
+	seed, replay = scenarioSeed(t, test)
+	flurry, client = buildBinaries(t, t.TempDir())
+	return ctx, seed, replay, flurry, client
+}
+
+// scenarioSeed is the seed of the scenario test named test (FLURRY_HARNESS_SEED,
+// else the clock) and the command that replays the test with it; it logs both,
+// and both again when the test fails.
+func scenarioSeed(t *testing.T, test string) (seed uint64, replay string) {
+	t.Helper()
+	seed = uint64(time.Now().UnixNano())
+	if s := os.Getenv("FLURRY_HARNESS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("FLURRY_HARNESS_SEED=%q is not a number", s)
+		}
+		seed = v
+	}
+	replay = "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -tags flurry_full -count=1 -run " + test + " ./verify/harness/"
+	t.Logf("seed %d; replay: %s", seed, replay)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("FAILED with seed %d; replay with:\n  %s", seed, replay)
+		}
+	})
+	return seed, replay
+}
+
+// checkOutcome fails the test for each fault the harness could not apply, each
+// problem the run found and its anomalies (each listed with its evidence).
+func checkOutcome(t *testing.T, out *Outcome) {
+	t.Helper()
+	for _, fr := range out.Faults {
+		if fr.Err != nil {
+			t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
+		}
+	}
+	for _, pr := range out.Problems {
+		t.Error(pr)
+	}
+	if tot := out.Result.Totals; !out.Result.OK() {
+		t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range:\n\t%s", tot.Duplicates, tot.OrderViolations, tot.OutOfRange,
+			strings.Join(AnomalyLines(out.Result, out.Faults, 5*time.Second), "\n\t"))
 	}
 }
 

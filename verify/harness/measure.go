@@ -80,7 +80,7 @@ func (p *prober) wait() []RestartTime {
 }
 
 func (p *prober) one(n *Node, kind restart, at time.Time, ns string) {
-	hc := p.c.httpClient(p.c.ClientHosts[0], 2*time.Second)
+	hc := httpClient(p.c.ClientHosts[0], 2*time.Second)
 	rt := RestartTime{Node: n.Name, Namespace: ns, Kind: kind.kind, At: at}
 	if snowflakeNS(ns) {
 		// Only a snowflake namespace issues from the node's clock: redisgen reads

@@ -407,7 +407,7 @@ func (a *secondDeployment) End(ctx context.Context, e *Env) error {
 // fixedConfig is a server's configuration with the nodes' snowflake namespaces,
 // each leasing exactly value from the nodes' stores.
 func (c *Cluster) fixedConfig(h *netns.Host, data string, value int) string {
-	keys := c.leaseKeys() + fmt.Sprintf(", fixed: %d", value)
+	keys := leaseKeys(c.opt.LeaseTTL, c.opt.Window, c.opt.Budget) + fmt.Sprintf(", fixed: %d", value)
 	return fmt.Sprintf(`listen: %s
 data_dir: %s
 max_count: 100000
@@ -551,7 +551,7 @@ func (a *silentLeaf) End(ctx context.Context, e *Env) error {
 
 // waitHTTP waits until url answers 200 from the first client host.
 func waitHTTP(ctx context.Context, c *Cluster, url string, d time.Duration) error {
-	hc := c.httpClient(c.ClientHosts[0], time.Second)
+	hc := httpClient(c.ClientHosts[0], time.Second)
 	deadline := time.Now().Add(d)
 	for {
 		resp, err := hc.Get(url)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -111,7 +110,7 @@ type Regions struct {
 
 	delays []*netns.Delay
 	procs  procs
-	logMu  sync.Mutex
+	progress
 }
 
 // Budget is the outage budget NSRegion runs with.
@@ -143,15 +142,6 @@ func (s *Regions) Region(name string) *Region {
 	return nil
 }
 
-func (s *Regions) logf(format string, args ...any) {
-	if s.opt.Log == nil {
-		return
-	}
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	fmt.Fprintf(s.opt.Log, "%s harness: %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
-}
-
 // StartRegions builds the two regions' network with the delay between them, starts
 // each region's etcd and flurry nodes and waits until every node is ready. On error
 // everything started is torn down.
@@ -176,49 +166,26 @@ func StartRegions(ctx context.Context, o RegionsOptions) (s *Regions, err error)
 			return nil, fmt.Errorf("harness: %s not found; run verify/harness/setup.sh", tool)
 		}
 	}
-	s = &Regions{opt: o}
+	s = &Regions{opt: o, progress: progress{w: o.Log}}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
 			s = nil
 		}
 	}()
-	s.Dir = o.Dir
-	if s.Dir == "" {
-		if s.Dir, err = os.MkdirTemp("", "fhrg-run-"); err != nil {
-			return s, err
-		}
-	}
-	s.etcdDir = s.Dir
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if d, err := os.MkdirTemp("/dev/shm", "fhrg-etcd-"); err == nil {
-			s.etcdDir = d
-		}
+	if s.Dir, s.etcdDir, err = runDirs(o.Dir, "fhrg"); err != nil {
+		return s, err
 	}
 	s.logf("run directory %s", s.Dir)
 	if s.Net, err = netns.New(ctx, netns.Options{Prefix: o.Prefix}); err != nil {
 		return s, err
 	}
-	add := func(name string) *netns.Host {
-		if err != nil {
-			return nil
-		}
-		var h *netns.Host
-		h, err = s.Net.AddHost(ctx, name)
-		return h
-	}
+	ha := &hostAdder{ctx: ctx, net: s.Net}
 	for i, name := range []string{"a", "b"} {
-		r := &Region{Name: name, Datacenter: o.Datacenters[i]}
-		for k := 1; k <= 3; k++ {
-			r.EtcdHosts = append(r.EtcdHosts, add(fmt.Sprintf("%se%d", name, k)))
-		}
-		for k := 1; k <= 3; k++ {
-			r.NodeHosts = append(r.NodeHosts, add(fmt.Sprintf("%sn%d", name, k)))
-		}
-		r.ClientHost = add(name + "c1")
-		s.Regions[i] = r
+		s.Regions[i] = &Region{Name: name, Datacenter: o.Datacenters[i],
+			EtcdHosts: ha.hosts(name+"e", 3), NodeHosts: ha.hosts(name+"n", 3), ClientHost: ha.hosts(name+"c", 1)[0]}
 	}
-	if err != nil {
+	if err = ha.err; err != nil {
 		return s, err
 	}
 	for i, r := range s.Regions {
@@ -275,12 +242,7 @@ func (s *Regions) Close() error {
 	if s.Net != nil {
 		errs = append(errs, s.Net.Close(context.Background()))
 	}
-	if s.Dir != "" && s.opt.Dir == "" && !s.opt.KeepDir {
-		errs = append(errs, os.RemoveAll(s.Dir))
-	}
-	if s.etcdDir != "" && s.etcdDir != s.Dir {
-		errs = append(errs, os.RemoveAll(s.etcdDir))
-	}
+	errs = append(errs, removeRunDirs(s.opt.Dir, s.Dir, s.etcdDir, s.opt.KeepDir))
 	return errors.Join(errs...)
 }
 
@@ -366,20 +328,6 @@ func (s *Regions) restartEtcd(ctx context.Context, r *Region) error {
 	return waitEtcdHealthy(ctx, r, 30*time.Second)
 }
 
-// leaseKeys are the lease settings the options set, as flow-mapping entries.
-func (s *Regions) leaseKeys() string {
-	var b strings.Builder
-	for _, kv := range []struct {
-		key string
-		d   time.Duration
-	}{{"ttl", s.opt.LeaseTTL}, {"window", s.opt.Window}, {"budget", s.opt.Budget}} {
-		if kv.d > 0 {
-			fmt.Fprintf(&b, ", %s: %s", kv.key, kv.d)
-		}
-	}
-	return b.String()
-}
-
 // nodeConfig is the configuration of a node of region r on host h: NSRegion with the
 // region's datacenter value and the worker leased from the region's etcd (under a
 // key prefix of the region's own, so that a region leasing from the other's etcd,
@@ -396,7 +344,7 @@ namespaces:
       layout: "%s"
       node: datacenter=%d
       lease: {store: "etcd://%s/fh-%s?dial_timeout=2s"%s}
-`, hostPort(h, FlurryPort), data, NSRegion, RegionLayout, r.Datacenter, r.leaseFrom.EtcdEndpoints(), r.Name, s.leaseKeys())
+`, hostPort(h, FlurryPort), data, NSRegion, RegionLayout, r.Datacenter, r.leaseFrom.EtcdEndpoints(), r.Name, leaseKeys(s.opt.LeaseTTL, s.opt.Window, s.opt.Budget))
 }
 
 // startNodes writes region r's node configurations and starts its nodes one by one.
@@ -414,55 +362,14 @@ func (s *Regions) startNodes(ctx context.Context, r *Region) error {
 		r.Nodes = append(r.Nodes, n)
 	}
 	for _, n := range r.Nodes {
-		if err := s.launch(n, 0); err != nil {
+		if err := n.launch(0, &s.progress); err != nil {
 			return err
 		}
-		if err := s.waitReady(ctx, r, n, time.Minute); err != nil {
+		if err := n.waitReady(ctx, r.ClientHost, time.Minute); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// launch starts a node's process with a clock skew (FLURRY_CLOCK_SKEW; 0 for none).
-func (s *Regions) launch(n *Node, skew time.Duration) error {
-	n.Proc.Env = nil
-	if skew != 0 {
-		n.Proc.Env = []string{"FLURRY_CLOCK_SKEW=" + skew.String()}
-	}
-	if err := n.Proc.Start(); err != nil {
-		return err
-	}
-	s.logf("node %s started (skew %s)", n.Name, skew)
-	return nil
-}
-
-// waitReady waits until node n of region r answers /readyz with 200, asking from
-// the region's client host.
-func (s *Regions) waitReady(ctx context.Context, r *Region, n *Node, d time.Duration) error {
-	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DialContext: r.ClientHost.DialContext, DisableKeepAlives: true}}
-	deadline := time.Now().Add(d)
-	var last string
-	for {
-		if !n.Proc.Running() {
-			return fmt.Errorf("node %s exited: %v (log %s)", n.Name, n.Proc.ExitErr(), n.Proc.Log)
-		}
-		resp, err := hc.Get(n.URL() + "/readyz")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-			last = strings.TrimSpace(string(b))
-		} else {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("node %s not ready after %s: %s", n.Name, d, last)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 // measureRTT is the shortest of ten TCP connects from region a's client host to

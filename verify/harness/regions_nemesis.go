@@ -19,17 +19,20 @@ const RegionsGroup = "regions"
 
 // The regions schedule's kinds.
 const (
-	KindRegionCut        = "region-cut"
-	KindRegionStoreDown  = "region-store-down"
-	KindRegionDown       = "region-down"
-	KindRegionClockBack  = "region-clock-behind"
+	KindRegionCut       = "region-cut"
+	KindRegionStoreDown = "region-store-down"
+	KindRegionDown      = "region-down"
+	KindRegionClockBack = "region-clock-behind"
+	// KindRegionIsolated cuts one region's servers off the other region and its
+	// clients, not its own clients (RegionIsolated).
+	KindRegionIsolated   = "region-isolated"
 	regionClockBehindBy  = 30 * time.Second
 	regionPastBudgetMore = 5 * time.Second
 )
 
 // RegionKinds lists the regions schedule's kinds in catalog order.
 func RegionKinds() []string {
-	return []string{KindRegionCut, KindRegionStoreDown, KindRegionDown, KindRegionClockBack}
+	return []string{KindRegionCut, KindRegionIsolated, KindRegionStoreDown, KindRegionDown, KindRegionClockBack}
 }
 
 // PastBudget is how long the regions schedule's long faults last: the outage
@@ -48,6 +51,11 @@ func regionsCatalog(budget time.Duration) []Kind {
 		{Name: KindRegionCut, Make: func(r *rand.Rand, _ time.Duration) Fault {
 			d := PastBudget(budget)
 			return Fault{Name: fmt.Sprintf("regions cut apart for %s", d.Round(time.Second)), For: d, Action: RegionCut()}
+		}},
+		{Name: KindRegionIsolated, Make: func(r *rand.Rand, _ time.Duration) Fault {
+			i, d := region(r), PastBudget(budget)
+			return Fault{Name: fmt.Sprintf("region %s cut off for %s (its own clients still reach it)", name(i), d.Round(time.Second)),
+				For: d, Action: RegionIsolated(i)}
 		}},
 		{Name: KindRegionStoreDown, Make: func(r *rand.Rand, _ time.Duration) Fault {
 			i, d := region(r), PastBudget(budget)
@@ -126,6 +134,15 @@ func PlanRegions(name string, seed uint64, budget, gap time.Duration, keepOrder 
 
 // ---- the actions
 
+// targetRegion is the name of the region a regions fault acts on: "" for a fault
+// on both (the cut) or not of the regions schedule.
+func targetRegion(f Fault) string {
+	if a, ok := f.Action.(interface{ target() int }); ok {
+		return []string{"a", "b"}[a.target()]
+	}
+	return ""
+}
+
 // RegionCut drops every packet between the two regions, both ways (an nftables
 // drop on each host of region a for each host of region b). Inside each region
 // nothing changes.
@@ -157,11 +174,79 @@ func (regionCut) End(ctx context.Context, e *Env) error {
 	return errors.Join(errs...)
 }
 
+// RegionIsolated cuts region i (0 is a, 1 is b) off by the network: its nodes and
+// etcd members lose every host of the other region (its etcd, its nodes, its
+// client host), an nftables drop on each of region i's servers for each of those
+// hosts, both ways. Region i's client host is not cut: it still reaches its
+// region's nodes, and the other region's too. Inside each region nothing changes.
+func RegionIsolated(i int) Action { return regionIsolated{i} }
+
+type regionIsolated struct{ i int }
+
+func (a regionIsolated) target() int { return a.i }
+
+const regionIsolatedRules = "region-isolated"
+
+// servers are region r's etcd and node hosts: the region without its client host.
+func (r *Region) servers() []*netns.Host {
+	return append(append([]*netns.Host{}, r.EtcdHosts...), r.NodeHosts...)
+}
+
+func (a regionIsolated) Begin(ctx context.Context, e *Env) error {
+	r := e.R.Regions[a.i]
+	var rules []netns.Rule
+	for _, h := range e.R.Other(r).Hosts() {
+		rules = append(rules, netns.Rule{Peer: h.Addr, Action: netns.Drop})
+	}
+	for _, h := range r.servers() {
+		if err := h.Block(ctx, regionIsolatedRules, rules...); err != nil {
+			return err
+		}
+	}
+	return a.cutAsPlanned(ctx, r, e.R.Other(r))
+}
+
+// cutAsPlanned checks the cut from both client hosts: the other region's cannot
+// connect to the region's first node, the region's own can, and the region's own
+// also reaches the other region's first node (it is not cut, unlike in
+// RegionCut). A rule missing or too wide is an error of the fault.
+func (a regionIsolated) cutAsPlanned(ctx context.Context, r, other *Region) error {
+	dial := func(from *netns.Host, to *netns.Host, within time.Duration) error {
+		cctx, cancel := context.WithTimeout(ctx, within)
+		defer cancel()
+		conn, err := from.DialContext(cctx, "tcp", hostPort(to, FlurryPort))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+	if dial(other.ClientHost, r.NodeHosts[0], time.Second) == nil {
+		return fmt.Errorf("region %s's client host still reaches %s through the cut", other.Name, r.NodeHosts[0].Name)
+	}
+	if err := dial(r.ClientHost, r.NodeHosts[0], 3*time.Second); err != nil {
+		return fmt.Errorf("region %s's own client host cannot reach %s: %w", r.Name, r.NodeHosts[0].Name, err)
+	}
+	if err := dial(r.ClientHost, other.NodeHosts[0], 3*time.Second); err != nil {
+		return fmt.Errorf("region %s's client host cannot reach the other region's %s: %w", r.Name, other.NodeHosts[0].Name, err)
+	}
+	return nil
+}
+
+func (a regionIsolated) End(ctx context.Context, e *Env) error {
+	var errs []error
+	for _, h := range e.R.Regions[a.i].servers() {
+		errs = append(errs, h.Unblock(ctx, regionIsolatedRules))
+	}
+	return errors.Join(errs...)
+}
+
 // RegionStoreDown SIGKILLs every etcd member of region i (0 is a, 1 is b); End
 // starts them again on their data.
 func RegionStoreDown(i int) Action { return regionStoreDown{i} }
 
 type regionStoreDown struct{ i int }
+
+func (a regionStoreDown) target() int { return a.i }
 
 func (a regionStoreDown) Begin(ctx context.Context, e *Env) error {
 	var errs []error
@@ -179,6 +264,8 @@ func (a regionStoreDown) End(ctx context.Context, e *Env) error {
 func RegionDown(i int) Action { return regionDown{i} }
 
 type regionDown struct{ i int }
+
+func (a regionDown) target() int { return a.i }
 
 func (a regionDown) Begin(ctx context.Context, e *Env) error {
 	var errs []error
@@ -200,6 +287,8 @@ type regionClock struct {
 	i    int
 	skew time.Duration
 }
+
+func (a regionClock) target() int { return a.i }
 
 func (a regionClock) Begin(ctx context.Context, e *Env) error {
 	return e.restartRegion(ctx, e.R.Regions[a.i], true, -a.skew)
@@ -224,12 +313,12 @@ func (e *Env) restartRegion(ctx context.Context, r *Region, stop bool, skew time
 					return
 				}
 			}
-			if err := e.R.launch(n, skew); err != nil {
+			if err := n.launch(skew, &e.R.progress); err != nil {
 				errs[i] = err
 				return
 			}
 			e.restarts(n.Name, n.Proc.StartedAt())
-			if err := e.R.waitReady(ctx, r, n, time.Minute); err != nil {
+			if err := n.waitReady(ctx, r.ClientHost, time.Minute); err != nil {
 				if n.Proc.Running() {
 					e.R.logf("node %s: %v", n.Name, err)
 					return

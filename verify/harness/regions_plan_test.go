@@ -34,7 +34,7 @@ func TestPlanRegions(t *testing.T) {
 			}
 		}
 		switch f.Kind {
-		case KindRegionCut, KindRegionStoreDown:
+		case KindRegionCut, KindRegionStoreDown, KindRegionIsolated:
 			if f.For <= budget {
 				t.Errorf("%s lasts %s, not past the budget %s", f.Name, f.For, budget)
 			}
@@ -73,7 +73,7 @@ func TestPlanRegions(t *testing.T) {
 		}
 		orders[strings.Join(order, ",")] = true
 	}
-	for _, k := range []string{KindRegionStoreDown, KindRegionDown, KindRegionClockBack} {
+	for _, k := range []string{KindRegionStoreDown, KindRegionDown, KindRegionClockBack, KindRegionIsolated} {
 		if !picked[k]["a"] || !picked[k]["b"] {
 			t.Errorf("%s: regions picked over 40 seeds %v, want both", k, picked[k])
 		}
@@ -112,21 +112,7 @@ func TestRegionRowsAndCutCheck(t *testing.T) {
 	cut := FaultRun{Fault: Fault{Name: "regions cut apart", Kind: KindRegionCut, For: 10 * time.Second}, Start: s(10), End: s(20)}
 	down := FaultRun{Fault: Fault{Name: "region a's 3 nodes SIGKILL", Kind: KindRegionDown, For: 5 * time.Second}, Start: s(30), End: s(35)}
 	runs := []FaultRun{cut, down}
-	healthy := func() ([]call, []opMark) {
-		var calls []call
-		var raw []opMark
-		for sec := 0.0; sec < 40; sec += 0.5 {
-			for _, reg := range []string{"a", "b"} {
-				node := reg + "n1"
-				if reg == "a" && sec >= 30 && sec <= 35 {
-					node = "bn2" // region a's callers served by region b while a is down
-				}
-				calls = append(calls, call{caller: reg + "c1-go0.0", ns: NSRegion, node: node, start: s(sec), end: s(sec + 0.01), ids: 10})
-				raw = append(raw, opMark{ns: NSRegion, node: reg + "n1", start: s(sec), end: s(sec + 0.01), answered: true})
-			}
-		}
-		return calls, raw
-	}
+	healthy := func() ([]call, []opMark) { return healthyRegions(s, 10) }
 	calls, raw := healthy()
 	rows := regionRows(calls, raw, runs, s(0), s(40))
 	if len(rows) != 6 {
@@ -219,4 +205,91 @@ func TestRegionsReport(t *testing.T) {
 	if strings.Contains(md, "The cut check: **passed**") {
 		t.Error("the report says the cut check passed with a problem")
 	}
+}
+
+// TestIsolatedCheckAndExpectations: while region b is cut off, the cut check
+// holds for both regions (b's own clients still reach it, a's are answered by
+// their own region) and fails, naming the region, when b's nodes refuse their own
+// clients (the planted failure); the report's expectations say whether each fault
+// did what its kind plans, and region a's callers served by the cut-off region
+// (impossible through the cut: the planted failure) make that row **no**.
+func TestIsolatedCheckAndExpectations(t *testing.T) {
+	t0 := time.Unix(1795000000, 0)
+	s := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+	iso := FaultRun{Fault: Fault{Name: "region b cut off for 9s", Kind: KindRegionIsolated, For: 10 * time.Second, Action: RegionIsolated(1)},
+		Start: s(10), End: s(20)}
+	down := FaultRun{Fault: Fault{Name: "region a's 3 nodes SIGKILL", Kind: KindRegionDown, For: 5 * time.Second, Action: RegionDown(0)},
+		Start: s(30), End: s(35)}
+	runs := []FaultRun{iso, down}
+	if targetRegion(iso.Fault) != "b" || targetRegion(down.Fault) != "a" || targetRegion(Fault{Action: RegionCut()}) != "" {
+		t.Fatalf("targetRegion: %q %q", targetRegion(iso.Fault), targetRegion(down.Fault))
+	}
+	healthy := func() ([]call, []opMark) { return healthyRegions(s, 1) }
+	report := func(calls []call, raw []opMark) (*RegionsOutcome, string) {
+		out := &RegionsOutcome{Outcome: Outcome{Faults: runs, Budget: 3 * time.Second}}
+		out.Rows = regionRows(calls, raw, runs, s(0), s(40))
+		out.Problems = cutProblems(out.Rows, MinCutAvailability, true)
+		var b strings.Builder
+		writeExpectations(&b, out, checker.Result{Start: t0})
+		return out, b.String()
+	}
+	out, md := report(healthy())
+	if len(out.Problems) != 0 {
+		t.Errorf("healthy regions, b cut off: cut check failed: %q", out.Problems)
+	}
+	for _, want := range []string{
+		"| region b cut off for 9s | region-isolated | region b keeps issuing for its own clients",
+		"| yes (region b 100.000% of its calls, 100.000% of its raw requests; region a 100.000% of its calls, 100.000% of its raw requests; 0 IDs of region a's from region b) |",
+		"| region a's 3 nodes SIGKILL | region-down | region a's Go clients get their IDs from region b, their `Remote` | yes (100.00% of region a's IDs from region b;",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("expectations lack\n%s\nin\n%s", want, md)
+		}
+	}
+
+	// Planted: region b's nodes refuse their own clients while cut off.
+	calls, raw := healthy()
+	for i := range raw {
+		if o := &raw[i]; o.node == "bn1" && o.start.Equal(s(15)) {
+			o.answered, o.refused, o.err = false, true, "503 namespace sfd holds no valid lease on a node value"
+		}
+	}
+	out, md = report(calls, raw)
+	if len(out.Problems) != 1 || !strings.Contains(out.Problems[0], "region b's nodes answered") || !strings.Contains(out.Problems[0], iso.Fault.Name) {
+		t.Errorf("region b refusing while cut off: problems %q, want one naming region b's nodes and the fault", out.Problems)
+	}
+	if !strings.Contains(md, "| **no** (region b 100.000% of its calls, 95.238% of its raw requests;") {
+		t.Errorf("region b refusing while cut off: expectations do not say no:\n%s", md)
+	}
+
+	// Planted: region a's callers served by region b's nodes through the cut.
+	calls, raw = healthy()
+	for i := range calls {
+		if c := &calls[i]; c.caller == "ac1-go0.0" && c.start.Equal(s(12)) {
+			c.node = "bn1"
+		}
+	}
+	_, md = report(calls, raw)
+	if !strings.Contains(md, "| **no** (") || !strings.Contains(md, "1 IDs of region a's from region b) |") {
+		t.Errorf("region a served by the cut-off region: expectations do not say no:\n%s", md)
+	}
+}
+
+// healthyRegions is 40 s of both regions answering every Go-client call (of ids
+// IDs each) and raw request, two of each a second, but for region a's callers
+// served by region b from 30 to 35 s, while a is down.
+func healthyRegions(s func(sec float64) time.Time, ids int) ([]call, []opMark) {
+	var calls []call
+	var raw []opMark
+	for sec := 0.0; sec < 40; sec += 0.5 {
+		for _, reg := range []string{"a", "b"} {
+			node := reg + "n1"
+			if reg == "a" && sec >= 30 && sec <= 35 {
+				node = "bn2"
+			}
+			calls = append(calls, call{caller: reg + "c1-go0.0", ns: NSRegion, node: node, start: s(sec), end: s(sec + 0.01), ids: ids})
+			raw = append(raw, opMark{ns: NSRegion, node: reg + "n1", start: s(sec), end: s(sec + 0.01), answered: true})
+		}
+	}
+	return calls, raw
 }

@@ -2,9 +2,8 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,8 +14,14 @@ import (
 
 // MinCutAvailability is the least fraction of Next calls, and of raw requests to a
 // region's own nodes, that each region must answer while the regions are cut
-// apart: a region whose lease store is its own never refuses because of the cut.
+// apart or one region is cut off (KindRegionIsolated): a region whose lease store
+// is its own never refuses because of a cut, and a region's clients that cannot
+// reach the other region are answered by their own.
 const MinCutAvailability = 0.999
+
+// cutKind reports whether the cut check holds in a window of the kind: the
+// regions cut apart, or a region cut off.
+func cutKind(kind string) bool { return kind == KindRegionCut || kind == KindRegionIsolated }
 
 // RegionsOutcome is what a run of the regions schedule produced: the checker's
 // result over the IDs of both regions, and the availability of each region.
@@ -60,45 +65,18 @@ func (r RegionRow) RawAvailability() float64 {
 // the clients by time and count, each fault by its duration.
 func RunRegions(ctx context.Context, s *Regions, sc Scenario) (*RegionsOutcome, error) {
 	ld := sc.Load.withDefaults()
-	var end time.Duration
-	for _, f := range sc.Faults {
-		end = max(end, f.At+f.For)
-	}
-	total := sc.Lead + end + sc.Tail
-	s.logf("%s", strings.TrimSpace(sc.Describe()))
-	s.logf("load for %s (and as long as the faults take to apply)", total.Round(time.Second))
+	total := sc.announce(&s.progress)
 
-	var files []opFile
+	var hosts []clientHost
 	for i, r := range s.Regions {
-		var local, all []string
-		for _, n := range r.Nodes {
-			local = append(local, n.Name+"="+n.URL())
-		}
-		all = append(all, local...)
-		for _, n := range s.Other(r).Nodes {
-			all = append(all, n.Name+"="+n.URL())
-		}
-		name := r.Name + "c1"
-		common := []string{"-name", name, "-seed", fmt.Sprint(sc.Seed + uint64(i)), "-ns", NSRegion,
-			"-duration", (total + 10*time.Minute).String()}
-		out := filepath.Join(s.Dir, "ops-"+name+".tsv")
-		p := s.proc("client-"+name, r.ClientHost, append(append([]string{s.opt.Client, "-nodes", strings.Join(local, ",")}, common...),
-			"-workers", fmt.Sprint(ld.Workers), "-count", fmt.Sprint(ld.Count), "-timeout", ld.Timeout.String(),
-			"-max-requests", fmt.Sprint(ld.MaxRequests), "-rate", fmt.Sprint(ld.Rate), "-out", out)...)
-		files = append(files, opFile{out, false, p})
-		if ld.Clients > 0 {
-			out := filepath.Join(s.Dir, "ops-"+name+"-go.tsv")
-			p := s.proc("client-"+name+"-go", r.ClientHost, append(append([]string{s.opt.Client, "-mode", "client",
-				"-nodes", strings.Join(all, ","), "-local", fmt.Sprint(len(local))}, common...),
-				"-clients", fmt.Sprint(ld.Clients), "-workers", fmt.Sprint(ld.Callers), "-timeout", ld.CallTimeout.String(),
-				"-max-requests", fmt.Sprint(ld.MaxCalls), "-rate", fmt.Sprint(ld.CallRate), "-out", out)...)
-			files = append(files, opFile{out, true, p})
-		}
+		local := nodeList(r.Nodes)
+		all := append(slices.Clone(local), nodeList(s.Other(r).Nodes)...)
+		hosts = append(hosts, clientHost{name: r.Name + "c1", host: r.ClientHost, seed: sc.Seed + uint64(i), ns: []string{NSRegion},
+			raw: local, goNodes: all, local: len(local)})
 	}
-	for _, f := range files {
-		if err := f.proc.Start(); err != nil {
-			return nil, err
-		}
+	files, err := startClients(hosts, ld, total, s.opt.Client, s.Dir, s.proc)
+	if err != nil {
+		return nil, err
 	}
 
 	var mu sync.Mutex
@@ -152,48 +130,12 @@ func RunRegions(ctx context.Context, s *Regions, sc Scenario) (*RegionsOutcome, 
 	if ld.Clients > 0 {
 		out.Calls = sumCalls(out.calls)
 	}
-	for _, fr := range runs {
-		if !fr.Start.IsZero() {
-			out.Windows = append(out.Windows, checker.Window{Name: fr.Fault.Name, Start: fr.Start, End: fr.End})
-		}
-	}
+	out.Windows = faultWindows(runs)
 	out.Refusals = refusals(append([]opMark(nil), out.raw...), time.Second)
 	out.Result = ck.Check(out.Windows)
 	out.Rows = regionRows(out.calls, out.raw, runs, out.Result.Start, out.Result.End)
 	out.Problems = append(problems, cutProblems(out.Rows, MinCutAvailability, ld.Clients > 0)...)
 	return out, nil
-}
-
-// runFaults applies the schedule's faults one after the other, each at its time
-// or Gap after the previous one really ended, and returns them as they ran.
-func runFaults(ctx context.Context, sc Scenario, env *Env, logf func(string, ...any)) []FaultRun {
-	begin := time.Now().Add(sc.Lead)
-	runs := make([]FaultRun, len(sc.Faults))
-	next := begin
-	for i, f := range sc.Faults {
-		if at := begin.Add(f.At); at.After(next) {
-			next = at
-		}
-		if !sleepUntil(ctx, next) {
-			break
-		}
-		fr := &runs[i]
-		fr.Fault, fr.Start = f, time.Now()
-		logf("fault begins: %s", f.Name)
-		if err := f.Action.Begin(ctx, env); err != nil {
-			fr.Err = fmt.Errorf("begin: %w", err)
-			logf("fault %s: %v", f.Name, fr.Err)
-		}
-		sleepUntil(ctx, fr.Start.Add(f.For))
-		if err := f.Action.End(context.WithoutCancel(ctx), env); err != nil {
-			fr.Err = errors.Join(fr.Err, fmt.Errorf("end: %w", err))
-			logf("fault %s: %v", f.Name, err)
-		}
-		fr.End = time.Now()
-		logf("fault ends: %s (%.1fs)", f.Name, fr.End.Sub(fr.Start).Seconds())
-		next = fr.End.Add(sc.Gap)
-	}
-	return runs
 }
 
 // regionOf is the region of a client, caller or node name: its first letter
@@ -252,11 +194,12 @@ func regionRows(calls []call, raw []opMark, runs []FaultRun, from, to time.Time)
 
 // cutProblems checks that each region answered at least min of its Go-client
 // calls (when the Go client ran) and of its raw requests to its own nodes in
-// every window in which the regions were cut apart, and that it was asked at all.
+// every window in which the regions were cut apart or a region was cut off
+// (cutKind), and that it was asked at all.
 func cutProblems(rows []RegionRow, min float64, goClient bool) []string {
 	var out []string
 	for _, r := range rows {
-		if r.Kind != KindRegionCut {
+		if !cutKind(r.Kind) {
 			continue
 		}
 		if goClient {

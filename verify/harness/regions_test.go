@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,26 +21,9 @@ const regionsPrefix = "fhrgt"
 // every ID in range; each region answered its calls throughout the cut. Then the
 // two self-tests: both regions given the same datacenter value must show
 // duplicates, and a region leasing from the other region's etcd must fail the cut
-// check.
+// check, both while the regions are cut apart and while one is cut off.
 func TestRegionsScenario(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the regions scenario takes about three minutes, as root; run: go test -tags flurry_full -run TestRegionsScenario ./verify/harness/")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	requireOrSkip(t, ctx)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("FLURRY_HARNESS_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("FLURRY_HARNESS_SEED=%q is not a number", s)
-		}
-		seed = v
-	}
-	replay := "FLURRY_HARNESS_SEED=" + strconv.FormatUint(seed, 10) + " go test -tags flurry_full -count=1 -run TestRegionsScenario ./verify/harness/"
-	t.Logf("seed %d; replay: %s", seed, replay)
-	bin := t.TempDir()
-	flurry, client := buildBinaries(t, bin)
+	ctx, seed, replay, flurry, client := startScenarioTest(t, "TestRegionsScenario", "about three minutes", 10*time.Minute)
 	const budget = 3 * time.Second
 	load := Load{Workers: 2, Count: 100, Timeout: 2 * time.Second, MaxRequests: 100_000, Rate: 40, CallRate: 400}
 
@@ -87,18 +70,7 @@ func TestRegionsScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("report:\n%s", md.String())
-		for _, fr := range out.Faults {
-			if fr.Err != nil {
-				t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
-			}
-		}
-		for _, pr := range out.Problems {
-			t.Error(pr)
-		}
-		if tot := out.Result.Totals; !out.Result.OK() {
-			t.Errorf("anomalies: %d duplicates, %d order violations, %d out of range:\n\t%s", tot.Duplicates, tot.OrderViolations, tot.OutOfRange,
-				strings.Join(AnomalyLines(out.Result, out.Faults, 5*time.Second), "\n\t"))
-		}
+		checkOutcome(t, &out.Outcome)
 		if len(out.Windows) != len(RegionKinds()) {
 			t.Errorf("%d fault windows, want %d", len(out.Windows), len(RegionKinds()))
 		}
@@ -140,14 +112,24 @@ func TestRegionsScenario(t *testing.T) {
 	})
 
 	t.Run("a store across the cut fails the cut check", func(t *testing.T) {
-		sc, err := PlanRegions("store across", seed, budget, 2*time.Second, true, KindRegionCut)
+		// Both cuts: the regions cut apart, and a region cut off (either one:
+		// region a's nodes lose region b's etcd both ways).
+		sc, err := PlanRegions("store across", seed, budget, 2*time.Second, true, KindRegionCut, KindRegionIsolated)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := run(t, RegionsOptions{LeaseFrom: [2]string{"b", ""}}, sc)
-		if len(out.Problems) == 0 {
-			t.Errorf("region a leasing from region b's etcd passed the cut check: %+v", out.Rows)
-		} else {
+		for _, fr := range out.Faults {
+			if fr.Err != nil {
+				t.Errorf("fault %q: %v", fr.Fault.Name, fr.Err)
+			}
+		}
+		for _, f := range sc.Faults {
+			if !slices.ContainsFunc(out.Problems, func(p string) bool { return strings.Contains(p, f.Name) }) {
+				t.Errorf("region a leasing from region b's etcd passed the cut check during %q: %q %+v", f.Name, out.Problems, out.Rows)
+			}
+		}
+		if !t.Failed() {
 			t.Logf("region a leasing from region b's etcd: %q, as it must", out.Problems)
 		}
 	})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -440,40 +439,19 @@ const DefaultLayout = "time:41:1ms:2025-01-01T00:00:00Z,worker:6,seq:16"
 // each probe by the lease TTL plus half a minute.
 func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	ld := sc.Load.withDefaults()
-	var end time.Duration
-	for _, f := range sc.Faults {
-		end = max(end, f.At+f.For)
-	}
-	total := sc.Lead + end + sc.Tail
-	c.logf("%s", strings.TrimSpace(sc.Describe()))
-	c.logf("load for %s (and as long as the faults take to apply)", total.Round(time.Second))
+	total := sc.announce(&c.progress)
 
-	var nodes []string
-	for _, n := range c.Nodes {
-		nodes = append(nodes, n.Name+"="+n.URL())
-	}
-	var files []opFile
+	nodes := nodeList(c.Nodes)
+	var hosts []clientHost
 	for i, h := range c.ClientHosts {
-		name := fmt.Sprintf("c%d", i+1)
-		common := []string{"-name", name, "-seed", fmt.Sprint(sc.Seed + uint64(i)), "-nodes", strings.Join(nodes, ","),
-			"-ns", strings.Join(allNamespaces(), ","), "-duration", (total + 10*time.Minute).String()}
-		out := filepath.Join(c.Dir, "ops-"+name+".tsv")
-		p := c.proc("client-"+name, h, nil, append(append([]string{c.opt.Client}, common...),
-			"-workers", fmt.Sprint(ld.Workers), "-count", fmt.Sprint(ld.Count), "-timeout", ld.Timeout.String(),
-			"-max-requests", fmt.Sprint(ld.MaxRequests), "-rate", fmt.Sprint(ld.Rate), "-out", out)...)
-		files = append(files, opFile{out, false, p})
-		if ld.Clients > 0 {
-			out := filepath.Join(c.Dir, "ops-"+name+"-go.tsv")
-			p := c.proc("client-"+name+"-go", h, nil, append(append([]string{c.opt.Client, "-mode", "client"}, common...),
-				"-clients", fmt.Sprint(ld.Clients), "-workers", fmt.Sprint(ld.Callers), "-timeout", ld.CallTimeout.String(),
-				"-max-requests", fmt.Sprint(ld.MaxCalls), "-rate", fmt.Sprint(ld.CallRate), "-out", out)...)
-			files = append(files, opFile{out, true, p})
-		}
+		hosts = append(hosts, clientHost{name: fmt.Sprintf("c%d", i+1), host: h, seed: sc.Seed + uint64(i), ns: allNamespaces(),
+			raw: nodes, goNodes: nodes})
 	}
-	for _, f := range files {
-		if err := f.proc.Start(); err != nil {
-			return nil, err
-		}
+	files, err := startClients(hosts, ld, total, c.opt.Client, c.Dir, func(name string, h *netns.Host, args ...string) *Proc {
+		return c.proc(name, h, nil, args...)
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	var restartsMu sync.Mutex
@@ -491,33 +469,7 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 		restarts = append(restarts, checker.Restart{Node: n, At: at})
 		restartsMu.Unlock()
 	}, ops: addOp, probe: &prober{c: c, ctx: probeCtx, limit: c.TTL() + 30*time.Second, ops: addOp}}
-	begin := time.Now().Add(sc.Lead)
-	runs := make([]FaultRun, len(sc.Faults))
-	next := begin
-	for i, f := range sc.Faults {
-		if at := begin.Add(f.At); at.After(next) {
-			next = at
-		}
-		if !sleepUntil(ctx, next) {
-			break
-		}
-		fr := &runs[i]
-		fr.Fault, fr.Start = f, time.Now()
-		c.logf("fault begins: %s", f.Name)
-		if err := f.Action.Begin(ctx, env); err != nil {
-			fr.Err = fmt.Errorf("begin: %w", err)
-			c.logf("fault %s: %v", f.Name, fr.Err)
-		}
-		sleepUntil(ctx, fr.Start.Add(f.For))
-		// Repair even when the context ended: the cluster is left as found.
-		if err := f.Action.End(context.WithoutCancel(ctx), env); err != nil {
-			fr.Err = errors.Join(fr.Err, fmt.Errorf("end: %w", err))
-			c.logf("fault %s: %v", f.Name, err)
-		}
-		fr.End = time.Now()
-		c.logf("fault ends: %s (%.1fs)", f.Name, fr.End.Sub(fr.Start).Seconds())
-		next = fr.End.Add(sc.Gap)
-	}
+	runs := runFaults(ctx, sc, env, c.logf)
 	if ctx.Err() == nil {
 		// The tail: load on the repaired cluster.
 		sleepUntil(ctx, time.Now().Add(sc.Tail))
@@ -569,15 +521,69 @@ func Run(ctx context.Context, c *Cluster, sc Scenario) (*Outcome, error) {
 	if ld.Clients > 0 {
 		out.Calls = sumCalls(out.calls)
 	}
-	for _, fr := range runs {
-		if !fr.Start.IsZero() {
-			out.Windows = append(out.Windows, checker.Window{Name: fr.Fault.Name, Start: fr.Start, End: fr.End})
-		}
-	}
+	out.Windows = faultWindows(runs)
 	out.Refusals = refusals(slices.Clone(out.raw), time.Second)
 	out.logs = c.nodeRefusals()
 	out.Result = ck.Check(out.Windows)
 	return out, nil
+}
+
+// announce logs the schedule and how long its load lasts, and returns that:
+// the lead, the faults as planned, the tail.
+func (sc Scenario) announce(log *progress) time.Duration {
+	var end time.Duration
+	for _, f := range sc.Faults {
+		end = max(end, f.At+f.For)
+	}
+	total := sc.Lead + end + sc.Tail
+	log.logf("%s", strings.TrimSpace(sc.Describe()))
+	log.logf("load for %s (and as long as the faults take to apply)", total.Round(time.Second))
+	return total
+}
+
+// faultWindows are the checker's windows of the faults that ran.
+func faultWindows(runs []FaultRun) []checker.Window {
+	var ws []checker.Window
+	for _, fr := range runs {
+		if !fr.Start.IsZero() {
+			ws = append(ws, checker.Window{Name: fr.Fault.Name, Start: fr.Start, End: fr.End})
+		}
+	}
+	return ws
+}
+
+// runFaults applies the schedule's faults one after the other, each at its time
+// or Gap after the previous one really ended, and returns them as they ran.
+// Both schedules run their faults through it.
+func runFaults(ctx context.Context, sc Scenario, env *Env, logf func(string, ...any)) []FaultRun {
+	begin := time.Now().Add(sc.Lead)
+	runs := make([]FaultRun, len(sc.Faults))
+	next := begin
+	for i, f := range sc.Faults {
+		if at := begin.Add(f.At); at.After(next) {
+			next = at
+		}
+		if !sleepUntil(ctx, next) {
+			break
+		}
+		fr := &runs[i]
+		fr.Fault, fr.Start = f, time.Now()
+		logf("fault begins: %s", f.Name)
+		if err := f.Action.Begin(ctx, env); err != nil {
+			fr.Err = fmt.Errorf("begin: %w", err)
+			logf("fault %s: %v", f.Name, fr.Err)
+		}
+		sleepUntil(ctx, fr.Start.Add(f.For))
+		// Repair even when the context ended: the system is left as found.
+		if err := f.Action.End(context.WithoutCancel(ctx), env); err != nil {
+			fr.Err = errors.Join(fr.Err, fmt.Errorf("end: %w", err))
+			logf("fault %s: %v", f.Name, err)
+		}
+		fr.End = time.Now()
+		logf("fault ends: %s (%.1fs)", f.Name, fr.End.Sub(fr.Start).Seconds())
+		next = fr.End.Add(sc.Gap)
+	}
+	return runs
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

@@ -23,8 +23,9 @@
 // regions -region-delay apart, each with its own 3-member etcd, three flurry nodes
 // (the datacenter field fixed per region, the worker leased in the region) and a
 // client host whose Go client has its region's servers first; the regions cut
-// apart and a region's etcd down, each past the outage budget, a region's nodes
-// killed, a region restarted with its clock behind (about 4 minutes with flurry's
+// apart, a region cut off the other region and its clients (not its own), and a
+// region's etcd down, each past the outage budget, a region's nodes killed, a
+// region restarted with its clock behind (about 5½ minutes with flurry's
 // defaults). It needs only etcd of the packages above, and writes
 // <out>/reliability-regions.md and <out>/reliability-regions.png.
 package main
@@ -33,10 +34,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -114,32 +114,15 @@ func run(o opts) error {
 	if err != nil {
 		return err
 	}
-	clients := o.clients
-	if clients == 0 {
-		clients = -1 // Load's zero is the default
-	}
-	sc.Load = harness.Load{Workers: o.workers, Count: o.count, Timeout: 2 * time.Second, MaxRequests: o.maxReq, Rate: o.rate,
-		Clients: clients, CallRate: o.callRate}
+	sc.Load = load(o)
 	fmt.Print(sc.Describe())
 
-	bin, err := os.MkdirTemp("", "fh-bin-")
+	bins, cleanup, err := binaries(ctx, o, "fh-bin-", "fhclient", "fhleaf")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(bin)
-	flurry, client, leaf := filepath.Join(bin, "flurry"), filepath.Join(bin, "fhclient"), filepath.Join(bin, "fhleaf")
-	builds := [][2]string{{flurry, "./cmd/flurry"}, {client, "./verify/harness/cmd/fhclient"}, {leaf, "./verify/harness/cmd/fhleaf"}}
-	if o.prebuilt != "" {
-		if flurry, err = filepath.Abs(o.prebuilt); err != nil {
-			return err
-		}
-		builds = builds[1:]
-	}
-	for _, b := range builds {
-		if out, err := exec.CommandContext(ctx, "go", "build", "-tags", "flurry_full", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s (run from the repository's root): %v\n%s", b[1], err, out)
-		}
-	}
+	defer cleanup()
+	flurry, client, leaf := bins[0], bins[1], bins[2]
 	redis := o.redis
 	if redis == "auto" {
 		redis = harness.RedisMode(ctx, flurry)
@@ -161,15 +144,7 @@ func run(o opts) error {
 	if err != nil {
 		return fmt.Errorf("%w (seed %d)", err, o.seed)
 	}
-	cmd := command(o)
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"ttl", o.ttl}, {"window", o.window}, {"budget", o.budget}} {
-		if d.v != 0 {
-			cmd += fmt.Sprintf(" -%s %s", d.name, d.v)
-		}
-	}
+	cmd := command(o) + leaseFlags(o)
 	if o.gap != 4*time.Second || o.workers != 2 || o.count != 1000 || o.rate != 250 {
 		cmd += fmt.Sprintf(" -gap %s -workers %d -count %d -rate %g", o.gap, o.workers, o.count, o.rate)
 	}
@@ -181,49 +156,13 @@ func run(o opts) error {
 	if o.note != "" {
 		info.Notes = append(info.Notes, o.note)
 	}
-	outDir := o.outDir
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return err
-	}
-	md, err := os.Create(filepath.Join(outDir, "reliability.md"))
-	if err != nil {
-		return err
-	}
-	if err := harness.WriteReport(md, sc, out, info); err != nil {
-		md.Close()
-		return err
-	}
-	if err := md.Close(); err != nil {
-		return err
-	}
-	png, err := os.Create(filepath.Join(outDir, "reliability.png"))
-	if err != nil {
-		return err
-	}
-	if err := harness.WritePlot(png, out); err != nil {
-		png.Close()
-		return err
-	}
-	if err := png.Close(); err != nil {
+	if err := writeReport(o.outDir, "reliability", func(w io.Writer) error { return harness.WriteReport(w, sc, out, info) }, out); err != nil {
 		return err
 	}
 	r := out.Result
 	fmt.Printf("faultrun: %d requests, %.2f%% answered, %d IDs, %d duplicates, %d order violations, %d out of range; report in %s\n",
-		r.Totals.Requests, 100*r.Totals.Availability(), r.Totals.IDs, r.Totals.Duplicates, r.Totals.OrderViolations, r.Totals.OutOfRange, outDir)
-	bad := !r.OK() || len(out.Problems) > 0
-	for _, pr := range out.Problems {
-		fmt.Println("faultrun:", pr)
-	}
-	for _, fr := range out.Faults {
-		if fr.Err != nil {
-			fmt.Printf("faultrun: fault %q: %v\n", fr.Fault.Name, fr.Err)
-			bad = true
-		}
-	}
-	if bad {
-		return fmt.Errorf("the run found problems; replay with: %s", cmd)
-	}
-	return nil
+		r.Totals.Requests, 100*r.Totals.Availability(), r.Totals.IDs, r.Totals.Duplicates, r.Totals.OrderViolations, r.Totals.OutOfRange, o.outDir)
+	return verdict(out, cmd)
 }
 
 // command is the command line that replays the run's schedule.

@@ -3,9 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/flurryid/flurry/verify/harness"
@@ -22,32 +21,15 @@ func runRegions(ctx context.Context, o opts, kinds []string, t0 time.Time) error
 	if err != nil {
 		return err
 	}
-	clients := o.clients
-	if clients == 0 {
-		clients = -1
-	}
-	sc.Load = harness.Load{Workers: o.workers, Count: o.count, Timeout: 2 * time.Second, MaxRequests: o.maxReq, Rate: o.rate,
-		Clients: clients, CallRate: o.callRate}
+	sc.Load = load(o)
 	fmt.Print(sc.Describe())
 
-	bin, err := os.MkdirTemp("", "fhrg-bin-")
+	bins, cleanup, err := binaries(ctx, o, "fhrg-bin-", "fhclient")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(bin)
-	flurry, client := filepath.Join(bin, "flurry"), filepath.Join(bin, "fhclient")
-	builds := [][2]string{{flurry, "./cmd/flurry"}, {client, "./verify/harness/cmd/fhclient"}}
-	if o.prebuilt != "" {
-		if flurry, err = filepath.Abs(o.prebuilt); err != nil {
-			return err
-		}
-		builds = builds[1:]
-	}
-	for _, b := range builds {
-		if out, err := exec.CommandContext(ctx, "go", "build", "-tags", "flurry_full", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s (run from the repository's root): %v\n%s", b[1], err, out)
-		}
-	}
+	defer cleanup()
+	flurry, client := bins[0], bins[1]
 	s, err := harness.StartRegions(ctx, harness.RegionsOptions{Prefix: o.prefix, Flurry: flurry, Client: client,
 		LeaseTTL: o.ttl, Window: o.window, Budget: o.budget, Delay: o.regionDelay, Log: os.Stdout, KeepDir: o.keep})
 	if err != nil {
@@ -65,15 +47,7 @@ func runRegions(ctx context.Context, o opts, kinds []string, t0 time.Time) error
 	if err != nil {
 		return fmt.Errorf("%w (seed %d)", err, o.seed)
 	}
-	cmd := command(o)
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"ttl", o.ttl}, {"window", o.window}, {"budget", o.budget}} {
-		if d.v != 0 {
-			cmd += fmt.Sprintf(" -%s %s", d.name, d.v)
-		}
-	}
+	cmd := command(o) + leaseFlags(o)
 	if o.gap != 4*time.Second {
 		cmd += fmt.Sprintf(" -gap %s", o.gap)
 	}
@@ -90,29 +64,8 @@ func runRegions(ctx context.Context, o opts, kinds []string, t0 time.Time) error
 	if o.note != "" {
 		info.Notes = append(info.Notes, o.note)
 	}
-	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
-		return err
-	}
-	md, err := os.Create(filepath.Join(o.outDir, "reliability-regions.md"))
-	if err != nil {
-		return err
-	}
-	if err := harness.WriteRegionsReport(md, sc, out, info); err != nil {
-		md.Close()
-		return err
-	}
-	if err := md.Close(); err != nil {
-		return err
-	}
-	png, err := os.Create(filepath.Join(o.outDir, "reliability-regions.png"))
-	if err != nil {
-		return err
-	}
-	if err := harness.WritePlot(png, &out.Outcome); err != nil {
-		png.Close()
-		return err
-	}
-	if err := png.Close(); err != nil {
+	if err := writeReport(o.outDir, "reliability-regions", func(w io.Writer) error { return harness.WriteRegionsReport(w, sc, out, info) },
+		&out.Outcome); err != nil {
 		return err
 	}
 	r := out.Result
@@ -124,18 +77,5 @@ func runRegions(ctx context.Context, o opts, kinds []string, t0 time.Time) error
 				row.Region, row.Calls.Calls, 100*row.Calls.Availability(), row.Remote, row.Requests, 100*row.RawAvailability())
 		}
 	}
-	bad := !r.OK() || len(out.Problems) > 0
-	for _, pr := range out.Problems {
-		fmt.Println("faultrun:", pr)
-	}
-	for _, fr := range out.Faults {
-		if fr.Err != nil {
-			fmt.Printf("faultrun: fault %q: %v\n", fr.Fault.Name, fr.Err)
-			bad = true
-		}
-	}
-	if bad {
-		return fmt.Errorf("the run found problems; replay with: %s", cmd)
-	}
-	return nil
+	return verdict(&out.Outcome, cmd)
 }
