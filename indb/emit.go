@@ -100,7 +100,8 @@ type Options struct {
 	// digits or _, at most 40 characters. Empty means DefaultFunction. Its other
 	// objects are named after it (PostgreSQL: the counter <name>_ctr and the slow
 	// path <name>_slow(); MariaDB: the sequence <name>_seq, the tables
-	// <name>_tick and <name>_counter and the slow path <name>_slow()).
+	// <name>_tick and <name>_counter, the new tick's claim <name>_claim() and the
+	// slow path <name>_slow()).
 	Function string
 	// Schema is the PostgreSQL schema every object is made in. Empty means
 	// "public". MariaDB makes the objects in the connection's database.

@@ -59,13 +59,13 @@ func TestEmitScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	text = my.String()
-	for _, want := range []string{"DELIMITER $$\nCREATE OR REPLACE FUNCTION flurry_next_id()", "BEFORE INSERT ON `orders`", "@flurry_test_clock_offset_ms", "ENGINE=Aria TRANSACTIONAL=1"} {
+	for _, want := range []string{"DELIMITER $$\nCREATE OR REPLACE FUNCTION flurry_next_id_slow(n0 BIGINT)", "DELIMITER $$\nCREATE OR REPLACE FUNCTION flurry_next_id_claim(n BIGINT)", "DELIMITER $$\nCREATE OR REPLACE FUNCTION flurry_next_id() RETURNS BIGINT", "BEFORE INSERT ON `orders`", "@flurry_test_clock_offset_ms", "ENGINE=Aria TRANSACTIONAL=1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("MariaDB script lacks %q", want)
 		}
 	}
 	un := my.UninstallText()
-	for _, want := range []string{"DROP TRIGGER IF EXISTS flurry_next_id_t", "DROP FUNCTION IF EXISTS flurry_next_id", "DROP TABLE IF EXISTS flurry_next_id_counter"} {
+	for _, want := range []string{"DROP TRIGGER IF EXISTS flurry_next_id_t", "DROP FUNCTION IF EXISTS flurry_next_id", "DROP FUNCTION IF EXISTS flurry_next_id_claim", "DROP TABLE IF EXISTS flurry_next_id_counter"} {
 		if !strings.Contains(un, want) {
 			t.Errorf("MariaDB uninstall script lacks %q", want)
 		}

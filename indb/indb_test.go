@@ -595,6 +595,53 @@ func TestRestartStartsAfterReservation(t *testing.T) {
 	}
 }
 
+// TestTriggerInlined checks MariaDB's trigger, which has the function's common
+// call inlined: a row that gives its id keeps it, a row that leaves it NULL or 0
+// gets an ID, and the trigger's IDs and the function's, taken in turn on one
+// connection and in the same ticks, are unique and increase.
+func TestTriggerInlined(t *testing.T) {
+	_, db := freshDB(t, indb.MariaDB)
+	if _, err := db.ExecContext(ctx(t), "CREATE TABLE items (id BIGINT NOT NULL PRIMARY KEY, v INT)"); err != nil {
+		t.Fatal(err)
+	}
+	// One-second ticks: the calls below share ticks, so the trigger's and the
+	// function's common paths number the same tick.
+	l := mustLayout(t, "time:33:1s:2024-01-01T00:00:00Z,node:4,seq:10")
+	in := install(t, db, indb.InstallOptions{Options: indb.Options{Engine: indb.MariaDB, Layout: l, Targets: []indb.Target{{Table: "items", Column: "id"}}}})
+	c, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var ids []flurry.ID
+	for i := 0; i < 30; i++ {
+		q := fmt.Sprintf("INSERT INTO items (v) VALUES (%d)", i)
+		switch i % 3 {
+		case 1:
+			q = fmt.Sprintf("INSERT INTO items (id, v) VALUES (NULL, %d)", i)
+		case 2:
+			q = fmt.Sprintf("INSERT INTO items (id, v) VALUES (0, %d)", i)
+		}
+		if _, err := c.ExecContext(ctx(t), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var id int64
+		if err := c.QueryRowContext(ctx(t), fmt.Sprintf("SELECT id FROM items WHERE v = %d", i)).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, flurry.ID(id))
+		ids = append(ids, next(t, c, indb.DefaultFunction, 1)...)
+	}
+	checkIDs(t, l, in.Node, ids)
+	if _, err := c.ExecContext(ctx(t), "INSERT INTO items (id, v) VALUES (12345, 1000)"); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := c.QueryRowContext(ctx(t), "SELECT id FROM items WHERE v = 1000").Scan(&id); err != nil || id != 12345 {
+		t.Errorf("a row that gave id 12345 has id %d (%v); want it kept", id, err)
+	}
+}
+
 func mustTick(t *testing.T, l *layout.Layout, id flurry.ID) int64 {
 	t.Helper()
 	p, err := l.Decompose(id)

@@ -53,11 +53,13 @@ WHERE function_name = '{F}' AND identity = ` + myIdentity
 // sequence field holds) waits for the next tick. Neither the sequence nor a
 // MEMORY table is undone by a rollback.
 //
-// The common call runs two statements: NEXTVAL, then the clock compared with the
-// tick and base this session used last (user variables named after the install's
-// token, with the database: a copy in another database has another name), and
-// the ID. Everything else is the slow path, {F}_slow(): the first call of a session checks the
-// database's identity; a call in a new tick claims it, or reads the claim; a
+// The common call is NEXTVAL, then one expression (myNext), inlined into each
+// trigger: the clock compared with the tick and base this session used last (user
+// variables named after the install's token, with the database: a copy in
+// another database has another name), and the ID. A call in a new tick within
+// the reservation claims it in {F}_claim(n) (myClaim). Everything else is the slow
+// path, {F}_slow(n), given the call's number: the first call of a session checks
+// the database's identity; a call in a new tick claims it, or reads the claim; a
 // session whose time zone is not UTC takes it on every call.
 //
 // A MEMORY table is empty after a restart or a crash, so the claims are not
@@ -74,15 +76,46 @@ NOT DETERMINISTIC MODIFIES SQL DATA
 COMMENT 'Made by flurry sql: layout {LAYOUTTEXT}; node {NODETEXT} (docs/in-database.md)'
 BEGIN
 	DECLARE n BIGINT DEFAULT NEXTVAL({F}_seq);
-	IF (FLOOR(UNIX_TIMESTAMP(SYSDATE(6)) * 1000){OFFSET} - {EPOCH}) DIV {UNIT} = @flurry_l_{TOKEN}
-		AND n - @flurry_b_{TOKEN} BETWEEN 0 AND {SEQMASK} AND @flurry_ok_{TOKEN} = DATABASE() THEN
-		RETURN (@flurry_t_{TOKEN} << {TSHIFT}) | ((n - @flurry_b_{TOKEN}) << {SSHIFT}) | {NODE};
+	RETURN ` + myNext + `;
+END`
+
+// myNext is the common call of the number n as one expression: the function's
+// and, inlined, each trigger's (a trigger that calls the function runs two stored
+// programs per row, and each costs microseconds before its first statement). It
+// compares the clock with the tick and base this session used last. The number is
+// taken by a statement of its own: the slow path takes more of the sequence,
+// which MariaDB refuses inside a statement that uses it.
+const myNext = `IF(n - @flurry_b_{TOKEN} BETWEEN 0 AND {SEQMASK}
+		AND (FLOOR(UNIX_TIMESTAMP(SYSDATE(6)) * 1000){OFFSET} - {EPOCH}) DIV {UNIT} = @flurry_l_{TOKEN}
+		AND @flurry_ok_{TOKEN} = DATABASE(),
+		(@flurry_t_{TOKEN} << {TSHIFT}) | ((n - @flurry_b_{TOKEN}) << {SSHIFT}) | {NODE},
+		{F}_claim(n))`
+
+// myClaim is the call in a new tick within the reservation, for a session in UTC
+// whose identity is checked: it claims the tick for the call's number (the ID's
+// sequence value is 0) in one UPDATE of the MEMORY row, which moves only to later
+// ticks, so a tick is claimed once whatever the clock reads. Everything else, or a
+// claim that another session made first, goes to the slow path. It runs in a
+// single-row INSERT at a low rate as often as the common call: a millisecond tick
+// is new at nearly every insert.
+const myClaim = `CREATE OR REPLACE FUNCTION {F}_claim(n BIGINT) RETURNS BIGINT
+NOT DETERMINISTIC MODIFIES SQL DATA
+COMMENT 'Made by flurry sql: the calls of {F}() in a new tick'
+BEGIN
+	DECLARE t BIGINT DEFAULT (FLOOR(UNIX_TIMESTAMP(SYSDATE(6)) * 1000){OFFSET} - {EPOCH}) DIV {UNIT};
+	IF t > @flurry_l_{TOKEN} AND t <= @flurry_r_{TOKEN} AND t <= {LASTTICK} AND @flurry_ok_{TOKEN} = DATABASE()
+		AND (@@session.time_zone = '+00:00' OR @@session.time_zone = 'SYSTEM' AND @@system_time_zone = 'UTC') THEN
+		UPDATE {F}_tick SET tick = t, base = n WHERE id = 1 AND tick < t;
+		IF ROW_COUNT() = 1 THEN
+			SET @flurry_t_{TOKEN} = t, @flurry_b_{TOKEN} = n, @flurry_l_{TOKEN} = t;
+			RETURN (t << {TSHIFT}) | {NODE};
+		END IF;
 	END IF;
-	RETURN {F}_slow();
+	RETURN {F}_slow(n);
 END`
 
 // mySlow is the function's slow path (see myFunc).
-const mySlow = `CREATE OR REPLACE FUNCTION {F}_slow() RETURNS BIGINT
+const mySlow = `CREATE OR REPLACE FUNCTION {F}_slow(n0 BIGINT) RETURNS BIGINT
 NOT DETERMINISTIC MODIFIES SQL DATA
 COMMENT 'Made by flurry sql: the calls of {F}() that its common path does not finish'
 BEGIN
@@ -98,7 +131,7 @@ BEGIN
 		END IF;
 		RESIGNAL;
 	END;
-	SET n = NEXTVAL({F}_seq);
+	SET n = n0;
 	IF @flurry_ok_{TOKEN} IS NULL OR @flurry_ok_{TOKEN} <> DATABASE() THEN
 		SET live = ` + myIdentity + `;
 		SET rec = (SELECT identity FROM {STATE} WHERE function_name = '{F}');
@@ -229,17 +262,18 @@ func (p *plan) mariadb() Script {
 	add(myStateRow)
 	add(myStateUpdate)
 	add(mySlow)
+	add(myClaim)
 	add(myFunc)
 	for _, t := range p.o.Targets {
 		col := myQuote(t.Column)
 		// A row that leaves out a NOT NULL column without a default fails before any
 		// trigger runs, so the column gets DEFAULT 0, which the trigger replaces.
 		add(`ALTER TABLE ` + myQuote(t.Table) + ` ALTER COLUMN ` + col + ` SET DEFAULT 0`)
+		// The trigger has the common call inlined, in two statements.
 		add(`CREATE OR REPLACE TRIGGER ` + triggerName(p.fn, t) + ` BEFORE INSERT ON ` + myQuote(t.Table) + ` FOR EACH ROW
 BEGIN
-	IF NEW.` + col + ` IS NULL OR NEW.` + col + ` = 0 THEN
-		SET NEW.` + col + ` = {F}();
-	END IF;
+	DECLARE n BIGINT DEFAULT IF(NEW.` + col + ` IS NULL OR NEW.` + col + ` = 0, NEXTVAL({F}_seq), NULL);
+	SET NEW.` + col + ` = IF(n IS NULL, NEW.` + col + `, ` + myNext + `);
 END`)
 	}
 	del := func(t string) { s.Uninstall = append(s.Uninstall, r.Replace(t)) }
@@ -247,6 +281,7 @@ END`)
 		del(`DROP TRIGGER IF EXISTS ` + triggerName(p.fn, t))
 	}
 	del(`DROP FUNCTION IF EXISTS {F}`)
+	del(`DROP FUNCTION IF EXISTS {F}_claim`)
 	del(`DROP FUNCTION IF EXISTS {F}_slow`)
 	del(`DROP TABLE IF EXISTS {COUNTER}, {F}_tick`)
 	del(`DROP SEQUENCE IF EXISTS {F}_seq`)

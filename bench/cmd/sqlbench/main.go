@@ -308,8 +308,98 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 			fmt.Printf(" %s %.3f;", strings.TrimSuffix(v.name, ", INSERT…SELECT"), syncs[i])
 		}
 		fmt.Println()
+		if err := serverWork(ctx, db, ins); err != nil {
+			return err
+		}
 	}
 	fmt.Println()
+	return nil
+}
+
+// serverWork prints what the server does per single-row INSERT of each variant,
+// from one connection's SHOW SESSION STATUS before and after 1,000 inserts in
+// transactions of 100: counts of handler calls, table opens and table locks,
+// which do not depend on the machine's load as times do.
+func serverWork(ctx context.Context, db *sql.DB, ins []variant) error {
+	const n = 1000
+	fmt.Printf("\nserver work per single-row INSERT, 1 session, %d inserts (SHOW SESSION STATUS deltas)\n\n| counter |", n)
+	for _, v := range ins {
+		fmt.Printf(" %s |", strings.TrimSuffix(v.name, ", INSERT…SELECT"))
+	}
+	fmt.Printf("\n|---|")
+	for range ins {
+		fmt.Printf("---|")
+	}
+	fmt.Println()
+	var names []string
+	deltas := make([]map[string]int64, len(ins))
+	for i, v := range ins {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		status := func() (map[string]int64, error) {
+			rows, err := c.QueryContext(ctx, "SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler%' OR Variable_name IN ('Com_stmt_execute', 'Opened_tables', 'Table_locks_immediate', 'Table_locks_waited')")
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			m := map[string]int64{}
+			for rows.Next() {
+				var k, val string
+				if err := rows.Scan(&k, &val); err != nil {
+					return nil, err
+				}
+				m[k], _ = strconv.ParseInt(val, 10, 64)
+			}
+			return m, rows.Err()
+		}
+		before, err := status()
+		if err != nil {
+			c.Close()
+			return err
+		}
+		for k := 0; k < n; k++ {
+			if k%100 == 0 {
+				if k > 0 {
+					c.ExecContext(ctx, "COMMIT")
+				}
+				c.ExecContext(ctx, "BEGIN")
+			}
+			if _, err := c.ExecContext(ctx, v.insert, 1_000_000+k); err != nil {
+				c.Close()
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+		}
+		c.ExecContext(ctx, "COMMIT")
+		after, err := status()
+		c.Close()
+		if err != nil {
+			return err
+		}
+		deltas[i] = map[string]int64{}
+		for k, a := range after {
+			deltas[i][k] = a - before[k]
+			if i == 0 {
+				names = append(names, k)
+			}
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		zero := true
+		for i := range ins {
+			zero = zero && deltas[i][k] == 0
+		}
+		if zero {
+			continue
+		}
+		fmt.Printf("| %s |", k)
+		for i := range ins {
+			fmt.Printf(" %.2f |", float64(deltas[i][k])/n)
+		}
+		fmt.Println()
+	}
 	return nil
 }
 
