@@ -202,7 +202,7 @@ const spread = 64
 
 // hinted is how many races an acquirer aims at values above the scope's highest
 // row before it reads which values are free.
-const hinted = 4
+const hinted = 6
 
 // raceHash spreads acquirers that lost the same race: a hash of token and race.
 func raceHash(token string, race int) uint64 {
@@ -212,34 +212,43 @@ func raceHash(token string, race int) uint64 {
 	return f.Sum64()
 }
 
-// best finds the value to claim. While the values above the scope's highest row
-// reach into the pool, and for the first races only, it is the value just above
-// that row, found in the primary key's index without reading the scope: a value
-// without a row has never been used, so its mark is 0, the lowest there is; after
-// a lost race (race > 1) it is one of the next 64, 128, ... values above, by a
-// hash of token and race. So N acquirers of one scope start with O(N) statements
-// of O(log N) work each, instead of each reading every row of the scope.
+// best finds the value to claim. In the first race, while the pool reaches above
+// the scope's highest row, it is the value just above that row, found in the
+// primary key's index without reading the scope: a value without a row has never
+// been used, so its mark is 0, the lowest there is. After a lost race (race > 1),
+// up to race hinted, it is one of the next 64, 128, ... values above, by a hash of
+// token and race, or a value of the pool at random when those are outside it; the
+// insert claims it only if it has no row. So N acquirers of one scope start with
+// O(N) statements of O(log N) work each, instead of each reading every row.
 //
-// Otherwise, when the pool's top is reached, or after hinted lost races, it reads
-// the scope: the free value with the lowest mark, then the lowest value, or false
-// when every value of the pool is held. After a lost race it chooses, by a hash of
-// token and race, one of the best free rows and the first value without a row from
-// a place in the pool.
+// Otherwise, when the pool's top has a row in the first race, or after hinted lost
+// races, it reads the scope: the free value with the lowest mark, then the lowest
+// value, or false when every value of the pool is held. After a lost race it
+// chooses, by a hash of token and race, one of the best free rows and the first
+// value without a row from a place below the highest row.
 func (s *Store) best(ctx context.Context, scope string, size int64, token string, race int) (candidate, bool, error) {
+	var top sql.NullInt64
+	if err := s.h.DB.QueryRowContext(ctx, s.q.top, scope).Scan(&top); err != nil {
+		return candidate{}, false, err
+	}
+	above := int64(0) // the lowest value above every row
+	if top.Valid {
+		above = top.Int64 + 1
+	}
 	if race <= hinted {
-		var top sql.NullInt64
-		if err := s.h.DB.QueryRowContext(ctx, s.q.top, scope).Scan(&top); err != nil {
-			return candidate{}, false, err
-		}
-		next := int64(0)
-		if top.Valid {
-			next = top.Int64 + 1
-		}
-		if race > 1 && next < size {
-			next += int64(raceHash(token, race) % uint64(spread<<(race-2)))
-		}
-		if next < size {
-			return candidate{value: next}, true, nil
+		h := raceHash(token, race)
+		switch {
+		case race == 1 && above < size:
+			return candidate{value: above}, true, nil
+		case race > 1 && above < size:
+			if v := above + int64(h%uint64(spread<<(race-2))); v < size {
+				return candidate{value: v}, true, nil
+			}
+			fallthrough
+		case race > 1:
+			// The top of the pool has a row (a configured value, or a pool that
+			// wrapped): a value at random, claimed only if it has no row.
+			return candidate{value: int64(h % uint64(size))}, true, nil
 		}
 	}
 	var (
@@ -250,8 +259,10 @@ func (s *Store) best(ctx context.Context, scope string, size int64, token string
 		h       uint64
 	)
 	if race > 1 {
+		// The search for a value without a row starts at a place below the
+		// highest row, so that the gap it finds leaves the top where it was.
 		h, limit = raceHash(token, race), spread
-		from = int64(h % uint64(size))
+		from = int64(h % uint64(min(size, max(above, 1))))
 	}
 	err := func() error {
 		rows, err := s.h.DB.QueryContext(ctx, s.q.freeRow, scope, size, limit)
