@@ -216,7 +216,7 @@ func raceHash(token string, race int) uint64 {
 // the scope's highest row, it is the value just above that row, found in the
 // primary key's index without reading the scope: a value without a row has never
 // been used, so its mark is 0, the lowest there is. After a lost race (race > 1),
-// up to race hinted, it is one of the next 64, 128, 192, ... values above, by a hash of
+// up to race hinted, it is one of the 64 values above, by a hash of
 // token and race, or a value of the pool at random when those are outside it; the
 // insert claims it only if it has no row. So N acquirers of one scope start with
 // O(N) statements of O(log N) work each, instead of each reading every row.
@@ -241,7 +241,7 @@ func (s *Store) best(ctx context.Context, scope string, size int64, token string
 		case race == 1 && above < size:
 			return candidate{value: above}, true, nil
 		case race > 1 && above < size:
-			if v := above + int64(h%uint64(spread*(race-1))); v < size {
+			if v := above + int64(h%spread); v < size {
 				return candidate{value: v}, true, nil
 			}
 			fallthrough
