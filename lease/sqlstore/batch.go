@@ -27,6 +27,9 @@ const (
 	// maxBatch bounds a batch's statement: MySQL's takes 11 placeholders a row,
 	// far below its limit of 65,535.
 	maxBatch = 256
+	// batchBound bounds the statements of one batch, as RequestTimeout's default
+	// bounds a call.
+	batchBound = 5 * time.Second
 )
 
 // renewal is one Renew waiting in the queue.
@@ -130,20 +133,12 @@ func (b *batcher) send() {
 // batches lock the rows they share in the same order.
 func (b *batcher) write(batch []*renewal) {
 	now := time.Now()
-	var (
-		last  time.Time
-		bound = true
-	)
 	live := batch[:0]
 	for _, r := range batch {
 		if !r.deadline.IsZero() && !r.deadline.After(now) {
 			r.done <- renewed{r.l, context.DeadlineExceeded}
 			continue
 		}
-		if r.deadline.IsZero() {
-			bound = false
-		}
-		last = later(last, r.deadline)
 		live = append(live, r)
 	}
 	if len(live) == 0 {
@@ -161,12 +156,11 @@ func (b *batcher) write(batch []*renewal) {
 		}
 		rows = append(rows, r)
 	}
-	// The batch is bounded by the latest deadline of its renewals: a caller whose
-	// own deadline passed has stopped waiting already.
-	ctx, cancel := b.ctx, context.CancelFunc(func() {})
-	if bound {
-		ctx, cancel = context.WithDeadline(b.ctx, last)
-	}
+	// The batch is bounded by batchBound, not by its renewals' deadlines: a
+	// statement cut off when its callers stopped waiting would throw away the
+	// renewals of all its rows, and their retries would come back to a busier
+	// database. A caller that stopped waiting retries, and renews its row again.
+	ctx, cancel := context.WithTimeout(b.ctx, batchBound)
 	got, err := b.s.renewMany(ctx, rows)
 	cancel()
 	for _, r := range rows {
@@ -183,13 +177,6 @@ func (b *batcher) write(batch []*renewal) {
 	if len(again) > 0 {
 		b.write(again)
 	}
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // close stops the senders; renewals queued later fail.
