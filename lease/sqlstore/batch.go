@@ -24,8 +24,8 @@ import (
 // write, on its own token and expiry: a lost lease is reported to its holder only.
 const (
 	batchSenders = 4
-	// maxBatch bounds a batch's statement: MySQL's takes 11 placeholders a row,
-	// far below its limit of 65,535.
+	// maxBatch bounds a batch: MySQL's SELECT of its rows takes 3 placeholders a
+	// row, far below the limit of 65,535.
 	maxBatch = 256
 	// batchBound bounds the statements of one batch, as RequestTimeout's default
 	// bounds a call.
@@ -228,49 +228,57 @@ func (s *Store) renewMany(ctx context.Context, rows []*renewal) (map[key]lease.L
 		})
 		return got, err
 	}
-	// MySQL: one UPDATE of every row, then one SELECT that reads them back, in one
-	// transaction. A row with the renewal's token that is live after the UPDATE was
-	// renewed by it: the UPDATE renews every such row that was live, and a lease
-	// that had expired stays expired, since only its token's holder renews it.
-	update, read, args, readArgs := s.q.mysqlRenewMany(rows)
+	// MySQL: each row's own UPDATE (the one a renewal alone runs), then one
+	// SELECT that reads the renewed rows back, in one transaction: one commit for
+	// all. A set-based UPDATE of many rows is planned by MySQL and MariaDB as a scan
+	// of the primary key when the OR of many keys is past the range optimizer's
+	// limits, and a scanning UPDATE locks every row it reads.
+	read, readArgs := s.q.mysqlReadMany(rows)
 	err := s.h.InTx(ctx, func(tx *sql.Tx) error {
 		clear(got)
-		if _, err := tx.ExecContext(ctx, update, args...); err != nil {
-			return err
+		renewed := make(map[key]bool, len(rows))
+		for _, r := range rows {
+			res, err := tx.ExecContext(ctx, s.q.renew, r.ttl, r.mark, r.mark, r.l.Scope, r.l.Value, r.l.Token)
+			if err != nil {
+				return err
+			}
+			// MySQL counts changed rows, and a renewal changes the epoch at least:
+			// 1 is a lease renewed, 0 one expired or taken over.
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 1 {
+				renewed[key{r.l.Scope, r.l.Value}] = true
+			}
 		}
 		rs, err := tx.QueryContext(ctx, read, readArgs...)
 		if err != nil {
 			return err
 		}
-		return scan(rs, func(live int64) bool { return live == 1 })
+		err = scan(rs, func(int64) bool { return true })
+		for k := range got {
+			if !renewed[k] {
+				delete(got, k)
+			}
+		}
+		return err
 	})
 	return got, err
 }
 
-// mysqlRenewMany builds MySQL's statements for renewMany: the UPDATE, which picks
-// each row's ttl and mark with a CASE, and the SELECT that reads the rows back.
-func (q queries) mysqlRenewMany(rows []*renewal) (update, read string, args, readArgs []any) {
-	var w, ttl, mark strings.Builder
-	args = make([]any, 0, 11*len(rows))
-	readArgs = make([]any, 0, 3*len(rows))
-	var ttlArgs, markArgs []any
+// mysqlReadMany builds MySQL's SELECT of the rows of a batch, by scope, value and
+// token, read back after their renewals.
+func (q queries) mysqlReadMany(rows []*renewal) (read string, args []any) {
+	var w strings.Builder
+	args = make([]any, 0, 3*len(rows))
 	for i, r := range rows {
 		if i > 0 {
 			w.WriteString(" OR ")
 		}
 		w.WriteString("(scope = ? AND value = ? AND token = ?)")
-		readArgs = append(readArgs, r.l.Scope, r.l.Value, r.l.Token)
-		ttl.WriteString(" WHEN scope = ? AND value = ? THEN ?")
-		ttlArgs = append(ttlArgs, r.l.Scope, r.l.Value, r.ttl)
-		mark.WriteString(" WHEN scope = ? AND value = ? THEN ?")
-		markArgs = append(markArgs, r.l.Scope, r.l.Value, r.mark)
+		args = append(args, r.l.Scope, r.l.Value, r.l.Token)
 	}
-	now := MySQL.nowMs()
-	update = "UPDATE " + q.table + " SET expires_ms = " + now + " + CASE" + ttl.String() + " END," +
-		" mark = GREATEST(mark, CASE" + mark.String() + " END), epoch = epoch + 1, updated_ms = " + now +
-		" WHERE (" + w.String() + ") AND token <> '' AND expires_ms > " + now
-	args = append(append(append(args, ttlArgs...), markArgs...), readArgs...)
-	read = "SELECT scope, value, owner, expires_ms, mark, epoch, CASE WHEN expires_ms > " + now + " THEN 1 ELSE 0 END FROM " +
-		q.table + " WHERE " + w.String()
-	return update, read, args, readArgs
+	read = "SELECT scope, value, owner, expires_ms, mark, epoch, 1 FROM " + q.table + " WHERE " + w.String()
+	return read, args
 }
