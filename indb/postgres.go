@@ -115,6 +115,19 @@ $flurry$`
 // is behind), and keeps that first slot. Every move thus goes to a later tick
 // than the counter has ever been in, and counting by nextval stays inside the
 // tick of the last move: no slot is handed out twice (see pgCounter).
+//
+// Only the session that gets the lock at once (pg_try_advisory_lock) moves; no
+// session queues for it at a tick change. Sessions queued for the lock are
+// handed it one by one, each only once the one before has run: on a busy server
+// the lock was then held most of the time by a session not yet running, and 64
+// sessions spent most of their time queued (Lock:advisory in pg_stat_activity).
+// Instead, while a move is under way, a slot that is not in a guard zone and at
+// most pgKeepBehindMs (or one tick) behind the clock is returned: it is unique
+// like any other slot counting hands out, and its ID is at most that much older
+// than the call. Other slots poll for the move every millisecond, without the
+// lock, and queue for it only after pgMovePolls polls (a move held up for that
+// long, or a move that was cancelled or killed). A session still takes at most
+// two slots of a guard zone before it waits: one before the lock, one under it.
 const pgSlow = `CREATE OR REPLACE FUNCTION {S}.{SLOW}() RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $flurry$
 -- Made by flurry sql: the calls of {S}.{F}() that its expression does not finish.
@@ -126,6 +139,10 @@ DECLARE
 	gap bigint;
 	waited bigint := 0;
 	tries int := 0;
+	got boolean;
+	keep boolean;
+	held boolean := false;
+	polls int;
 	live text;
 	rec text;
 BEGIN
@@ -161,39 +178,74 @@ BEGIN
 			RAISE EXCEPTION USING ERRCODE = 'FL004', MESSAGE = '{F}: other sessions moved the counter 1000 times during this call';
 		END IF;
 		CONTINUE WHEN pg_catalog.pg_sequence_last_value('{S}.{CTR}'::regclass) >> {CTICK} > k;
+		-- The counter must move. The session that gets the advisory lock at once
+		-- moves it; the others do not queue for the lock. While a move is under
+		-- way, a slot of a tick at most {LAG} tick(s) behind the clock's is kept
+		-- (it is unique all the same); any other, a guard zone's or an older
+		-- tick's, polls for the move every millisecond and queues for the lock
+		-- only after {POLLS} polls.
+		keep := false;
+		polls := 0;
 		BEGIN
 			-- Taken inside the block, so that a cancel right after it still
 			-- reaches the handler; unlocking a lock not held only warns.
-			PERFORM pg_catalog.pg_advisory_lock({KEY});
-			x := pg_catalog.nextval('{S}.{CTR}'::regclass);
-			ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
-			t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
-			k := x >> {CTICK};
-			IF x >> {CCHECK} <> k << {CGUARD} OR k < t THEN
-				{ZONECHECK}
-				k := greatest(t, k + 1);
-				gap := {EPOCH} + k * {UNIT} - ms;
-				IF k > t AND gap > {MAXWAIT} THEN
-					RAISE EXCEPTION USING ERRCODE = 'FL001',
-						MESSAGE = format('{F}: the database clock is %s ms behind the last issued ID''s tick; a call waits at most {MAXWAIT} ms', gap),
-						HINT = 'Fix the clock (NTP); calls succeed again once it has passed the last issued tick.';
-				END IF;
-				IF k > {LASTTICK} THEN
-					RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = '{F}: the layout''s time field or the node value''s lease (until {END}) has run out';
-				END IF;
-				x := k << {CTICK};{MOVEDELAY}
-				PERFORM pg_catalog.setval('{S}.{CTR}'::regclass, x, true);
+			held := true;
+			got := pg_catalog.pg_try_advisory_lock({KEY});
+			held := got;
+			IF NOT got THEN
+				keep := x >> {CCHECK} = k << {CGUARD} AND k >= t - {LAG};
 			END IF;
-			PERFORM pg_catalog.pg_advisory_unlock({KEY});
+			WHILE NOT got AND NOT keep LOOP
+				polls := polls + 1;
+				IF polls > {POLLS} THEN
+					held := true;
+					PERFORM pg_catalog.pg_advisory_lock({KEY});
+					got := true;
+				ELSE
+					PERFORM pg_catalog.pg_sleep(0.001);
+					-- A move was made: take a slot of it (the loop below).
+					EXIT WHEN pg_catalog.pg_sequence_last_value('{S}.{CTR}'::regclass) >> {CTICK} > k;
+					held := true;
+					got := pg_catalog.pg_try_advisory_lock({KEY});
+					held := got;
+				END IF;
+			END LOOP;
+			IF got THEN
+				x := pg_catalog.nextval('{S}.{CTR}'::regclass);
+				ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint{OFFSET};
+				t := (greatest(ms, {EPOCH}) - {EPOCH}) / {UNIT};
+				k := x >> {CTICK};
+				IF x >> {CCHECK} <> k << {CGUARD} OR k < t THEN
+					{ZONECHECK}
+					k := greatest(t, k + 1);
+					gap := {EPOCH} + k * {UNIT} - ms;
+					IF k > t AND gap > {MAXWAIT} THEN
+						RAISE EXCEPTION USING ERRCODE = 'FL001',
+							MESSAGE = format('{F}: the database clock is %s ms behind the last issued ID''s tick; a call waits at most {MAXWAIT} ms', gap),
+							HINT = 'Fix the clock (NTP); calls succeed again once it has passed the last issued tick.';
+					END IF;
+					IF k > {LASTTICK} THEN
+						RAISE EXCEPTION USING ERRCODE = 'FL003', MESSAGE = '{F}: the layout''s time field or the node value''s lease (until {END}) has run out';
+					END IF;
+					x := k << {CTICK};{MOVEDELAY}
+					PERFORM pg_catalog.setval('{S}.{CTR}'::regclass, x, true);
+				END IF;
+				PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				held := false;
+			END IF;
 		EXCEPTION
 			WHEN query_canceled THEN
-				PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				IF held THEN
+					PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				END IF;
 				RAISE;
 			WHEN OTHERS THEN
-				PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				IF held THEN
+					PERFORM pg_catalog.pg_advisory_unlock({KEY});
+				END IF;
 				RAISE;
 		END;
-		EXIT;
+		EXIT WHEN got OR keep;
 	END LOOP;
 	-- The slot is this call's. Ahead of the clock (its tick's values ran out, or
 	-- the clock is behind the last issued tick), it is returned once the clock has
@@ -221,6 +273,16 @@ const pgOffset = ` + coalesce(nullif(current_setting('flurry.test_clock_offset_m
 const pgMoveDelay = `
 				PERFORM pg_catalog.pg_sleep(coalesce(nullif(current_setting('flurry.test_move_delay_ms', true), '')::numeric, 0) / 1000);`
 
+// pgKeepBehindMs is how far behind the clock (at least one tick) a slot may be
+// and still be returned while another session moves the counter: such a slot is
+// unique (counting never meets a move's tick), and waiting for the move instead
+// makes every session queue for its lock at every tick change.
+const pgKeepBehindMs = 10
+
+// pgMovePolls is how many times (a millisecond apart) a call that must wait for
+// another session's move polls for it before it queues for the move's lock.
+const pgMovePolls = 20
+
 // pgQuote quotes an identifier.
 func pgQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
@@ -239,10 +301,11 @@ func (p *plan) postgres() Script {
 		zone = pgZoneCheck
 	}
 	last := min(c.MaxTick(), c.TickOfMs(p.endMs-1))
+	lag := max(1, (pgKeepBehindMs+c.UnitMs-1)/c.UnitMs)
 	r := p.replacer("{S}", pgQuote(p.schema), "{SEQ}", p.seq, "{SEQJUMP}", p.jump, "{CTR}", p.ctrName, "{SLOW}", p.slow, "{IDENT}", p.ident,
 		"{OFFSET}", offset, "{MOVEDELAY}", delay,
 		"{CTICK}", itoa(int64(k.tickShift)), "{CSEQ}", itoa(int64(k.seqShift)), "{CCHECK}", itoa(int64(k.seqShift+c.SeqBits)), "{CGUARD}", itoa(int64(k.guard)),
-		"{CINC}", itoa(int64(1)<<k.seqShift), "{CSTART}", itoa(k.start(p.startTick)), "{ZONE}", itoa(k.zone), "{LASTTICK}", itoa(last))
+		"{CINC}", itoa(int64(1)<<k.seqShift), "{CSTART}", itoa(k.start(p.startTick)), "{ZONE}", itoa(k.zone), "{LASTTICK}", itoa(last), "{LAG}", itoa(lag), "{POLLS}", itoa(pgMovePolls))
 	// {FASTID} and {ZONECHECK} hold names of their own: replaced first, then filled.
 	r2 := strings.NewReplacer("{FASTID}", fast, "{ZONECHECK}", zone)
 	s := Script{Engine: Postgres}

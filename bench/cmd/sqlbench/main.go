@@ -18,6 +18,9 @@
 //     inside the database (SELECT count(f()) FROM generate_series(1, batch)), so
 //     that the figure is the database's cost, not the round trips' (the row-lock
 //     design a tenth of that: it writes a row version per ID);
+//   - wait events (PostgreSQL): while flurry and nextval() take IDs, what their
+//     sessions wait for, sampled from pg_stat_activity every 10 ms, so that a
+//     reader can tell what bounds a figure (a lock, the sequence's page, the WAL);
 //   - single-row INSERT: N sessions each insert one row per statement
 //     into a table whose id comes from the function, or from the peer, for -d,
 //     committing every 100 rows (a commit per row would measure the disk's
@@ -195,7 +198,10 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 		fmt.Printf("---|")
 	}
 	fmt.Println("---|")
+	// The wait events of flurry's and its peer's sessions, PostgreSQL only.
+	waits := map[int][2]map[string]int{}
 	for _, n := range sessions {
+		waits[n] = [2]map[string]int{{}, {}}
 		rates := make([][]float64, len(variants))
 		for r := 0; r < rounds; r++ {
 			for i := range variants {
@@ -204,6 +210,10 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 				q := fmt.Sprintf(v.ids, batch)
 				if v.small {
 					q = fmt.Sprintf(v.ids, max(batch/10, 1))
+				}
+				var stop func() map[string]int
+				if e == indb.Postgres && k < 2 {
+					stop = sampleWaits(ctx, admin, name)
 				}
 				rate, err := measure(ctx, db, n, dur, func(c *sql.Conn) (int, error) {
 					if strings.HasPrefix(q, "INSERT") {
@@ -218,6 +228,11 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 					err := c.QueryRowContext(ctx, q).Scan(&got)
 					return got, err
 				})
+				if stop != nil {
+					for w, c := range stop() {
+						waits[n][k][w] += c
+					}
+				}
 				if err != nil {
 					return fmt.Errorf("%s, %d sessions: %w", v.name, n, err)
 				}
@@ -229,6 +244,14 @@ func bench(ctx context.Context, e indb.Engine, sessions []int, dur time.Duration
 			fmt.Printf(" %s |", human(median(rates[i])))
 		}
 		fmt.Printf(" %.2f |\n", median(rates[0])/median(rates[1]))
+	}
+
+	if e == indb.Postgres {
+		fmt.Printf("\nwait events of the sessions while they took IDs (pg_stat_activity sampled every 10 ms; share of the samples of active sessions)\n\n")
+		fmt.Printf("| sessions | %s | %s |\n|---|---|---|\n", variants[0].name, variants[1].name)
+		for _, n := range sessions {
+			fmt.Printf("| %d | %s | %s |\n", n, topWaits(waits[n][0]), topWaits(waits[n][1]))
+		}
 	}
 
 	// Single-row INSERTs.
@@ -401,6 +424,70 @@ func serverWork(ctx context.Context, db *sql.DB, ins []variant) error {
 		fmt.Println()
 	}
 	return nil
+}
+
+// sampleWaits samples, every 10 ms until the returned function is called, what
+// the active client sessions of database name wait for ("CPU" when they wait for
+// nothing), and returns the counts.
+func sampleWaits(ctx context.Context, admin *sql.DB, name string) func() map[string]int {
+	counts := map[string]int{}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			rows, err := admin.QueryContext(ctx, `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+WHERE datname = $1 AND state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`, name)
+			if err != nil {
+				continue
+			}
+			for rows.Next() {
+				var w string
+				if rows.Scan(&w) == nil {
+					counts[w]++
+				}
+			}
+			rows.Close()
+		}
+	}()
+	return func() map[string]int {
+		close(done)
+		<-finished
+		return counts
+	}
+}
+
+// topWaits writes the four commonest wait events with their shares.
+func topWaits(counts map[string]int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	total := 0
+	for k, v := range counts {
+		all = append(all, kv{k, v})
+		total += v
+	}
+	if total == 0 {
+		return "no samples"
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v || all[i].v == all[j].v && all[i].k < all[j].k })
+	var out []string
+	for i, x := range all {
+		if i == 4 {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %.0f%%", x.k, 100*float64(x.v)/float64(total)))
+	}
+	return strings.Join(out, ", ") + fmt.Sprintf(" (%d)", total)
 }
 
 // ariaSyncs reads MariaDB's count of Aria log syncs (0 on PostgreSQL).
