@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/snowflake"
 	"github.com/flurryid/flurry/verify/testenv"
 )
@@ -393,11 +394,11 @@ func TestRealLeaf(t *testing.T) {
 			t.Fatalf("flurry's start beside the Leaf server: %v; want the server named", startErr)
 		}
 		silent.kill()
-		g, _, err := startFlurry(t, st, t.TempDir(), 3*minFresh)
+		g, s, err := startFlurry(t, st, t.TempDir(), 3*minFresh)
 		if err != nil {
 			t.Fatalf("the Leaf server stopped, and flurry did not take its worker ID: %v", err)
 		}
-		after := issue(t, g, 2000)
+		after := issue(t, g, s, 2000)
 		checkUnique(t, map[string][]int64{"Leaf": before, "Leaf on its file": leafIDs, "flurry after": after})
 	})
 
@@ -425,7 +426,7 @@ func TestRealLeaf(t *testing.T) {
 			_, stat := nodeTimestamp(t, st1.conn, st1.forever, first.addr)
 			return stat.Version > 1
 		})
-		byFlurry := issue(t, g1, 2000)
+		byFlurry := issue(t, g1, s1, 2000)
 		if err := s1.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -455,11 +456,11 @@ func TestRealLeaf(t *testing.T) {
 				first.worker, startErr, n, len(flurry), len(leafIDs))
 		}
 		back.kill()
-		g2, _, err := startFlurry(t, st2, t.TempDir(), 3*minFresh)
+		g2, s2, err := startFlurry(t, st2, t.TempDir(), 3*minFresh)
 		if err != nil {
 			t.Fatalf("the Leaf server stopped, and flurry did not take its worker ID: %v", err)
 		}
-		after := issue(t, g2, 2000)
+		after := issue(t, g2, s2, 2000)
 		checkUnique(t, map[string][]int64{"Leaf": before, "flurry": byFlurry, "flurry after": after})
 		checkUnique(t, map[string][]int64{"Leaf after its failed check": leafIDs, "flurry after": after})
 	})
@@ -508,14 +509,15 @@ func TestRealLeaf(t *testing.T) {
 		}
 		ip := strings.Split(leaves[0].addr, ":")[0]
 		var gens []*snowflake.Generator
+		var sessions []*lease.Session
 		for range 2 {
 			port := freePort(t)
 			st := realStore(t, servers, name, func(o *Options) { o.Addr = ip + ":" + strconv.Itoa(port) })
-			g, _, err := startFlurry(t, st, t.TempDir(), 30*time.Second)
+			g, s, err := startFlurry(t, st, t.TempDir(), 30*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gens = append(gens, g)
+			gens, sessions = append(gens, g), append(sessions, s)
 		}
 		// A third flurry server asked to take over a running Leaf server's node
 		// is refused.
@@ -544,7 +546,7 @@ func TestRealLeaf(t *testing.T) {
 		}
 		for i, g := range gens {
 			wg.Go(func() {
-				ids := issue(t, g, 25000)
+				ids := issue(t, g, sessions[i], 25000)
 				mu.Lock()
 				sets[fmt.Sprintf("flurry server %d", i+1)] = ids
 				mu.Unlock()
