@@ -6,11 +6,15 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/flurryid/flurry"
 	"github.com/flurryid/flurry/clock"
@@ -27,6 +31,36 @@ func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
+}
+
+// serverConn takes a connection of db for a session of its own. The server's
+// connection limit (max_connections, 100 by default on both engines) is shared by
+// every client of the server, other packages' tests and other programs among them:
+// when it has none left, serverConn waits for one, until ctx ends, instead of
+// failing the test for what another client holds.
+func serverConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	for {
+		c, err := db.Conn(ctx)
+		if err == nil || !tooManyConnections(err) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the server had no connection free until the test's deadline: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// tooManyConnections reports whether err is the server's refusal of a connection
+// past its limit: PostgreSQL's SQLSTATE 53300, MariaDB's error 1040.
+func tooManyConnections(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "53300"
+	}
+	var my *mysql.MySQLError
+	return errors.As(err, &my) && my.Number == 1040
 }
 
 func randName(prefix string) string {
@@ -203,3 +237,51 @@ func pipe(t *testing.T, dump, restore []string) {
 }
 
 func isCopy(err error) bool { return errors.Is(err, indb.ErrCopy) }
+
+// serverConn waits while the server refuses a connection past a limit, and
+// tooManyConnections knows PostgreSQL's refusal: a role whose connection limit is 0
+// gets the same SQLSTATE 53300 as a server that is full.
+func TestServerConnWaitsForALimit(t *testing.T) {
+	base := testenv.Postgres.URL(t)
+	admin, _, _, err := indb.Open(ctx(t), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	role := randName("flurry_limit_")
+	if _, err := admin.ExecContext(ctx(t), "CREATE ROLE "+role+" LOGIN CONNECTION LIMIT 0"); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.ExecContext(context.Background(), "DROP ROLE IF EXISTS "+role)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	db, _, _, err := indb.Open(ctx(t), u.String())
+	if err == nil {
+		defer db.Close()
+		_, err = db.Conn(ctx(t))
+	}
+	if !tooManyConnections(err) {
+		t.Fatalf("a connection past the role's limit of 0: %v; want SQLSTATE 53300 recognised", err)
+	}
+	db, err = sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if c, err := serverConn(short, db); err == nil || !strings.Contains(err.Error(), "no connection free") {
+		t.Fatalf("serverConn within a limit of 0: %v, %v; want a wait until the deadline, then the refusal", c, err)
+	}
+	if _, err := admin.ExecContext(ctx(t), "ALTER ROLE "+role+" CONNECTION LIMIT 1"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := serverConn(ctx(t), db)
+	if err != nil {
+		t.Fatalf("serverConn once the limit allows one: %v", err)
+	}
+	c.Close()
+}

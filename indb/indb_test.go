@@ -182,18 +182,22 @@ func concurrent(t *testing.T, e indb.Engine, text string, sessions, calls, rows 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failure error
+	// Every session holds its connection before any calls, so that all of them
+	// call at once, however long the server takes to have that many free.
+	conns := make([]*sql.Conn, sessions)
+	for s := range conns {
+		c, err := serverConn(ctx(t), db)
+		if err != nil {
+			t.Fatalf("session %d of %d: %v", s+1, sessions, err)
+		}
+		defer c.Close()
+		conns[s] = c
+	}
 	for s := 0; s < sessions; s++ {
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
-			c, err := db.Conn(ctx(t))
-			if err != nil {
-				mu.Lock()
-				failure = err
-				mu.Unlock()
-				return
-			}
-			defer c.Close()
+			c := conns[s]
 			if slow && s == sessions-1 {
 				if _, err := c.ExecContext(ctx(t), fmt.Sprintf("SELECT set_config('flurry.test_move_delay_ms', '%d', false)", moveDelayMs[0])); err != nil {
 					mu.Lock()

@@ -201,7 +201,7 @@ func TestSilentLeafProbed(t *testing.T) {
 	if v := s.Status().Value; v != leaf.workerID {
 		t.Fatalf("flurry took worker %d; want %d", v, leaf.workerID)
 	}
-	issue(t, g, 10)
+	issue(t, g, s, 10)
 
 	// A Leaf server starts at the address without ZooKeeper: it answers, and
 	// never writes the node.

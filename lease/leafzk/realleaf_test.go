@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flurryid/flurry/lease"
 	"github.com/flurryid/flurry/snowflake"
 	"github.com/flurryid/flurry/verify/testenv"
 )
@@ -39,10 +40,19 @@ var leafJars = []string{
 // server's clock.
 const faketimeLib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
-// leafStart bounds the start of a Leaf server: a JVM that loads Curator and joins
-// ZooKeeper, several at once on a loaded 2-core machine. It guards against a server
-// that never starts; a slow start is not what the tests check.
-const leafStart = 2 * time.Minute
+// leafStartCPU bounds the start of a Leaf server in the CPU time its JVM spends,
+// not in wall time: several JVMs start at once beside the other packages' tests on
+// a loaded 2-core machine, and under libfaketime a start costs several times more
+// (its clock calls contend on one lock and read the offset file each time). A start
+// takes about 1 s of CPU, 7-13 s under libfaketime; a JVM that spends 60 s without
+// serving is stuck, not slow. The wall time such a start takes grows with the load
+// (2 minutes passed at a load of 15), so it is no bound.
+const leafStartCPU = 60 * time.Second
+
+// leafStartWall bounds in wall time the start of a Leaf server that spends little
+// CPU time (it waits on a ZooKeeper that does not answer, say): far past any wait
+// of Curator's own, and inside the package's test timeout.
+const leafStartWall = 10 * time.Minute
 
 // leafClasspath compiles Meituan Leaf's snowflake code (leaf-core from
 // shared/compat: SnowflakeIDGenImpl, SnowflakeZookeeperHolder and what they use)
@@ -191,20 +201,27 @@ func startJavaLeaf(t *testing.T, r *leafRun) *javaLeaf {
 		}
 		cmd.Wait()
 	}()
-	select {
-	case line := <-ready:
-		var ip string
-		if _, err := fmt.Sscanf(line, "LEAF READY ip %s port %d http %d worker %d", &ip, &r.port, &r.httpPort, &l.worker); err != nil {
-			t.Fatalf("Leaf server: %q: %v", line, err)
+	bound := testenv.NewStartBound(cmd.Process.Pid, leafStartCPU, leafStartWall)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case line := <-ready:
+			var ip string
+			if _, err := fmt.Sscanf(line, "LEAF READY ip %s port %d http %d worker %d", &ip, &r.port, &r.httpPort, &l.worker); err != nil {
+				t.Fatalf("Leaf server: %q: %v", line, err)
+			}
+			l.addr = ip + ":" + strconv.Itoa(r.port)
+			l.http = "127.0.0.1:" + strconv.Itoa(r.httpPort)
+			return l
+		case <-l.done:
+			t.Fatalf("the Leaf server exited:\n%s", l.output())
+		case <-tick.C:
+			if passed := bound.Passed(); passed != "" {
+				t.Fatalf("the Leaf server did not start within %s:\n%s", passed, l.output())
+			}
 		}
-		l.addr = ip + ":" + strconv.Itoa(r.port)
-		l.http = "127.0.0.1:" + strconv.Itoa(r.httpPort)
-	case <-l.done:
-		t.Fatalf("the Leaf server exited:\n%s", l.output())
-	case <-time.After(leafStart):
-		t.Fatalf("the Leaf server did not start within %v:\n%s", leafStart, l.output())
 	}
-	return l
 }
 
 func (l *javaLeaf) output() string {
@@ -377,11 +394,11 @@ func TestRealLeaf(t *testing.T) {
 			t.Fatalf("flurry's start beside the Leaf server: %v; want the server named", startErr)
 		}
 		silent.kill()
-		g, _, err := startFlurry(t, st, t.TempDir(), 3*minFresh)
+		g, s, err := startFlurry(t, st, t.TempDir(), 3*minFresh)
 		if err != nil {
 			t.Fatalf("the Leaf server stopped, and flurry did not take its worker ID: %v", err)
 		}
-		after := issue(t, g, 2000)
+		after := issue(t, g, s, 2000)
 		checkUnique(t, map[string][]int64{"Leaf": before, "Leaf on its file": leafIDs, "flurry after": after})
 	})
 
@@ -409,7 +426,7 @@ func TestRealLeaf(t *testing.T) {
 			_, stat := nodeTimestamp(t, st1.conn, st1.forever, first.addr)
 			return stat.Version > 1
 		})
-		byFlurry := issue(t, g1, 2000)
+		byFlurry := issue(t, g1, s1, 2000)
 		if err := s1.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -439,11 +456,11 @@ func TestRealLeaf(t *testing.T) {
 				first.worker, startErr, n, len(flurry), len(leafIDs))
 		}
 		back.kill()
-		g2, _, err := startFlurry(t, st2, t.TempDir(), 3*minFresh)
+		g2, s2, err := startFlurry(t, st2, t.TempDir(), 3*minFresh)
 		if err != nil {
 			t.Fatalf("the Leaf server stopped, and flurry did not take its worker ID: %v", err)
 		}
-		after := issue(t, g2, 2000)
+		after := issue(t, g2, s2, 2000)
 		checkUnique(t, map[string][]int64{"Leaf": before, "flurry": byFlurry, "flurry after": after})
 		checkUnique(t, map[string][]int64{"Leaf after its failed check": leafIDs, "flurry after": after})
 	})
@@ -492,14 +509,15 @@ func TestRealLeaf(t *testing.T) {
 		}
 		ip := strings.Split(leaves[0].addr, ":")[0]
 		var gens []*snowflake.Generator
+		var sessions []*lease.Session
 		for range 2 {
 			port := freePort(t)
 			st := realStore(t, servers, name, func(o *Options) { o.Addr = ip + ":" + strconv.Itoa(port) })
-			g, _, err := startFlurry(t, st, t.TempDir(), 30*time.Second)
+			g, s, err := startFlurry(t, st, t.TempDir(), 30*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gens = append(gens, g)
+			gens, sessions = append(gens, g), append(sessions, s)
 		}
 		// A third flurry server asked to take over a running Leaf server's node
 		// is refused.
@@ -528,7 +546,7 @@ func TestRealLeaf(t *testing.T) {
 		}
 		for i, g := range gens {
 			wg.Go(func() {
-				ids := issue(t, g, 25000)
+				ids := issue(t, g, sessions[i], 25000)
 				mu.Lock()
 				sets[fmt.Sprintf("flurry server %d", i+1)] = ids
 				mu.Unlock()
