@@ -5,6 +5,8 @@
 # kept GOPATH pays the install once). `make lint` and CI (.ci/run) run it.
 #
 #   scripts/staticcheck.sh                  # both tag sets
+#   scripts/staticcheck.sh --install        # only install it (CI starts this first,
+#                                           # in the background)
 #   STATICCHECK_VERSION=v0.8.2 scripts/staticcheck.sh
 #
 # A finding fails the run unless it is one of the exclusions below: each names a
@@ -16,11 +18,19 @@ cd "$(dirname "$0")/.."
 
 # 2026.2.2: the first release line that knows Go 1.26.
 version=${STATICCHECK_VERSION:-v0.8.2}
-bin="$(go env GOPATH)/bin/staticcheck"
+gobin="$(go env GOPATH)/bin"
+bin="$gobin/staticcheck"
+# One install at a time (a lock beside the binary): a run that finds another
+# installing waits for it and uses its binary rather than build the same again.
+mkdir -p "$gobin"
+exec 9>"$gobin/.staticcheck.lock"
+flock 9
 if ! "$bin" -version 2>/dev/null | grep -qF "(${version#v})"; then
 	echo "staticcheck: installing honnef.co/go/tools/cmd/staticcheck@$version"
 	go install "honnef.co/go/tools/cmd/staticcheck@$version"
 fi
+exec 9>&-
+[ "${1:-}" = --install ] && exit 0
 
 # file|check|text: findings that must stay (none today).
 exclusions=(
