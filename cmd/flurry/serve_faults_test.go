@@ -109,7 +109,7 @@ func TestServeStartupFaults(t *testing.T) {
 		// The log says whether the restart resumed the lease or waited it out
 		// (69 s): acquired anew, it would log "acquired node value".
 		p = startServe(t, bin, c, "http", nil, "--config", cfg)
-		if !strings.Contains(p.log(), "resumed the journal's lease") {
+		if !p.waitLog("resumed the journal's lease", 30*time.Second) {
 			t.Errorf("the restart did not resume the killed run's lease:\n%s", p.log())
 		}
 		next := textIDs(t, c, p.base, "default", 1000)

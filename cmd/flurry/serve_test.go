@@ -54,6 +54,21 @@ func (p *serveProc) log() string {
 	return p.stderr.String()
 }
 
+// waitLog reports whether the log holds want within d. What the process writes
+// reaches the log through a pipe that os/exec copies in a goroutine of its own, so
+// a line written before the process answered a request may still be on its way
+// (on a loaded machine, for a while) when the answer is read.
+func (p *serveProc) waitLog(want string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(p.log(), want) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // serveStartCPU bounds a start of flurry serve in the CPU time the process spends,
 // not in wall time, which grows with the machine's load (at a load of 19 a start
 // can take longer than the 30 s this once waited): a start takes well under a

@@ -326,10 +326,15 @@ func TestLiveLeafNeverTaken(t *testing.T) {
 	if err := leaf.init(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	replace := openStore(t, servers, name, func(o *Options) { o.Replace = addr })
-	same := openStore(t, servers, name, func(o *Options) { o.Addr = addr })
+	// The default fresh= (10 s), not the least one (5 s): with the least, a write
+	// of Leaf's that takes more than 2 s (a starved ZooKeeper or writer on a loaded
+	// machine) leaves the node alone for fresh= and flurry takes it, as the rule
+	// says it must. What this test checks is that a server writing on its schedule
+	// is never taken, and the default leaves each write 7 s to land.
+	replace := openStore(t, servers, name, func(o *Options) { o.Replace, o.Fresh = addr, DefaultFresh })
+	same := openStore(t, servers, name, func(o *Options) { o.Addr, o.Fresh = addr, DefaultFresh })
 	ctx := conformance.Context(t, time.Minute)
-	for end := time.Now().Add(minFresh + 2*leafInterval); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+	for end := time.Now().Add(DefaultFresh + 2*leafInterval); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
 		for what, st := range map[string]*Store{"replace=": replace, "addr=": same} {
 			l, err := st.Acquire(ctx, "default", 1024, "flurry", time.Minute)
 			if !errors.Is(err, lease.ErrNoFreeValue) {
