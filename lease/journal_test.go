@@ -333,16 +333,18 @@ func TestOutageWithinBudget(t *testing.T) {
 	st := &flaky{Store: memstore.New(nil)}
 	j := openJournal(t, filepath.Join(t.TempDir(), "default.json"))
 	g, s, err := lease.NewGenerator(context.Background(), snowflake.Options{Layout: twoBits, Namespace: t.Name()},
-		lease.Options{Store: st, Scope: "s", Layout: twoBits, Journal: j, Logger: quietLog, Budget: 3 * time.Second, Window: 100 * time.Millisecond})
+		lease.Options{Store: st, Scope: "s", Layout: twoBits, Journal: j, Logger: quietLog, Budget: 3 * time.Second, Window: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
 	defer s.Close()
 	st.down.Store(true)
-	// A tenth of the budget: a stall of the machine longer than the rest would be
-	// needed to see a refusal.
-	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+	// Half the budget and three windows: the first reservation ends after one
+	// window, so the journal's writes must carry the rest. A journal write (an
+	// fsync) that stalls for most of a window on a loaded disk would refuse, which
+	// with a 100 ms window it once did.
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
 		if _, err := g.Next(context.Background()); err != nil {
 			t.Fatalf("%v into an outage of the store, inside a 3 s budget: %v", time.Until(end), err)
 		}
