@@ -83,6 +83,7 @@ type queries struct {
 	insert   string // claims a value without a row
 	claim    string // claims a free row
 	readBack string // a row by token: owner, expires, mark, live
+	lockRow  string // readBack, locking the row until the transaction ends
 	renew    string
 	takeover string // claims a live row by its token, mark and epoch, for a new token
 	release  string
@@ -133,6 +134,18 @@ func (d Dialect) queries(table string) queries {
 	// Tables made before epochs lack the column; their rows count from 0.
 	q.epoch = sqlconn.Column{Name: "epoch", Probe: "SELECT epoch FROM " + table + " WHERE 1 = 0",
 		Add: "ALTER TABLE " + table + " ADD COLUMN epoch " + typ + " NOT NULL DEFAULT 0"}
+	// A takeover reads the row, then writes it, in one transaction that holds the
+	// row from the read on: the holder's renewals wait for it rather than move the
+	// epoch between the two, which would leave a takeover losing to a holder that
+	// renews without pause. SQLite has no row locks: an UPDATE that changes
+	// nothing, as the transaction's first statement, takes the database's write
+	// lock at once (waiting in the busy handler, as BEGIN IMMEDIATE would).
+	if d == SQLite {
+		q.lockRow = "UPDATE " + table + " SET epoch = epoch WHERE scope = ? AND value = ? AND token = ?" +
+			" RETURNING owner, expires_ms, mark, epoch, CASE WHEN expires_ms > " + now + " THEN 1 ELSE 0 END"
+	} else {
+		q.lockRow = q.readBack + " FOR UPDATE"
+	}
 	if d == Postgres {
 		q.renewRet = q.renew + " RETURNING owner, expires_ms, mark, epoch"
 	}
@@ -142,7 +155,7 @@ func (d Dialect) queries(table string) queries {
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax, &q.renewRet)
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.lockRow, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax, &q.renewRet)
 	return q
 }
 

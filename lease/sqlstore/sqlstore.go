@@ -449,10 +449,12 @@ func (s *Store) renewReadBack(ctx context.Context, l lease.Lease, ttl time.Durat
 	})
 }
 
-// Takeover implements lease.Store: it reads l's row by its token, then writes the
-// new holder with one UPDATE guarded by the token, the expiry and the mark and epoch
-// it read, so that of racing takeovers one changes the row and the others find the
-// token gone. The mark it returns is the one read, from before the raise.
+// Takeover implements lease.Store: in one transaction it reads l's row by its
+// token, locking it, then writes the new holder with one UPDATE guarded by the
+// token, the expiry and the mark and epoch it read. The holder's renewals wait for
+// the lock, so they land before the read or fail after the write; of racing
+// takeovers one changes the row and the others find the token gone. The mark it
+// returns is the one read, from before the raise.
 func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl time.Duration, mark int64) (_ lease.Lease, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
@@ -467,22 +469,24 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 		return l, err
 	}
 	out := lease.Lease{Scope: l.Scope, Value: l.Value, Owner: owner, Token: newToken()}
-	// Each lost race is a write of l's holder (a renewal) between the read and the
-	// UPDATE; the bound only guards against a runaway.
+	// With the row locked from the read on, the UPDATE misses only when the lease
+	// expired between the two (the next attempt then finds it expired); the bound
+	// only guards against a runaway.
 	const races = 100
 	for race := 1; ; race++ {
 		var won bool
-		err := s.retry(ctx, func() error {
+		err := s.h.InTx(ctx, func(tx *sql.Tx) error {
+			won = false
 			var (
 				before, epoch, expires, live int64
 				was                          string
 			)
-			err := s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, l.Token).Scan(&was, &expires, &before, &epoch, &live)
+			err := tx.QueryRowContext(ctx, s.q.lockRow, l.Scope, l.Value, l.Token).Scan(&was, &expires, &before, &epoch, &live)
 			if errors.Is(err, sql.ErrNoRows) || err == nil && live == 0 {
-				// A try again after an UPDATE whose answer was lost finds the row
+				// A try again after a commit whose answer was lost finds the row
 				// ours: the mark from before it is gone, and the mark now, at or
 				// above it, stands in.
-				err := s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
+				err := tx.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
 				if errors.Is(err, sql.ErrNoRows) {
 					return lost
 				}
@@ -492,7 +496,7 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 			if err != nil {
 				return err
 			}
-			res, err := s.h.DB.ExecContext(ctx, s.q.takeover, owner, out.Token, ttl.Milliseconds(), mark, mark,
+			res, err := tx.ExecContext(ctx, s.q.takeover, owner, out.Token, ttl.Milliseconds(), mark, mark,
 				l.Scope, l.Value, l.Token, before, epoch)
 			if err != nil {
 				return err
@@ -501,7 +505,7 @@ func (s *Store) Takeover(ctx context.Context, l lease.Lease, owner string, ttl t
 			if err != nil || n == 0 {
 				return err
 			}
-			err = s.h.DB.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
+			err = tx.QueryRowContext(ctx, s.q.readBack, l.Scope, l.Value, out.Token).Scan(&was, &expires, &out.Mark, &out.Epoch, &live)
 			won, out.Mark, out.Expires = err == nil, before, utcMs(expires)
 			return err
 		})

@@ -672,11 +672,17 @@ func testEpoch(t *testing.T, newStore func(t *testing.T) lease.Store) {
 // at or above every reservation a renewal of the old holder wrote (the renewals
 // that succeeded came before it; those after it fail with ErrLost): a store that
 // reads the mark, then writes the new holder by the token alone, would report a
-// mark older than a renewal that came between.
+// mark older than a renewal that came between. The renewers keep on until the
+// takeover ends them: a store whose takeover loses every race to a holder that
+// renews without pause (a read, then a write guarded by what it read, retried)
+// fails it too.
 func testTakeoverDuringRenewals(t *testing.T, newStore func(t *testing.T) lease.Store) {
 	s, s2 := open(t, newStore), open(t, newStore)
 	scope := Scope(t)
 	const rounds, renewers = 10, 3
+	// A bound on each renewer, far above what a takeover takes (milliseconds), in
+	// case the takeover returns without ending the lease.
+	const bound = 30 * time.Second
 	for round := range rounds {
 		l, err := s.AcquireValue(ctx(t), scope, int64(round), "a", time.Minute)
 		if err != nil {
@@ -689,9 +695,10 @@ func testTakeoverDuringRenewals(t *testing.T, newStore func(t *testing.T) lease.
 			errs     []error
 			wg       sync.WaitGroup
 		)
+		stop := time.Now().Add(bound)
 		for range renewers {
 			wg.Go(func() {
-				for range 1000 {
+				for time.Now().Before(stop) {
 					mu.Lock()
 					next++
 					m := next
@@ -710,6 +717,9 @@ func testTakeoverDuringRenewals(t *testing.T, newStore func(t *testing.T) lease.
 					reserved = max(reserved, got.Mark)
 					mu.Unlock()
 				}
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("the old holder still renewed after %v", bound))
+				mu.Unlock()
 			})
 		}
 		time.Sleep(time.Duration(round%4) * 5 * time.Millisecond)
