@@ -97,8 +97,11 @@ type Store interface {
 	// Acquire claims for owner a value in [0, size) of scope that no live lease holds,
 	// for ttl, by the store's clock. Among free values it prefers the one with the
 	// lowest mark (a never-used value has mark 0), then the lowest value, so a new
-	// holder rarely finds its clock behind the mark. It returns ErrNoFreeValue when
-	// every value is held.
+	// holder rarely finds its clock behind the mark. A store may take the never-used
+	// value just above the scope's highest record (or, after losing a race for it,
+	// one a little further up) over a lower value of mark 0, which is as good: so it
+	// finds a value without reading the scope. It returns ErrNoFreeValue when every
+	// value is held.
 	Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (Lease, error)
 	// AcquireValue claims exactly value of scope for owner, for ttl, when no live
 	// lease holds it, and returns ErrNoFreeValue when one does: for values that come

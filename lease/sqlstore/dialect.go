@@ -78,6 +78,7 @@ type queries struct {
 	create   string
 	probe    string // fails unless the table has every column
 	freeRow  string // the best free rows, up to a limit: value, mark, token
+	top      string // the scope's highest value with a row, NULL for none
 	missing  string // whether a value v has a row, and the lowest value from v on after a row that has none
 	one      string // one value's row: mark, token, free
 	insert   string // claims a value without a row
@@ -93,18 +94,25 @@ type queries struct {
 	// mark, epoch), on PostgreSQL; empty elsewhere (MySQL has no UPDATE ...
 	// RETURNING), where renew reads the row back with readBack.
 	renewRet string
-	epoch    sqlconn.Column
+	// renewMany renews many rows in one statement on PostgreSQL, from arrays of
+	// scopes, values, tokens, ttls and marks, returning the rows it renewed;
+	// MySQL's is built for each batch (mysqlRenewMany), SQLite renews one by one.
+	renewMany string
+	table     string
+	epoch     sqlconn.Column
 }
 
 func (d Dialect) queries(table string) queries {
 	now := d.nowMs()
 	raise := "mark = CASE WHEN mark < ? THEN ? ELSE mark END"
 	q := queries{
+		table:  table,
 		create: d.ddl(table),
 		probe:  "SELECT scope, value, owner, token, expires_ms, mark, updated_ms, epoch FROM " + table + " WHERE 1 = 0",
 		freeRow: "SELECT value, mark, token FROM " + table +
 			" WHERE scope = ? AND value < ? AND (token = '' OR expires_ms <= " + now + ")" +
 			" ORDER BY mark, value LIMIT ?",
+		top: "SELECT MAX(value) FROM " + table + " WHERE scope = ?",
 		missing: "SELECT (SELECT COUNT(*) FROM " + table + " WHERE scope = ? AND value = ?)," +
 			" (SELECT MIN(a.value + 1) FROM " + table + " a WHERE a.scope = ? AND a.value >= ? AND a.value + 1 < ?" +
 			" AND NOT EXISTS (SELECT 1 FROM " + table + " b WHERE b.scope = ? AND b.value = a.value + 1))",
@@ -148,6 +156,11 @@ func (d Dialect) queries(table string) queries {
 	}
 	if d == Postgres {
 		q.renewRet = q.renew + " RETURNING owner, expires_ms, mark, epoch"
+		q.renewMany = "UPDATE " + table + " AS t SET expires_ms = " + now + " + b.ttl, mark = GREATEST(t.mark, b.mark)," +
+			" epoch = t.epoch + 1, updated_ms = " + now +
+			" FROM unnest(?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[]) AS b(scope, value, token, ttl, mark)" +
+			" WHERE t.scope = b.scope AND t.value = b.value AND t.token = b.token AND t.token <> '' AND t.expires_ms > " + now +
+			" RETURNING t.scope, t.value, t.owner, t.expires_ms, t.mark, t.epoch, 1"
 	}
 	switch d {
 	case MySQL:
@@ -155,7 +168,7 @@ func (d Dialect) queries(table string) queries {
 	default:
 		q.insert = "INSERT INTO " + table + cols + " ON CONFLICT (scope, value) DO NOTHING"
 	}
-	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.lockRow, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax, &q.renewRet)
+	sqlconn.Placeholders(sqlconn.Engine(d), &q.probe, &q.freeRow, &q.top, &q.missing, &q.one, &q.insert, &q.claim, &q.readBack, &q.lockRow, &q.renew, &q.takeover, &q.release, &q.list, &q.scopeMax, &q.renewRet, &q.renewMany)
 	return q
 }
 

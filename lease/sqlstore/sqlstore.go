@@ -59,6 +59,10 @@ type Options struct {
 type Store struct {
 	h *sqlconn.Handle
 	q queries
+	// renewals writes the renewals that arrive together in one transaction, on
+	// PostgreSQL and MySQL (batch.go); nil on SQLite, whose writers take turns
+	// on the file anyway.
+	renewals *batcher
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -79,7 +83,11 @@ func newStore(h *sqlconn.Handle, err error) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{h: h, q: Dialect(h.Engine).queries(h.Table)}, nil
+	s := &Store{h: h, q: Dialect(h.Engine).queries(h.Table)}
+	if d := Dialect(h.Engine); d == Postgres || d == MySQL {
+		s.renewals = newBatcher(s)
+	}
+	return s, nil
 }
 
 // Dialect returns the store's SQL dialect.
@@ -93,7 +101,12 @@ func (s *Store) DB() *sql.DB { return s.h.DB }
 
 // Close closes the database handle if Open made it; a store made by New leaves the
 // caller's handle open. It does not release leases.
-func (s *Store) Close() error { return s.h.Close() }
+func (s *Store) Close() error {
+	if s.renewals != nil {
+		s.renewals.close()
+	}
+	return s.h.Close()
+}
 
 // ensure creates the table if needed, once it has succeeded for this store.
 func (s *Store) ensure(ctx context.Context) error { return s.h.Ensure(ctx) }
@@ -187,11 +200,57 @@ type candidate struct {
 // same next value, and each would lose a race per winner ahead of it.
 const spread = 64
 
-// best finds the free value with the lowest mark, then the lowest value, or reports
-// false when every value of the pool is held. After a lost race (race > 1) it
+// hinted is how many races an acquirer aims at values above the scope's highest
+// row before it reads which values are free.
+const hinted = 8
+
+// raceHash spreads acquirers that lost the same race: a hash of token and race.
+func raceHash(token string, race int) uint64 {
+	f := fnv.New64a()
+	f.Write([]byte(token))
+	f.Write([]byte{byte(race), byte(race >> 8)})
+	return f.Sum64()
+}
+
+// best finds the value to claim. In the first race, while the pool reaches above
+// the scope's highest row, it is the value just above that row, found in the
+// primary key's index without reading the scope: a value without a row has never
+// been used, so its mark is 0, the lowest there is. After a lost race (race > 1),
+// up to race hinted, it is one of the 64 values above, by a hash of
+// token and race, or a value of the pool at random when those are outside it; the
+// insert claims it only if it has no row. So N acquirers of one scope start with
+// O(N) statements of O(log N) work each, instead of each reading every row.
+//
+// Otherwise, when the pool's top has a row in the first race, or after hinted lost
+// races, it reads the scope: the free value with the lowest mark, then the lowest
+// value, or false when every value of the pool is held. After a lost race it
 // chooses, by a hash of token and race, one of the best free rows and the first
-// value without a row from a place in the pool.
+// value without a row from a place below the highest row.
 func (s *Store) best(ctx context.Context, scope string, size int64, token string, race int) (candidate, bool, error) {
+	var top sql.NullInt64
+	if err := s.h.DB.QueryRowContext(ctx, s.q.top, scope).Scan(&top); err != nil {
+		return candidate{}, false, err
+	}
+	above := int64(0) // the lowest value above every row
+	if top.Valid {
+		above = top.Int64 + 1
+	}
+	if race <= hinted {
+		h := raceHash(token, race)
+		switch {
+		case race == 1 && above < size:
+			return candidate{value: above}, true, nil
+		case race > 1 && above < size:
+			if v := above + int64(h%spread); v < size {
+				return candidate{value: v}, true, nil
+			}
+			fallthrough
+		case race > 1:
+			// The top of the pool has a row (a configured value, or a pool that
+			// wrapped): a value at random, claimed only if it has no row.
+			return candidate{value: int64(h % uint64(size))}, true, nil
+		}
+	}
 	var (
 		row     candidate
 		haveRow bool
@@ -200,11 +259,10 @@ func (s *Store) best(ctx context.Context, scope string, size int64, token string
 		h       uint64
 	)
 	if race > 1 {
-		f := fnv.New64a()
-		f.Write([]byte(token))
-		f.Write([]byte{byte(race), byte(race >> 8)})
-		h, limit = f.Sum64(), spread
-		from = int64(h % uint64(size))
+		// The search for a value without a row starts at a place below the
+		// highest row, so that the gap it finds leaves the top where it was.
+		h, limit = raceHash(token, race), spread
+		from = int64(h % uint64(min(size, max(above, 1))))
 	}
 	err := func() error {
 		rows, err := s.h.DB.QueryContext(ctx, s.q.freeRow, scope, size, limit)
@@ -266,7 +324,9 @@ func (s *Store) best(ctx context.Context, scope string, size int64, token string
 }
 
 // Acquire implements lease.Store. Expiry is judged, and Expires given, by the
-// database's clock.
+// database's clock. While the pool has values above the scope's highest row it
+// inserts one of them, found in the primary key's index (see best), and reads the
+// free rows of the scope only when the top of the pool is reached.
 func (s *Store) Acquire(ctx context.Context, scope string, size int64, owner string, ttl time.Duration) (_ lease.Lease, err error) {
 	ctx, end := s.h.Call.Start(ctx)
 	defer end(&err)
@@ -395,6 +455,24 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	if err := s.ensure(ctx); err != nil {
 		return l, err
 	}
+	var out lease.Lease
+	if s.renewals != nil {
+		out, err = s.renewals.run(ctx, l, ttl, mark, lost)
+	} else {
+		out, err = s.renewOne(ctx, l, ttl, mark, lost)
+	}
+	if errors.Is(err, lease.ErrLost) {
+		return l, err
+	}
+	if err != nil {
+		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
+	}
+	return out, nil
+}
+
+// renewOne renews l with a statement of its own. It returns lost when the lease
+// is not l's anymore, and other errors unwrapped.
+func (s *Store) renewOne(ctx context.Context, l lease.Lease, ttl time.Duration, mark int64, lost error) (_ lease.Lease, err error) {
 	out := l
 	if s.q.renewRet != "" {
 		// One statement, one round trip: the UPDATE returns the row it renewed.
@@ -410,11 +488,8 @@ func (s *Store) renew(ctx context.Context, l lease.Lease, ttl time.Duration, mar
 	} else {
 		err = s.renewReadBack(ctx, l, ttl, mark, lost, &out)
 	}
-	if errors.Is(err, lease.ErrLost) {
-		return l, err
-	}
 	if err != nil {
-		return l, fmt.Errorf("lease/sqlstore: renew %s/%d: %w", l.Scope, l.Value, err)
+		return l, err
 	}
 	return out, nil
 }
