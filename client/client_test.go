@@ -15,7 +15,10 @@ func TestNextIncreasingFromOneServer(t *testing.T) {
 	for _, tr := range []Transport{HTTP, GRPC} {
 		t.Run(tr.String(), func(t *testing.T) {
 			s := newTestServer(t)
-			c := newTestClient(t, Options{Transport: tr, Batch: 100}, s)
+			// LowWater fixed: the adaptive mark is three round trips of drain (up
+			// to four batches), so on a loaded machine, where a round trip is
+			// slow beside a caller taking IDs in a loop, it fetches further ahead.
+			c := newTestClient(t, Options{Transport: tr, Batch: 100, LowWater: 50}, s)
 			ctx := context.Background()
 			prev := flurry.ID(-1)
 			for i := range 1050 {
