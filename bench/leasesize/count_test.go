@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,5 +106,67 @@ func TestCountingStoreCountsASession(t *testing.T) {
 	}
 	if len(third.errorTexts()) != 1 {
 		t.Errorf("error texts = %v, want the stale release's", third.errorTexts())
+	}
+}
+
+// Processes given one -run-id share the run's scope: their sessions lease values
+// of one pool without taking each other's, and a last run without -keep deletes
+// what every part left.
+func TestPartsShareARun(t *testing.T) {
+	dir := t.TempDir()
+	store := "file://" + dir
+	common := []string{"-store", store, "-scope-mode", "shared", "-sessions", "6", "-duration", "1s", "-run-id", "shared1", "-keep", "-hold", "500ms"}
+	outs := make([]bytes.Buffer, 2)
+	errs := make([]bytes.Buffer, 2)
+	codes := make([]int, 2)
+	var wg sync.WaitGroup
+	for p := range 2 {
+		wg.Go(func() {
+			codes[p] = run(context.Background(), append(slices.Clone(common), "-part", strconv.Itoa(p)), &outs[p], &errs[p])
+		})
+	}
+	wg.Wait()
+	for p := range 2 {
+		if codes[p] != 0 {
+			t.Fatalf("part %d: exit %d\n%s%s", p, codes[p], outs[p].String(), errs[p].String())
+		}
+		if !strings.Contains(outs[p].String(), "held=6/6") || !strings.Contains(outs[p].String(), "errors=0") {
+			t.Errorf("part %d: want 6 of 6 sessions held and no errors; got\n%s", p, outs[p].String())
+		}
+		if !strings.Contains(outs[p].String(), "part "+strconv.Itoa(p)+" of a run shared") {
+			t.Errorf("part %d: the report does not say which part it is:\n%s", p, outs[p].String())
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("the parts kept nothing in the store (-keep): %v, %d entries", err, len(entries))
+	}
+	var out, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-store", store, "-scope-mode", "shared", "-sessions", "1", "-duration", "1s", "-run-id", "shared1", "-part", "2"}, &out, &stderr); code != 0 {
+		t.Fatalf("cleanup run: exit %d\n%s%s", code, out.String(), stderr.String())
+	}
+	if !strings.Contains(out.String(), "cleanup: deleted") {
+		t.Errorf("the last run did not delete the run's marks:\n%s", out.String())
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-run-id", "a/b"}, "-run-id"},
+		{[]string{"-run-id", strings.Repeat("a", 33)}, "-run-id"},
+		{[]string{"-part", "1"}, "-part needs -run-id"},
+		{[]string{"-run-id", "x", "-part", "1000"}, "-part 1000"},
+		{[]string{"-hold", "11m"}, "-hold"},
+	} {
+		_, err := parseFlags(append([]string{"-store", "file:///tmp/x"}, tc.args...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+	if _, err := parseFlags([]string{"-store", "file:///tmp/x", "-run-id", "Ab09", "-part", "3", "-hold", "1m"}, io.Discard); err != nil {
+		t.Errorf("a valid shared run refused: %v", err)
 	}
 }

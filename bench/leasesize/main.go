@@ -73,6 +73,9 @@ type config struct {
 	metricsURL   string
 	metricNames  []string
 	keep         bool
+	runID        string
+	part         int
+	hold         time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -96,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.metricsURL, "metrics", "", "a Prometheus endpoint of the engine to read counters from, e.g. http://127.0.0.1:2379/metrics")
 	names := fs.String("metric-names", etcdCounters, "comma-separated unlabelled counters to read from -metrics")
 	fs.BoolVar(&c.keep, "keep", false, "leave the run's marks in the store instead of deleting them")
+	fs.StringVar(&c.runID, "run-id", "", "share the run's scopes with other leasesize processes given the same id (letters and digits); empty: an id of this run's own")
+	fs.IntVar(&c.part, "part", 0, "with -run-id: this process's number among those sharing the run, so that their sessions' owners differ")
+	fs.DurationVar(&c.hold, "hold", 0, fmt.Sprintf("keep the sessions renewing this long after the window before closing them, so that a process sharing the run measures its own window under the whole load; at most %s", maxDuration))
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -143,6 +149,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-baseline %v: must be up to %v", c.baseline, maxBaseline)
 	case c.sqlPool < 1 || c.sqlPool > 1000:
 		return c, fmt.Errorf("-sql-pool %d: must be from 1 to 1000", c.sqlPool)
+	case !validRunID(c.runID):
+		return c, fmt.Errorf("-run-id %q: use 1 to 32 letters and digits", c.runID)
+	case c.part < 0 || c.part > 999:
+		return c, fmt.Errorf("-part %d: must be from 0 to 999", c.part)
+	case c.part > 0 && c.runID == "":
+		return c, errors.New("-part needs -run-id: a part shares the run of the processes given the same id")
+	case c.hold < 0 || c.hold > maxDuration:
+		return c, fmt.Errorf("-hold %v: must be up to %v", c.hold, maxDuration)
 	}
 	return c, nil
 }
@@ -256,13 +270,23 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	engine := engineName(st)
 	poolNote := limitPool(st, cfg.sqlPool)
 
-	runID := fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
+	runID := cfg.runID
+	if runID == "" {
+		runID = fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
+	}
 	base := "leasesize-" + runID
+	// Sessions of the processes sharing a run are told apart by the part's number.
+	sessName := func(i int) string {
+		if cfg.runID == "" {
+			return strconv.Itoa(i)
+		}
+		return fmt.Sprintf("p%d-%d", cfg.part, i)
+	}
 	scopeOf := func(i int) string {
 		if cfg.scopeMode == "shared" {
 			return base
 		}
-		return base + "-" + strconv.Itoa(i)
+		return base + "-" + sessName(i)
 	}
 
 	w := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
@@ -271,6 +295,9 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	w("timing: budget %v, ttl %v, window %v: a renewal every %v, %.3f store writes/s per session expected",
 		timing.Budget, timing.TTL, timing.Window, timing.Every, timing.StoreWritesPerSecond())
 	w("machine: %d CPUs, %s, load average %s; run %s", runtime.NumCPU(), runtime.Version(), loadAvg(), runID)
+	if cfg.runID != "" {
+		w("part %d of a run shared with other processes", cfg.part)
+	}
 	if poolNote != "" {
 		w("sql pool: %s, shared by every session of this process", poolNote)
 	}
@@ -307,8 +334,8 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 				scope := scopeOf(i)
 				t := time.Now()
 				g, s, err := lease.NewGenerator(sctx,
-					snowflake.Options{Layout: l, Namespace: fmt.Sprintf("%s/%d", base, i)},
-					lease.Options{Store: sessStore, Scope: scope, Order: cfg.order, Owner: fmt.Sprintf("leasesize/%s/%d", runID, i),
+					snowflake.Options{Layout: l, Namespace: base + "/" + sessName(i)},
+					lease.Options{Store: sessStore, Scope: scope, Order: cfg.order, Owner: "leasesize/" + runID + "/" + sessName(i),
 						Budget: cfg.budget, TTL: cfg.ttl, Window: cfg.window, Logger: logger})
 				startLat.add(time.Since(t))
 				if err != nil {
@@ -394,6 +421,10 @@ feed:
 			issue++
 		}
 		ncancel()
+	}
+	if cfg.hold > 0 {
+		fmt.Fprintf(stderr, "leasesize: holding %d sessions for %v (-hold)\n", up, cfg.hold)
+		sleepCtx(ctx, cfg.hold)
 	}
 
 	// Close every session (one Release each), then its generator.
@@ -492,6 +523,20 @@ feed:
 		msf(rn.quantile(0.5)), msf(rn.quantile(0.99)), msf(time.Duration(rn.max.Load())),
 		load.busy, baseText(base0), errorsOf(steady), held, up)
 	return nil
+}
+
+// validRunID reports whether id can name a run's scopes in every store: empty, or
+// 1 to 32 ASCII letters and digits.
+func validRunID(id string) bool {
+	if len(id) > 32 {
+		return false
+	}
+	for _, r := range id {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func baseText(e *engineLoad) string {
