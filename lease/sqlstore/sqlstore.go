@@ -290,27 +290,11 @@ func (s *Store) best(ctx context.Context, scope string, size int64, token string
 	if err != nil {
 		return candidate{}, false, err
 	}
-	gap := candidate{value: -1}
-	for {
-		var (
-			present int64
-			after   sql.NullInt64
-		)
-		if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, from, scope, from, size, scope).Scan(&present, &after); err != nil {
-			return candidate{}, false, err
-		}
-		switch {
-		case present == 0:
-			gap.value = from
-		case after.Valid:
-			gap.value = after.Int64
-		case from > 0:
-			// Every value from the place on has a row: look from 0.
-			from = 0
-			continue
-		}
-		break
+	gv, err := s.firstGap(ctx, scope, from, size)
+	if err != nil {
+		return candidate{}, false, err
 	}
+	gap := candidate{value: gv}
 	switch {
 	case gap.value < 0:
 		return row, haveRow, nil
@@ -320,6 +304,32 @@ func (s *Store) best(ctx context.Context, scope string, size int64, token string
 		return row, true, nil
 	default:
 		return gap, true, nil
+	}
+}
+
+// firstGap returns the first value of [from, size) without a row in scope, else
+// the first of [0, from), else -1 when every value of the pool has a row. Each
+// look is one ordered pass over the scope's rows from its start (see q.missing).
+func (s *Store) firstGap(ctx context.Context, scope string, from, size int64) (int64, error) {
+	for {
+		var (
+			present int64
+			after   sql.NullInt64
+		)
+		if err := s.h.DB.QueryRowContext(ctx, s.q.missing, scope, from, scope, from, size).Scan(&present, &after); err != nil {
+			return 0, err
+		}
+		switch {
+		case present == 0:
+			return from, nil
+		case after.Valid:
+			return after.Int64, nil
+		case from > 0:
+			// Every value from the place on has a row: look from 0.
+			from = 0
+			continue
+		}
+		return -1, nil
 	}
 }
 
