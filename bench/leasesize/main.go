@@ -321,7 +321,7 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	// Start the sessions, at most cfg.concurrency at once.
 	members := make([]member, cfg.sessions)
 	var startLat hist
-	var startFailed atomic.Int64
+	var startFailed, started atomic.Int64
 	var startErrMu sync.Mutex
 	startErrs := map[string]int{}
 	sctx, scancel := context.WithTimeout(ctx, cfg.startTimeout)
@@ -348,9 +348,25 @@ func measure(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 					continue
 				}
 				members[i] = member{g, s}
+				started.Add(1)
 			}
 		})
 	}
+	// A start of thousands of sessions can take minutes: say how far it got.
+	startDone := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(15 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-startDone:
+				return
+			case <-tick.C:
+				fmt.Fprintf(stderr, "leasesize: starting: %d of %d sessions up after %.0f s, %d failed, load %s\n",
+					started.Load(), cfg.sessions, time.Since(t0).Seconds(), startFailed.Load(), loadAvg())
+			}
+		}
+	}()
 feed:
 	for i := range cfg.sessions {
 		select {
@@ -361,6 +377,7 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	close(startDone)
 	scancel()
 	startDur := time.Since(t0)
 	var up int
