@@ -10,11 +10,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,9 +71,33 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, below the
+// kernel's ephemeral range (ip_local_port_range): a port the kernel hands out for
+// "127.0.0.1:0" may be the source port of another process's next outgoing
+// connection before the server the test starts binds it ("address already in
+// use" while other tests run beside it); a port below the range is never given
+// out that way.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	lo := 32768 // Linux's default low end
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				lo = v
+			}
+		}
+	}
+	const base = 10000
+	for range 200 {
+		if lo-base < 1000 {
+			break
+		}
+		p := base + rand.IntN(lo-base)
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+			ln.Close()
+			return p
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
