@@ -67,15 +67,3 @@ func (s Service) URL(t testing.TB) string {
 	t.Skip(msg)
 	return ""
 }
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for a
-// throwaway server a test starts itself.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
