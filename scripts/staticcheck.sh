@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # staticcheck on both sets of files, -tags flurry_full on every package and the
 # lean default build on the packages where it differs (scripts/lean-packages.sh:
-# every other package compiles the same files in both), with a pinned version installed through the Go module proxy into $(go env
+# every other package compiles the same files in both), with a pinned version
+# installed through the Go module proxy into $(go env
 # GOPATH)/bin when that binary is missing or another version (so a machine that
 # kept GOPATH pays the install once). `make lint` and CI (.ci/run) run it.
 #

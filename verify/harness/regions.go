@@ -64,8 +64,9 @@ type RegionsOptions struct {
 	// Zero means each its own. A region leasing from the other's store depends
 	// on the link between them: the self-test of the cut check sets that.
 	LeaseFrom [2]string
-	// FixedWorkers, when set, has node i of each region lease worker value i-1
-	// (lease fixed: i-1) rather than a value the store's pool picks: with
+	// FixedWorkers, when set, has the n-th node of each region (an1 and bn1 for
+	// n = 1) lease worker value n-1 (lease fixed: n-1) rather than a value the
+	// store's pool picks: with
 	// Datacenters {1, 1}, every node of region a then shares its whole node value
 	// with one node of region b, where pooled values coincide in about half the
 	// starts (three values of sixteen drawn in each region).
