@@ -96,6 +96,40 @@ func goCmd() (string, error) {
 var buildEnv = []string{"GOFLAGS", "CGO_ENABLED", "CC", "CGO_CFLAGS", "CGO_LDFLAGS", "GOEXPERIMENT",
 	"GOAMD64", "GOARM64", "GOARM", "GO386", "GOOS", "GOARCH", "GOTOOLCHAIN", "GODEBUG"}
 
+// BuildEnvVar names settings of the build environment for the binaries that
+// Build makes, as KEY=VALUE words over this process's own (each KEY one of
+// buildEnv's), e.g. FLURRY_TEST_BUILD_ENV=CGO_ENABLED=0. A -race run needs cgo
+// for its own build; with this, the binaries its tests start can still be built
+// the way a run's other steps build (CI builds everything else as the release
+// does, CGO_ENABLED=0 with -trimpath), from the same compiled packages, rather
+// than compile every package once more in a configuration of their own.
+const BuildEnvVar = "FLURRY_TEST_BUILD_ENV"
+
+// childEnv returns the environment of Build's go commands: this process's, with
+// BuildEnvVar's settings after it (the last of a key wins).
+func childEnv() ([]string, error) {
+	env := os.Environ()
+	for _, w := range strings.Fields(os.Getenv(BuildEnvVar)) {
+		k, _, ok := strings.Cut(w, "=")
+		if !ok || !slices.Contains(buildEnv, k) {
+			return nil, fmt.Errorf("testenv: %s: %q is not KEY=VALUE of a build setting (one of %s)", BuildEnvVar, w, strings.Join(buildEnv, ", "))
+		}
+		env = append(env, w)
+	}
+	return env, nil
+}
+
+// lookupEnv returns key's value in env, the last one where it appears more than
+// once (as os/exec passes it on).
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
 // cacheRetain is how long a cached binary nobody used is kept, and cacheKeep how
 // many of the most recently used are kept regardless.
 const (
@@ -110,7 +144,11 @@ func cachedBuild(ctx context.Context, pkg, tags string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum, err := inputHash(ctx, gobin, pkg, tags)
+	env, err := childEnv()
+	if err != nil {
+		return "", err
+	}
+	sum, err := inputHash(ctx, gobin, env, pkg, tags)
 	if err != nil {
 		return "", err
 	}
@@ -151,7 +189,9 @@ func cachedBuild(ctx context.Context, pkg, tags string) (string, error) {
 	}
 	args = append(args, pkg)
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, gobin, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, gobin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -240,7 +280,7 @@ type listed struct {
 // toolchain, the platform, the build environment, the tags, go.mod and go.sum,
 // and every file of this module's packages in the build (Go, cgo, assembly and
 // embedded files). Files of other modules are fixed by their versions in go.sum.
-func inputHash(ctx context.Context, gobin, pkg, tags string) (string, error) {
+func inputHash(ctx context.Context, gobin string, env []string, pkg, tags string) (string, error) {
 	args := []string{"list", "-deps", "-json=ImportPath,Dir,Module,Error,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,EmbedFiles"}
 	if tags != "" {
 		args = append(args, "-tags", tags)
@@ -248,6 +288,7 @@ func inputHash(ctx context.Context, gobin, pkg, tags string) (string, error) {
 	args = append(args, pkg)
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, gobin, args...)
+	cmd.Env = env
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -256,7 +297,7 @@ func inputHash(ctx context.Context, gobin, pkg, tags string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s/%s\npkg %s\ntags %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, pkg, tags)
 	for _, v := range buildEnv {
-		fmt.Fprintf(h, "%s=%s\n", v, os.Getenv(v))
+		fmt.Fprintf(h, "%s=%s\n", v, lookupEnv(env, v))
 	}
 	var mainMod string
 	dec := json.NewDecoder(bytes.NewReader(out))
